@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file idmint.h
+ * @brief libidmint: unique 64-bit IDs minted in-process under a worker lease
+ *        or from reserved ranges, and UUIDv7.
+ *
+ * This header is the whole public API; anything not declared here is private
+ * and may change in any release. Threading rules: docs/threading.md. Every
+ * fallible call returns 0 or a negative IDMINT_E* code; detail for the last
+ * failure in the calling thread is in idmint_errmsg().
+ */
+#ifndef IDMINT_H
+#define IDMINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define IDMINT_API       __attribute__((visibility("default")))
+#define IDMINT_NODISCARD __attribute__((warn_unused_result))
+#else
+#define IDMINT_API
+#define IDMINT_NODISCARD
+#endif
+
+#define IDMINT_VERSION_MAJOR 0
+#define IDMINT_VERSION_MINOR 1
+#define IDMINT_VERSION_PATCH 0
+#define IDMINT_VERSION_NUM                                                                         \
+    ((IDMINT_VERSION_MAJOR << 16) | (IDMINT_VERSION_MINOR << 8) | IDMINT_VERSION_PATCH)
+
+/* XX(name, value, text). Values are ABI: never renumber, never reuse. */
+#define IDMINT_ERRNO_MAP(XX)                                                                       \
+    XX(EINVAL, -1, "invalid argument")                                                             \
+    XX(ENOMEM, -2, "out of memory")                                                                \
+    XX(ENOTFOUND, -3, "namespace not found")                                                       \
+    XX(EDISABLED, -4, "namespace disabled")                                                        \
+    XX(EEXHAUSTED, -5, "namespace exhausted")                                                      \
+    XX(ENOWORKER, -6, "no free worker id")                                                         \
+    XX(ELEASELOST, -7, "worker lease lost or expired")                                             \
+    XX(ECLOCK, -8, "clock is behind the lease fence")                                              \
+    XX(EFORKED, -9, "handle used after fork()")                                                    \
+    XX(EUNAVAILABLE, -10, "authority unavailable")                                                 \
+    XX(ECONFLICT, -11, "conflicting request")                                                      \
+    XX(ESTORE, -12, "store error")                                                                 \
+    XX(ETIMEDOUT, -13, "timed out")
+
+typedef enum idmint_status {
+    IDMINT_OK = 0,
+#define XX(name, value, text) IDMINT_##name = (value),
+    IDMINT_ERRNO_MAP(XX)
+#undef XX
+} idmint_status;
+
+/** Library version as IDMINT_VERSION_NUM; compare with the header's to detect a mismatch. */
+IDMINT_API unsigned idmint_version(void);
+
+/** Fixed English text for @p err. Static storage; never NULL. Thread-safety: safe. */
+IDMINT_API const char *idmint_strerror(int err);
+
+/**
+ * Detail of the last failure in the calling thread (the offending value, the
+ * store's own message). Never NULL; "" when there is none.
+ * Ownership: thread-local storage, valid until this thread's next idmint call.
+ * Thread-safety: safe.
+ */
+IDMINT_API const char *idmint_errmsg(void);
+
+/* ==== Layout (DESIGN.md §3) ==== */
+
+/** The bit layout of a snowflake namespace. */
+typedef struct idmint_layout {
+    uint8_t time_bits;     /**< T: time units since the epoch */
+    uint8_t region_bits;   /**< R */
+    uint8_t worker_bits;   /**< W */
+    uint8_t sequence_bits; /**< S */
+    uint32_t unit_ms;      /**< U: milliseconds per time unit, >= 1 */
+    int64_t epoch_ms;      /**< Unix ms of time unit 0 */
+} idmint_layout;
+
+/** Fill @p l with the default layout: 41/0/10/12, 1 ms, epoch 2026-01-01T00:00:00Z. */
+IDMINT_API void idmint_layout_default(idmint_layout *l);
+
+/**
+ * Check a layout: T >= 1, S >= 1, T+R+W+S <= 63, W <= 30, R <= 16, unit_ms
+ * in 1..86400000, epoch between 1970 and the year 9999, and the end of the
+ * time bits representable.
+ * @return 0 or IDMINT_EINVAL with a message naming the bad value.
+ * Thread-safety: safe.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_layout_validate(const idmint_layout *l);
+
+/**
+ * Parse "T/R/W/S" (e.g. "41/0/10/12") into the bit fields of @p l; other
+ * fields are left unchanged. Writes only on success; does not validate sums.
+ * @return 0 or IDMINT_EINVAL.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_layout_parse(const char *text, idmint_layout *l);
+
+/**
+ * Unix ms at which the time bits of @p l run out (the first instant that
+ * cannot be encoded). @return 0 or IDMINT_EINVAL (invalid layout).
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_layout_end_ms(const idmint_layout *l, int64_t *end_ms);
+
+/**
+ * Parse an epoch: an ISO-8601 date ("2015-01-01"), a UTC date-time
+ * ("2015-01-01T00:00:00Z", "2015-01-01T00:00:00.000Z") or Unix milliseconds
+ * (all digits). @return 0 or IDMINT_EINVAL with a message. Writes only on success.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_epoch_parse(const char *text, int64_t *epoch_ms);
+
+/**
+ * Format Unix ms as "YYYY-MM-DDTHH:MM:SS.mmmZ" (always UTC) into @p buf
+ * (at least 32 bytes). @return 0 or IDMINT_EINVAL (out of years 0..9999).
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_format_iso8601(int64_t unix_ms, char *buf, size_t size);
+
+/** One snowflake ID taken apart. */
+typedef struct idmint_decoded {
+    uint64_t time_units; /**< time field as stored */
+    int64_t unix_ms;     /**< epoch_ms + time_units * unit_ms */
+    uint32_t region;
+    uint32_t worker;
+    uint32_t sequence;
+} idmint_decoded;
+
+/**
+ * Split @p id by layout @p l. @return 0, or IDMINT_EINVAL when the layout is
+ * invalid, the id is 0 or has the sign bit or bits above T+R+W+S set.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_decode(const idmint_layout *l, uint64_t id,
+                                              idmint_decoded *out);
+
+/**
+ * Parse a decimal ID ("1234"): digits only, no sign, no spaces, 1..2^63-1.
+ * @return 0 or IDMINT_EINVAL with a message.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_id_parse(const char *text, uint64_t *id);
+
+/* ==== UUIDv7 (RFC 9562) ==== */
+
+/**
+ * Generate a UUIDv7: 48-bit Unix ms, version 7, variant 0b10, the rest from
+ * the kernel CSPRNG, strictly increasing as bytes within this process (a
+ * counter in rand_a, seeded at random each ms). Fork-safe: a child never
+ * repeats its parent's values.
+ * @return 0 or IDMINT_EUNAVAILABLE (no randomness from the kernel).
+ * Thread-safety: safe.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_uuid7(uint8_t out[16]);
+
+/** Format 16 bytes as the 36-character lowercase text form plus NUL into @p out. */
+IDMINT_API void idmint_uuid_format(const uint8_t in[16], char out[37]);
+
+/** Parse the 36-character text form (either case). @return 0 or IDMINT_EINVAL. */
+IDMINT_API IDMINT_NODISCARD int idmint_uuid_parse(const char *text, uint8_t out[16]);
+
+/* ==== Minting handles ==== */
+
+/** One namespace and the lease or range supply behind it. Opaque. */
+typedef struct idmint idmint;
+
+/** Options for idmint_open(). Always start from idmint_options_init(). */
+typedef struct idmint_options {
+    size_t size;             /**< set by idmint_options_init(); ABI guard */
+    uint32_t region;         /**< region this process mints in; default 0 */
+    uint32_t lease_ms;       /**< worker lease length; default 600000 */
+    uint32_t renew_ms;       /**< renewal interval; default 60000; < lease_ms */
+    uint32_t max_borrow_ms;  /**< future time a full sequence may borrow; default 0 */
+    uint32_t clock_wait_ms;  /**< wait at most this for the clock to pass the fence; 5000 */
+    uint32_t range_block;    /**< range block to request; 0: the namespace's default */
+    uint32_t refill_percent; /**< refill when this % of a block is left; default 50 */
+    uint32_t deadline_ms;    /**< how long a call may wait for a range; default 2000 */
+    /** Wall clock in Unix ms; NULL: CLOCK_REALTIME. Tests inject a fake. */
+    int64_t (*wall_clock_ms)(void *ctx);
+    /** Monotonic clock in ns; NULL: CLOCK_MONOTONIC. */
+    uint64_t (*mono_clock_ns)(void *ctx);
+    void *clock_ctx; /**< borrowed; must outlive the handle */
+} idmint_options;
+
+/** Fill @p opts with defaults. Thread-safety: safe. */
+IDMINT_API void idmint_options_init(idmint_options *opts);
+
+/**
+ * Open a handle on namespace @p ns. A snowflake namespace takes a worker
+ * lease and starts the renewal thread; a range namespace reserves its first
+ * range and starts the refill thread. "default" is created on first use.
+ *
+ * @param[out] out        the new handle; written only on success
+ * @param[in]  authority  store URL such as "sqlite:./idmint.db"; NULL for
+ *                        $IDMINT_AUTHORITY or the default; copied
+ * @param[in]  ns         namespace name; copied
+ * @param[in]  opts       NULL for defaults; copied
+ * @return 0, IDMINT_EINVAL, IDMINT_ENOMEM, IDMINT_ENOTFOUND, IDMINT_EDISABLED,
+ *         IDMINT_ENOWORKER, IDMINT_EEXHAUSTED, IDMINT_ECLOCK, IDMINT_EUNAVAILABLE,
+ *         IDMINT_ESTORE or IDMINT_ETIMEDOUT.
+ *
+ * Ownership: the caller owns *out and releases it with idmint_close().
+ * Thread-safety: safe; every call makes an independent handle.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_open(idmint **out, const char *authority, const char *ns,
+                                            const idmint_options *opts);
+
+/**
+ * Mint one ID. *id is written only when 0 is returned. Snowflake IDs are
+ * strictly increasing within the handle; range IDs within each thread.
+ *
+ * @return 0, IDMINT_EINVAL, IDMINT_ELEASELOST (renewal refused, or the lease
+ *         ran out during an outage), IDMINT_ECLOCK, IDMINT_EFORKED,
+ *         IDMINT_EEXHAUSTED, IDMINT_EDISABLED, IDMINT_EUNAVAILABLE or
+ *         IDMINT_ETIMEDOUT (no range arrived within deadline_ms).
+ * Thread-safety: safe; any number of threads may share @p m.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_next(idmint *m, uint64_t *id);
+
+/**
+ * Mint @p n IDs into @p ids (increasing). All or nothing: on failure
+ * nothing is written. @return as idmint_next(), and IDMINT_EINVAL for n == 0.
+ * Thread-safety: safe.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_next_n(idmint *m, uint64_t *ids, size_t n);
+
+/** What a handle holds, for tools and tests. */
+typedef struct idmint_handle_info {
+    int is_range;            /**< 1 for a range namespace */
+    uint32_t region;         /**< snowflake: region of the lease */
+    uint32_t worker_id;      /**< snowflake: leased worker id */
+    uint64_t generation;     /**< snowflake: lease generation */
+    uint64_t fence_found;    /**< snowflake: E found at take (time units) */
+    uint64_t lease_until;    /**< snowflake: own E now (time units) */
+    uint64_t last_time;      /**< snowflake: time units of the last ID minted */
+    idmint_layout layout;    /**< snowflake: the namespace's layout */
+    uint64_t range_left;     /**< range: values reserved and not yet handed out */
+    char incarnation[33];    /**< this handle's holder/incarnation id */
+} idmint_handle_info;
+
+/** Fill @p out from @p m. @return 0 or IDMINT_EFORKED. Thread-safety: safe. */
+IDMINT_API IDMINT_NODISCARD int idmint_info(idmint *m, idmint_handle_info *out);
+
+/**
+ * Stop renewal, release the lease (E = max(E found, last minted + 1)) and
+ * free @p m. NULL is a no-op. In a forked child the lease is left alone and
+ * only memory is freed.
+ * Thread-safety: no other call on @p m may be running or start afterwards.
+ */
+IDMINT_API void idmint_close(idmint *m);
+
+/* ==== The authority: namespaces, workers, audit (DESIGN.md §2, §4-6) ==== */
+
+/** A direct connection to a store, for administration. Opaque. */
+typedef struct idmint_authority idmint_authority;
+
+typedef enum idmint_kind { IDMINT_KIND_SNOWFLAKE = 1, IDMINT_KIND_RANGE = 2 } idmint_kind;
+
+/** A namespace as the authority keeps it. */
+typedef struct idmint_ns_info {
+    char name[64];         /**< [a-z0-9][a-z0-9_.-]{0,62} */
+    idmint_kind kind;      /**< snowflake or range */
+    int is_disabled;       /**< 1 when disabled */
+    int64_t created_ms;    /**< Unix ms */
+    idmint_layout layout;  /**< snowflake only */
+    uint64_t next_value;   /**< range: the next value to reserve; create: start (default 1) */
+    uint64_t max_value;    /**< range: the last value that may be issued (inclusive) */
+    uint32_t block;        /**< range: default block (default 10000) */
+    uint32_t max_block;    /**< range: largest block one reservation may take */
+} idmint_ns_info;
+
+/** Fill @p info with creation defaults for @p kind (name left empty). */
+IDMINT_API void idmint_ns_info_init(idmint_ns_info *info, idmint_kind kind);
+
+/** One worker-id lease row. */
+typedef struct idmint_worker_info {
+    uint32_t region;
+    uint32_t worker_id;
+    char holder[33];      /**< "" when released */
+    uint64_t generation;  /**< grows on every take */
+    uint64_t lease_until; /**< E, in the namespace's time units */
+} idmint_worker_info;
+
+/** One audit record. */
+typedef struct idmint_audit_entry {
+    int64_t seq;        /**< grows by one per record */
+    int64_t at_ms;      /**< Unix ms */
+    char actor[64];     /**< who did it */
+    char action[32];    /**< "ns.create", "ns.disable", "ns.enable", "worker.force_release" */
+    char ns[64];        /**< namespace */
+    char detail[256];   /**< human-readable */
+} idmint_audit_entry;
+
+/**
+ * Connect to the store at @p url ("sqlite:PATH"; NULL: $IDMINT_AUTHORITY or
+ * "sqlite:./idmint.db"), serving region @p region.
+ * @return 0, IDMINT_EINVAL (bad URL), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE
+ *         (cannot open or create) or IDMINT_ESTORE.
+ * Ownership: close with idmint_authority_close().
+ * Thread-safety: not thread-safe; use one authority per thread.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_authority_open(idmint_authority **out, const char *url,
+                                                      uint32_t region);
+
+/** Close @p a. NULL is a no-op. */
+IDMINT_API void idmint_authority_close(idmint_authority *a);
+
+/**
+ * Create a namespace (audited). Validates the name, the layout (a layout
+ * whose time bits already ran out is refused) or the range bounds.
+ * @return 0, IDMINT_EINVAL, IDMINT_ECONFLICT (exists), IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info);
+
+/** Read one namespace ("default" is created on first use). @return 0, IDMINT_EINVAL, IDMINT_ENOTFOUND, ... */
+IDMINT_API IDMINT_NODISCARD int idmint_ns_get(idmint_authority *a, const char *name,
+                                              idmint_ns_info *out);
+
+/**
+ * List every namespace, by name. Ownership: *out is malloc'd; free it with
+ * idmint_free(). Written only on success (*out may be NULL when *n == 0).
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_ns_list(idmint_authority *a, idmint_ns_info **out,
+                                               size_t *n);
+
+/** Disable (1) or enable (0) a namespace (audited). @return 0, IDMINT_EINVAL, IDMINT_ENOTFOUND, ... */
+IDMINT_API IDMINT_NODISCARD int idmint_ns_set_disabled(idmint_authority *a, const char *name,
+                                                       int disabled);
+
+/** List the worker-id rows of @p ns, all regions. *out freed with idmint_free(). */
+IDMINT_API IDMINT_NODISCARD int idmint_workers_list(idmint_authority *a, const char *ns,
+                                                    idmint_worker_info **out, size_t *n);
+
+/**
+ * Force a worker id away from its holder (audited): the holder is cleared
+ * and the generation grows while E stays, so the old holder's next renewal is refused
+ * and whoever takes the id next still mints only after E.
+ * @return 0, IDMINT_EINVAL, IDMINT_ENOTFOUND (no such namespace or row), ...
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_worker_force_release(idmint_authority *a, const char *ns,
+                                                            uint32_t region, uint32_t worker_id);
+
+/** Audit records with seq > @p after_seq, oldest first, at most @p limit. Free with idmint_free(). */
+IDMINT_API IDMINT_NODISCARD int idmint_audit_list(idmint_authority *a, int64_t after_seq,
+                                                  size_t limit, idmint_audit_entry **out,
+                                                  size_t *n);
+
+/** Free memory returned by a listing call. NULL is a no-op. */
+IDMINT_API void idmint_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IDMINT_H */

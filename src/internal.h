@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Shared internal declarations of libidmint (idmint__*). Never installed;
+ * tests link the static library and may call these directly.
+ */
+#ifndef IDMINT_INTERNAL_H
+#define IDMINT_INTERNAL_H
+
+#include "idmint.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IDMINT_DEFAULT_AUTHORITY "sqlite:./idmint.db"
+#define IDMINT_DEFAULT_NS        "default"
+#define IDMINT_DEFAULT_EPOCH_MS  INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
+#define IDMINT_DEFAULT_BLOCK     10000u
+#define IDMINT_DEFAULT_MAX_BLOCK 10000000u
+#define IDMINT_MAX_VALUE         UINT64_C(0x7fffffffffffffff)
+
+/* ==== errors.c ==== */
+
+/* Set the thread-local detail read by idmint_errmsg(); returns @p err. */
+int idmint__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Clear the thread-local detail. */
+void idmint__errmsg_clear(void);
+
+/* ==== entropy.c: the only reader of the OS RNG ==== */
+
+/* Fill @p buf from the kernel CSPRNG. 0 or IDMINT_EUNAVAILABLE. Thread-safe. */
+int idmint__entropy(void *buf, size_t len);
+/* 32 lowercase hex digits of fresh randomness plus NUL: an incarnation id. */
+int idmint__incarnation(char out[33]);
+
+/* ==== fork detection (handle.c) ==== */
+
+/* Grows by one in every child after fork(); read without a system call. */
+extern _Atomic uint64_t idmint__fork_generation;
+/* Install the atfork handler once. Thread-safe. */
+void idmint__fork_watch(void);
+
+/* ==== clock.c: the only reader of the system clocks ==== */
+
+/*
+ * Time for one handle: the wall clock read at start, advanced by the
+ * monotonic clock, re-anchored only forward (the wall-minus-monotonic offset
+ * only grows), so readings never go back. With the system clocks on x86-64
+ * with an invariant TSC, a reading within the same millisecond is served from
+ * a cache checked against the TSC, without a system call.
+ */
+struct clock {
+    int64_t (*wall_ms)(void *ctx);  /* NULL: CLOCK_REALTIME */
+    uint64_t (*mono_ns)(void *ctx); /* NULL: CLOCK_MONOTONIC */
+    void *ctx;
+    int use_tsc;                      /* fast path allowed */
+    _Atomic int64_t offset_ns;        /* wall - mono; only grows */
+    _Atomic int64_t cached_ms;        /* last reading; only grows */
+    _Atomic uint64_t valid_until_tsc; /* cached_ms is current while rdtsc() < this */
+};
+
+/* Initialise @p c; NULL functions select the system clocks. */
+void idmint__clock_init(struct clock *c, int64_t (*wall_ms)(void *), uint64_t (*mono_ns)(void *),
+                        void *ctx);
+/* Unix ms now, never less than any earlier reading of @p c. Thread-safe. */
+int64_t idmint__clock_now_ms(struct clock *c);
+/* As idmint__clock_now_ms but always reads the clocks (no cache). */
+int64_t idmint__clock_read_ms(struct clock *c);
+/* Sleep @p ms on the monotonic clock (real time even with an injected clock). */
+void idmint__sleep_ms(uint32_t ms);
+/* Real CLOCK_MONOTONIC in ms, for deadlines. */
+uint64_t idmint__deadline_now_ms(void);
+
+/* ==== layout.c ==== */
+
+/* Days-from-civil for the proleptic Gregorian calendar (UTC). */
+int64_t idmint__days_from_civil(int64_t y, unsigned m, unsigned d);
+
+/* ==== snowflake.c: the engine; time is passed in ==== */
+
+#define IDMINT__SNOWFLAKE_WAIT 1 /* the sequence of now_unit is used up: retry later */
+
+struct snowflake {
+    _Atomic uint64_t state;       /* (t << S) | seq of the last value issued; only grows */
+    _Atomic uint64_t lease_until; /* own E in time units; IDs need t < this; 0 once lost */
+    _Atomic int lease_err;        /* what to return at t >= lease_until */
+    uint64_t prefix;              /* region << (W+S) | worker << S */
+    unsigned seq_bits;            /* S */
+    unsigned time_shift;          /* R + W + S */
+    uint64_t seq_mask;            /* 2^S - 1 */
+    uint64_t max_time;            /* 2^T - 1: the last time unit */
+    uint64_t borrow_units;        /* how far ahead of now a full sequence may run */
+};
+
+/*
+ * Set up @p sf for worker @p worker in @p region; the first ID will have a
+ * time value > @p fence_found. lease_until starts at @p lease_until.
+ */
+void idmint__snowflake_init(struct snowflake *sf, const idmint_layout *l, uint32_t region,
+                            uint32_t worker, uint64_t fence_found, uint64_t lease_until,
+                            uint64_t borrow_units);
+/*
+ * Reserve up to @p n consecutive IDs at time @p now_unit (at least one, all
+ * in as few units as allowed) and write them to @p ids; *got says how many.
+ * Returns 0; IDMINT__SNOWFLAKE_WAIT when no ID can be minted at now_unit
+ * (retry with a later time); the lease error when the next time value is at
+ * or after E; IDMINT_EEXHAUSTED when the time bits ran out. Thread-safe.
+ */
+int idmint__snowflake_next(struct snowflake *sf, uint64_t now_unit, uint64_t *ids, size_t n,
+                           size_t *got);
+/* Time units of the last value issued (the fence for release). */
+uint64_t idmint__snowflake_last_time(struct snowflake *sf);
+
+/* ==== authority.c: rules over a store ==== */
+
+struct store;
+
+struct idmint_authority {
+    struct store *st;
+    uint32_t region;
+    int64_t (*wall_ms)(void *ctx); /* NULL: real clock; for created_ms and audit times */
+    void *clock_ctx;
+};
+
+/* Validated name: [a-z0-9][a-z0-9_.-]{0,62}. 0 or IDMINT_EINVAL with a message. */
+int idmint__ns_name_check(const char *name);
+/* Now in Unix ms by the authority's clock. */
+int64_t idmint__authority_now_ms(const struct idmint_authority *a);
+/* Read @p name, creating "default" (audited) on first use. */
+int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name,
+                                 idmint_ns_info *out);
+/* Open with an injected wall clock (for handles whose clock is injected). */
+int idmint__authority_open_clock(struct idmint_authority **out, const char *url, uint32_t region,
+                                 int64_t (*wall_ms)(void *), void *ctx);
+
+/* ==== range.c: the client side of ranges ==== */
+
+struct range_supply;
+
+/*
+ * Reserve the first block of @p ns through @p a (owned by the supply from
+ * now on) and start the refill thread. Returns 0 or the store's error.
+ */
+int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
+                       const idmint_ns_info *ns, const idmint_options *opts,
+                       const char *incarnation);
+int idmint__range_next(struct range_supply *rs, uint64_t *id);
+int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n);
+uint64_t idmint__range_left(struct range_supply *rs);
+/* Stop the refill thread, close the authority, free. NULL is a no-op. */
+void idmint__range_close(struct range_supply *rs, int is_forked_child);
+
+/* ==== lease.c: take, renew, release ==== */
+
+struct lease_keeper;
+struct store_lease;
+
+/*
+ * Take a worker lease of snowflake namespace @p ns through @p a (owned by the
+ * keeper from now on), wait (bounded) for the clock to pass the fence, set up
+ * @p sf, and start the renewal thread, which keeps sf->lease_until current.
+ */
+int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
+                       const idmint_ns_info *ns, const idmint_options *opts,
+                       const char *incarnation, struct clock *clk, struct snowflake *sf);
+/* The lease as last taken or renewed. */
+void idmint__lease_get(struct lease_keeper *lk, struct store_lease *out);
+/*
+ * Stop renewal and release with E = max(E found, @p last_time + 1); in a
+ * forked child only free memory. NULL is a no-op.
+ */
+void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_forked_child);
+
+#endif /* IDMINT_INTERNAL_H */

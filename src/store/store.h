@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The authority's storage seam. Each backend in this folder fills one
+ * struct store_ops; store.c picks it by the URL scheme and wraps every call.
+ * Backends store and atomically update; the rules (name syntax, layouts,
+ * bounds, clocks) live in authority.c. Private: never installed.
+ */
+#ifndef IDMINT_STORE_H
+#define IDMINT_STORE_H
+
+#include "idmint.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_OPS_V1 1u
+
+enum {
+    STORE_CAP_TXN = 1u << 0, /* multi-row atomic update */
+};
+
+/* A worker lease as taken or held. Times are in the namespace's time units. */
+struct store_lease {
+    uint32_t region;
+    uint32_t worker_id;
+    char holder[33];      /* incarnation of the holder: 32 hex digits */
+    uint64_t generation;  /* the row's generation after our take */
+    uint64_t fence_found; /* E found at take: we mint only after it */
+    uint64_t lease_until; /* E as stored by our last take or renewal */
+};
+
+/* A reserved half-open range [start, end). */
+struct store_range {
+    uint64_t start;
+    uint64_t end;
+};
+
+struct store;
+
+struct store_ops {
+    uint32_t version;   /* STORE_OPS_V1; members are only ever appended */
+    const char *scheme; /* "sqlite", "postgres", "etcd", "http" */
+    uint32_t caps;      /* STORE_CAP_* */
+
+    /* @p location is the URL with "scheme:" removed. EUNAVAILABLE when it cannot be reached. */
+    int (*open)(const char *location, struct store **out);
+    void (*close)(struct store *st); /* NULL-safe */
+
+    /* Insert @p ns and one audit record in one transaction. ECONFLICT if the name exists. */
+    int (*ns_create)(struct store *st, const idmint_ns_info *ns, const char *actor, int64_t now_ms);
+    /* ENOTFOUND if absent. */
+    int (*ns_get)(struct store *st, const char *name, idmint_ns_info *out);
+    /* All namespaces by name; *out malloc'd (NULL when none). */
+    int (*ns_list)(struct store *st, idmint_ns_info **out, size_t *n);
+    /* Set the flag and audit in one transaction. ENOTFOUND if absent. */
+    int (*ns_set_disabled)(struct store *st, const char *name, int disabled, const char *actor,
+                           int64_t now_ms);
+
+    /*
+     * Take a worker id of (@p ns, @p lease->region) for @p lease->holder in
+     * one conditional write: the lowest id with no holder or whose E is below
+     * @p now_unit, else a never-used id below @p worker_count, else ENOWORKER.
+     * Sets E = max(old E, @p until_unit), generation + 1. Fills worker_id,
+     * generation, fence_found (E before the take; 0 for a new row) and
+     * lease_until. ENOTFOUND / EDISABLED from the namespace row.
+     */
+    int (*lease_take)(struct store *st, const char *ns, uint64_t worker_count, uint64_t now_unit,
+                      uint64_t until_unit, struct store_lease *lease);
+    /*
+     * Set E = max(E, @p until_unit) only if holder and generation still match;
+     * else ELEASELOST. On success lease->lease_until is the stored E.
+     */
+    int (*lease_renew)(struct store *st, const char *ns, struct store_lease *lease,
+                       uint64_t until_unit);
+    /*
+     * If holder and generation match: E = max(E, @p final_unit), holder
+     * cleared. ELEASELOST if they do not match (nothing changed).
+     */
+    int (*lease_release)(struct store *st, const char *ns, const struct store_lease *lease,
+                         uint64_t final_unit);
+    /* Every row of @p ns; *out malloc'd. */
+    int (*lease_list)(struct store *st, const char *ns, idmint_worker_info **out, size_t *n);
+    /* Holder cleared, generation + 1, E kept; audited. ENOTFOUND if no such row. */
+    int (*lease_force_release)(struct store *st, const char *ns, uint32_t region,
+                               uint32_t worker_id, const char *actor, int64_t now_ms);
+
+    /*
+     * Reserve up to @p count values of range namespace @p ns for
+     * (@p incarnation, @p request_id), in one transaction with the request
+     * record. A replay with the same count returns the saved range; another
+     * count is ECONFLICT. A reservation is cut at max_value; none left is
+     * EEXHAUSTED. count > max_block is EINVAL. ENOTFOUND, EDISABLED.
+     */
+    int (*range_reserve)(struct store *st, const char *ns, const char *incarnation,
+                         const char *request_id, uint64_t count, int64_t now_ms,
+                         struct store_range *out);
+
+    /* Audit records with seq > after_seq, oldest first, at most limit. */
+    int (*audit_list)(struct store *st, int64_t after_seq, size_t limit, idmint_audit_entry **out,
+                      size_t *n);
+    /* ---- end of version 1: append new members below ---- */
+};
+
+/* Every backend's private struct starts with this. */
+struct store {
+    const struct store_ops *ops;
+};
+
+extern const struct store_ops idmint__store_sqlite;
+
+/*
+ * Register an extra backend (tests: the fault wrapper). Not thread-safe;
+ * call before any idmint__store_open. Returns 0 or IDMINT_ENOMEM when full.
+ */
+int idmint__store_register(const struct store_ops *ops);
+
+/*
+ * Open the store named by @p url ("sqlite:PATH"). EINVAL for an unknown
+ * scheme or empty location (with a message), else what the backend returns.
+ */
+int idmint__store_open(const char *url, struct store **out);
+void idmint__store_close(struct store *st);
+
+/* Wrappers: check arguments, then call the backend. Same contracts as above. */
+int idmint__store_ns_create(struct store *st, const idmint_ns_info *ns, const char *actor,
+                            int64_t now_ms);
+int idmint__store_ns_get(struct store *st, const char *name, idmint_ns_info *out);
+int idmint__store_ns_list(struct store *st, idmint_ns_info **out, size_t *n);
+int idmint__store_ns_set_disabled(struct store *st, const char *name, int disabled,
+                                  const char *actor, int64_t now_ms);
+int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_count,
+                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease);
+int idmint__store_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
+                              uint64_t until_unit);
+int idmint__store_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
+                                uint64_t final_unit);
+int idmint__store_lease_list(struct store *st, const char *ns, idmint_worker_info **out,
+                             size_t *n);
+int idmint__store_lease_force_release(struct store *st, const char *ns, uint32_t region,
+                                      uint32_t worker_id, const char *actor, int64_t now_ms);
+int idmint__store_range_reserve(struct store *st, const char *ns, const char *incarnation,
+                                const char *request_id, uint64_t count, int64_t now_ms,
+                                struct store_range *out);
+int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
+                             idmint_audit_entry **out, size_t *n);
+
+#endif /* IDMINT_STORE_H */
