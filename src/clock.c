@@ -1,3 +1,200 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Placeholder until the module lands. */
+/*
+ * The only reader of the system clocks. Time is the wall clock anchored once
+ * and advanced by CLOCK_MONOTONIC; the anchor only moves forward, so no
+ * reading ever goes back whatever NTP or an operator does to the wall clock.
+ *
+ * A clock_gettime costs about as much as a whole mint, so on x86-64 with an
+ * invariant TSC a reading inside the same millisecond is served from a cache
+ * whose validity is checked with rdtsc. The TSC is never trusted for the time
+ * itself, only to say "the millisecond we last read has not ended yet".
+ */
 #include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#else
+#define HAVE_TSC 0
+#endif
+
+#define NS_PER_MS INT64_C(1000000)
+#define NS_PER_S  INT64_C(1000000000)
+/* Calibrate the TSC rate over at least this long before trusting it. */
+#define TSC_CALIBRATE_NS (50 * NS_PER_MS)
+
+static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
+static int tsc_usable;                     /* invariant TSC advertised by the CPU */
+static uint64_t tsc_base;                  /* TSC at calibration start */
+static int64_t tsc_base_mono_ns;           /* CLOCK_MONOTONIC at calibration start */
+static _Atomic uint64_t tsc_ticks_per_ms;  /* 0 until calibrated */
+
+static int64_t timespec_ns(const struct timespec *ts)
+{
+    return (int64_t)ts->tv_sec * NS_PER_S + (int64_t)ts->tv_nsec;
+}
+
+static int64_t sys_mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return timespec_ns(&ts);
+}
+
+static int64_t sys_wall_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return timespec_ns(&ts);
+}
+
+static uint64_t read_tsc(void)
+{
+#if HAVE_TSC
+    return (uint64_t)__rdtsc();
+#else
+    return 0;
+#endif
+}
+
+/* Only "constant_tsc" plus "nonstop_tsc" make the TSC a steady tick across sleep states. */
+static void tsc_probe(void)
+{
+#if HAVE_TSC
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[4096];
+    int has_constant = 0, has_nonstop = 0;
+
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "flags", 5) != 0)
+            continue;
+        has_constant = strstr(line, " constant_tsc") != NULL;
+        has_nonstop = strstr(line, " nonstop_tsc") != NULL;
+        break;
+    }
+    fclose(f);
+    if (has_constant && has_nonstop) {
+        tsc_base_mono_ns = sys_mono_ns();
+        tsc_base = read_tsc();
+        tsc_usable = 1;
+    }
+#endif
+}
+
+void idmint__clock_init(struct clock *c, int64_t (*wall_ms)(void *), uint64_t (*mono_ns)(void *),
+                        void *ctx)
+{
+    memset(c, 0, sizeof(*c));
+    c->wall_ms = wall_ms;
+    c->mono_ns = mono_ns;
+    c->ctx = ctx;
+    if (wall_ms == NULL && mono_ns == NULL) {
+        pthread_once(&tsc_once, tsc_probe);
+        c->use_tsc = tsc_usable;
+    }
+    atomic_store(&c->offset_ns, INT64_MIN);
+    atomic_store(&c->cached_ms, INT64_MIN);
+}
+
+static void atomic_max_i64(_Atomic int64_t *p, int64_t v)
+{
+    int64_t old = atomic_load_explicit(p, memory_order_relaxed);
+
+    while (old < v &&
+           !atomic_compare_exchange_weak_explicit(p, &old, v, memory_order_release,
+                                                  memory_order_relaxed))
+        ;
+}
+
+static void atomic_max_u64(_Atomic uint64_t *p, uint64_t v)
+{
+    uint64_t old = atomic_load_explicit(p, memory_order_relaxed);
+
+    while (old < v &&
+           !atomic_compare_exchange_weak_explicit(p, &old, v, memory_order_release,
+                                                  memory_order_relaxed))
+        ;
+}
+
+/* Ticks per ms once the calibration window has passed; 0 before. */
+static uint64_t tsc_rate(uint64_t tsc_now, int64_t mono_now_ns)
+{
+    uint64_t rate = atomic_load_explicit(&tsc_ticks_per_ms, memory_order_relaxed);
+    int64_t elapsed_ns = mono_now_ns - tsc_base_mono_ns;
+
+    if (rate != 0 || elapsed_ns < TSC_CALIBRATE_NS || tsc_now <= tsc_base)
+        return rate;
+    rate = (uint64_t)((double)(tsc_now - tsc_base) * (double)NS_PER_MS / (double)elapsed_ns);
+    atomic_store_explicit(&tsc_ticks_per_ms, rate, memory_order_relaxed);
+    return rate;
+}
+
+int64_t idmint__clock_read_ms(struct clock *c)
+{
+    uint64_t tsc = c->use_tsc ? read_tsc() : 0;
+    int64_t mono_ns, wall_ns, now_ns, now_ms, offset;
+
+    if (c->mono_ns != NULL)
+        mono_ns = (int64_t)c->mono_ns(c->ctx);
+    else
+        mono_ns = sys_mono_ns();
+    if (c->wall_ms != NULL)
+        wall_ns = c->wall_ms(c->ctx) * NS_PER_MS;
+    else
+        wall_ns = sys_wall_ns();
+
+    /* Re-anchor only forward: a wall clock stepped back is ignored, one
+     * stepped forward is followed, so readings never decrease. */
+    atomic_max_i64(&c->offset_ns, wall_ns - mono_ns);
+    offset = atomic_load_explicit(&c->offset_ns, memory_order_acquire);
+    now_ns = mono_ns + offset;
+    now_ms = now_ns / NS_PER_MS;
+
+    atomic_max_i64(&c->cached_ms, now_ms);
+    now_ms = atomic_load_explicit(&c->cached_ms, memory_order_acquire);
+    if (c->use_tsc) {
+        uint64_t rate = tsc_rate(tsc, mono_ns);
+
+        if (rate != 0) {
+            /* The tick was read before the clock, so the window is a little
+             * short, never long; 1/64 less again covers calibration error. */
+            int64_t left_ns = (now_ms + 1) * NS_PER_MS - now_ns;
+            uint64_t left_ticks = (uint64_t)left_ns * rate / (uint64_t)NS_PER_MS;
+
+            atomic_max_u64(&c->valid_until_tsc, tsc + left_ticks - left_ticks / 64);
+        }
+    }
+    return now_ms;
+}
+
+int64_t idmint__clock_now_ms(struct clock *c)
+{
+    if (c->use_tsc) {
+        uint64_t valid_until = atomic_load_explicit(&c->valid_until_tsc, memory_order_acquire);
+
+        if (read_tsc() < valid_until)
+            return atomic_load_explicit(&c->cached_ms, memory_order_relaxed);
+    }
+    return idmint__clock_read_ms(c);
+}
+
+void idmint__sleep_ms(uint32_t ms)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ms / 1000u), .tv_nsec = (long)(ms % 1000u) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+uint64_t idmint__deadline_now_ms(void)
+{
+    return (uint64_t)(sys_mono_ns() / NS_PER_MS);
+}

@@ -1,3 +1,264 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Placeholder until the module lands. */
+/*
+ * idmint_open/close and the minting entry points: options, the fork check,
+ * the clock read and the wait at a full sequence. The engines (snowflake.c,
+ * range.c) and the lease policy (lease.c) do the rest.
+ */
 #include "internal.h"
+#include "store.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_LEASE_MS      600000u
+#define DEFAULT_RENEW_MS      60000u
+#define DEFAULT_CLOCK_WAIT_MS 5000u
+#define DEFAULT_REFILL_PCT    50u
+#define DEFAULT_DEADLINE_MS   2000u
+#define CACHE_LINE            64
+
+struct idmint {
+    /* Hot and shared by every minting thread: one CAS target plus read-mostly
+     * fields, kept away from the clock's cache line. */
+    _Alignas(CACHE_LINE) struct snowflake sf;
+    _Alignas(CACHE_LINE) struct clock clk;
+    _Alignas(CACHE_LINE) uint64_t fork_generation; /* idmint__fork_generation at open */
+    int is_range;
+    int64_t epoch_ms;
+    uint32_t unit_ms;
+    idmint_layout layout;
+    uint32_t region;
+    struct lease_keeper *lk;
+    struct range_supply *rs;
+    char incarnation[33];
+};
+
+_Atomic uint64_t idmint__fork_generation;
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_child(void)
+{
+    atomic_fetch_add(&idmint__fork_generation, 1);
+}
+
+static void fork_install(void)
+{
+    pthread_atfork(NULL, NULL, fork_child);
+}
+
+void idmint__fork_watch(void)
+{
+    pthread_once(&fork_once, fork_install);
+}
+
+static int is_forked(const idmint *m)
+{
+    return m->fork_generation !=
+           atomic_load_explicit(&idmint__fork_generation, memory_order_relaxed);
+}
+
+static int forked_error(void)
+{
+    return idmint__fail(IDMINT_EFORKED, "this handle was opened by the parent process; open a "
+                                        "new one in the child");
+}
+
+void idmint_options_init(idmint_options *opts)
+{
+    memset(opts, 0, sizeof(*opts));
+    opts->size = sizeof(*opts);
+    opts->lease_ms = DEFAULT_LEASE_MS;
+    opts->renew_ms = DEFAULT_RENEW_MS;
+    opts->clock_wait_ms = DEFAULT_CLOCK_WAIT_MS;
+    opts->refill_percent = DEFAULT_REFILL_PCT;
+    opts->deadline_ms = DEFAULT_DEADLINE_MS;
+}
+
+static int options_check(const idmint_options *o)
+{
+    if (o->size != sizeof(*o))
+        return idmint__fail(IDMINT_EINVAL, "idmint_options not set up by idmint_options_init()");
+    if (o->lease_ms < 100)
+        return idmint__fail(IDMINT_EINVAL, "lease_ms %u is below the minimum of 100",
+                            o->lease_ms);
+    if (o->renew_ms == 0 || o->renew_ms >= o->lease_ms)
+        return idmint__fail(IDMINT_EINVAL, "renew_ms %u must be above 0 and below lease_ms %u",
+                            o->renew_ms, o->lease_ms);
+    if ((o->wall_clock_ms == NULL) != (o->mono_clock_ns == NULL))
+        return idmint__fail(IDMINT_EINVAL, "inject both clocks or neither");
+    if (o->refill_percent > 100)
+        return idmint__fail(IDMINT_EINVAL, "refill_percent %u is above 100", o->refill_percent);
+    return 0;
+}
+
+int idmint_open(idmint **out, const char *authority, const char *ns, const idmint_options *opts)
+{
+    idmint_options o;
+    struct idmint_authority *a = NULL;
+    idmint_ns_info info;
+    idmint *m;
+    int rc;
+
+    idmint__errmsg_clear();
+    if (out == NULL || ns == NULL)
+        return idmint__fail(IDMINT_EINVAL, "out and ns must not be NULL");
+    if (opts != NULL)
+        o = *opts;
+    else
+        idmint_options_init(&o);
+    rc = options_check(&o);
+    if (rc != 0)
+        return rc;
+    idmint__fork_watch();
+
+    m = aligned_alloc(CACHE_LINE, sizeof(*m));
+    if (m == NULL)
+        return IDMINT_ENOMEM;
+    memset(m, 0, sizeof(*m));
+    idmint__clock_init(&m->clk, o.wall_clock_ms, o.mono_clock_ns, o.clock_ctx);
+    m->fork_generation = atomic_load(&idmint__fork_generation);
+
+    rc = idmint__authority_open_clock(&a, authority, o.region, o.wall_clock_ms, o.clock_ctx);
+    if (rc != 0)
+        goto fail;
+    rc = idmint__authority_ns_resolve(a, ns, &info);
+    if (rc != 0)
+        goto fail;
+    if (info.is_disabled) {
+        rc = idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", info.name);
+        goto fail;
+    }
+    rc = idmint__incarnation(m->incarnation);
+    if (rc != 0)
+        goto fail;
+    m->region = o.region;
+    if (info.kind == IDMINT_KIND_RANGE) {
+        m->is_range = 1;
+        rc = idmint__range_open(&m->rs, a, &info, &o, m->incarnation);
+    } else {
+        m->layout = info.layout;
+        m->epoch_ms = info.layout.epoch_ms;
+        m->unit_ms = info.layout.unit_ms;
+        rc = idmint__lease_open(&m->lk, a, &info, &o, m->incarnation, &m->clk, &m->sf);
+    }
+    a = NULL; /* owned by the range supply or the lease keeper now, even on failure */
+    if (rc != 0)
+        goto fail;
+    *out = m;
+    return 0;
+fail:
+    idmint_authority_close(a);
+    free(m);
+    return rc;
+}
+
+static uint64_t now_unit(idmint *m, int64_t now_ms)
+{
+    if (now_ms <= m->epoch_ms)
+        return 0;
+    if (m->unit_ms == 1)
+        return (uint64_t)(now_ms - m->epoch_ms);
+    return (uint64_t)(now_ms - m->epoch_ms) / m->unit_ms;
+}
+
+/*
+ * Mint up to n snowflake IDs, waiting while this unit's sequence is used up.
+ * The wait reads the clock directly: the cache would only say the same.
+ */
+static int snowflake_mint(idmint *m, uint64_t *ids, size_t n, size_t *got)
+{
+    uint64_t t = now_unit(m, idmint__clock_now_ms(&m->clk));
+    unsigned spins = 0;
+    int rc;
+
+    while ((rc = idmint__snowflake_next(&m->sf, t, ids, n, got)) == IDMINT__SNOWFLAKE_WAIT) {
+        if (++spins > 64)
+            sched_yield();
+        t = now_unit(m, idmint__clock_read_ms(&m->clk));
+    }
+    if (rc == IDMINT_ELEASELOST)
+        idmint__fail(rc, "the worker lease ran out or was taken away; open a new handle");
+    else if (rc == IDMINT_EEXHAUSTED)
+        idmint__fail(rc, "the time bits of this namespace ran out");
+    return rc;
+}
+
+int idmint_next(idmint *m, uint64_t *id)
+{
+    size_t got;
+
+    if (m == NULL || id == NULL)
+        return idmint__fail(IDMINT_EINVAL, "need a handle and an output pointer");
+    if (is_forked(m))
+        return forked_error();
+    if (m->is_range)
+        return idmint__range_next(m->rs, id);
+    return snowflake_mint(m, id, 1, &got);
+}
+
+int idmint_next_n(idmint *m, uint64_t *ids, size_t n)
+{
+    size_t done = 0;
+
+    if (m == NULL || ids == NULL || n == 0)
+        return idmint__fail(IDMINT_EINVAL, "need a handle, an array and n >= 1");
+    if (is_forked(m))
+        return forked_error();
+    if (m->is_range)
+        return idmint__range_next_n(m->rs, ids, n);
+    while (done < n) {
+        size_t got;
+        int rc = snowflake_mint(m, ids + done, n - done, &got);
+
+        if (rc != 0)
+            return rc;
+        done += got;
+    }
+    return 0;
+}
+
+int idmint_info(idmint *m, idmint_handle_info *out)
+{
+    idmint_handle_info info;
+
+    if (m == NULL || out == NULL)
+        return IDMINT_EINVAL;
+    if (is_forked(m))
+        return forked_error();
+    memset(&info, 0, sizeof(info));
+    info.is_range = m->is_range;
+    memcpy(info.incarnation, m->incarnation, sizeof(info.incarnation));
+    if (m->is_range) {
+        info.range_left = idmint__range_left(m->rs);
+    } else {
+        struct store_lease lease;
+
+        idmint__lease_get(m->lk, &lease);
+        info.region = lease.region;
+        info.worker_id = lease.worker_id;
+        info.generation = lease.generation;
+        info.fence_found = lease.fence_found;
+        info.lease_until = atomic_load(&m->sf.lease_until);
+        info.last_time = idmint__snowflake_last_time(&m->sf);
+        info.layout = m->layout;
+    }
+    *out = info;
+    return 0;
+}
+
+void idmint_close(idmint *m)
+{
+    int forked;
+
+    if (m == NULL)
+        return;
+    forked = is_forked(m);
+    if (m->is_range)
+        idmint__range_close(m->rs, forked);
+    else
+        idmint__lease_close(m->lk, idmint__snowflake_last_time(&m->sf), forked);
+    free(m);
+}

@@ -1,3 +1,372 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Placeholder until the module lands. */
+/*
+ * The client side of ranges (DESIGN.md §5). A handle holds the current range
+ * and, double-buffered, the next one, which a background thread reserves
+ * before the current one runs out. Threads take chunks of the shared range
+ * under a mutex and hand out values from a thread-local cache, so the common
+ * call touches no shared cache line: values are increasing within a thread,
+ * and unique across all of them.
+ */
 #include "internal.h"
+#include "store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TLS_SLOTS          4
+#define CHUNK_MAX          8192u
+#define RETRY_BACKOFF_MIN  50u
+#define RETRY_BACKOFF_MAX  1000u
+
+struct range_supply {
+    struct idmint_authority *a; /* owned; used by the opener, then only the refill thread */
+    char ns[64];
+    char incarnation[33];
+    uint64_t cache_id;      /* never reused, so a stale thread cache can't match */
+    uint64_t block;         /* values asked for per reservation */
+    uint64_t threshold;     /* refill when the current range has this many left */
+    uint64_t chunk;         /* values a thread takes at a time */
+    uint32_t deadline_ms;   /* how long a caller waits for a range */
+    pthread_mutex_t mu;     /* guards everything below */
+    pthread_cond_t cv_work; /* wakes the refill thread */
+    pthread_cond_t cv_done; /* wakes callers waiting for a range */
+    uint64_t cur_next;      /* current range [cur_next, cur_end) */
+    uint64_t cur_end;
+    uint64_t nxt_start;     /* prefetched range, valid when has_next */
+    uint64_t nxt_end;
+    int has_next;
+    int is_wanted;          /* a caller is waiting: try even after a refusal */
+    int last_err;           /* outcome of the last reservation attempt */
+    uint64_t attempts;      /* reservation attempts completed */
+    uint64_t request_seq;   /* request id of the next reservation; refill thread only */
+    int is_stopping;
+    int has_thread;
+    pthread_t thread;
+};
+
+struct range_tls {
+    uint64_t owner; /* cache_id of the supply, 0 for none */
+    uint64_t next;
+    uint64_t end;
+};
+
+static _Thread_local struct range_tls tls_slots[TLS_SLOTS];
+static _Atomic uint64_t next_cache_id = 1;
+
+static int is_transient(int rc)
+{
+    return rc == IDMINT_EUNAVAILABLE || rc == IDMINT_ESTORE || rc == IDMINT_ETIMEDOUT;
+}
+
+static void cond_init_monotonic(pthread_cond_t *cv)
+{
+    pthread_condattr_t attr;
+
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+static struct timespec monotonic_after_ms(uint64_t ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)(ms / 1000u);
+    ts.tv_nsec += (long)(ms % 1000u) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+/*
+ * One reservation with a fixed request id: a lost reply is retried with the
+ * same id, so the authority hands back the range it already saved instead of
+ * a second one. Called without rs->mu.
+ */
+static int reserve(struct range_supply *rs, uint64_t seq, struct store_range *out)
+{
+    char request_id[24];
+    int64_t now_ms = idmint__authority_now_ms(rs->a);
+
+    snprintf(request_id, sizeof(request_id), "%llu", (unsigned long long)seq);
+    return idmint__store_range_reserve(rs->a->st, rs->ns, rs->incarnation, request_id, rs->block,
+                                       now_ms, out);
+}
+
+static int needs_refill_locked(const struct range_supply *rs)
+{
+    return !rs->has_next && rs->cur_end - rs->cur_next <= rs->threshold;
+}
+
+static void install_locked(struct range_supply *rs, const struct store_range *r)
+{
+    if (rs->cur_next >= rs->cur_end) {
+        rs->cur_next = r->start;
+        rs->cur_end = r->end;
+    } else {
+        rs->nxt_start = r->start;
+        rs->nxt_end = r->end;
+        rs->has_next = 1;
+    }
+}
+
+static void *refill_main(void *arg)
+{
+    struct range_supply *rs = arg;
+    uint32_t backoff = RETRY_BACKOFF_MIN;
+
+    pthread_mutex_lock(&rs->mu);
+    while (!rs->is_stopping) {
+        struct store_range r;
+        int rc;
+
+        /* After a refusal (exhausted, disabled) only a waiting caller makes
+         * us ask again; after an outage we keep trying with backoff. */
+        if (!needs_refill_locked(rs) || (rs->last_err != 0 && !is_transient(rs->last_err) &&
+                                         !rs->is_wanted)) {
+            pthread_cond_wait(&rs->cv_work, &rs->mu);
+            continue;
+        }
+        rs->is_wanted = 0;
+        pthread_mutex_unlock(&rs->mu);
+        rc = reserve(rs, rs->request_seq, &r);
+        pthread_mutex_lock(&rs->mu);
+        rs->last_err = rc;
+        rs->attempts++;
+        if (rc == 0) {
+            rs->request_seq++;
+            install_locked(rs, &r);
+            backoff = RETRY_BACKOFF_MIN;
+        } else if (!is_transient(rc)) {
+            rs->request_seq++;
+        }
+        pthread_cond_broadcast(&rs->cv_done);
+        if (rc != 0 && is_transient(rc) && !rs->is_stopping) {
+            struct timespec ts = monotonic_after_ms(backoff);
+
+            pthread_cond_timedwait(&rs->cv_work, &rs->mu, &ts);
+            backoff = backoff * 2 > RETRY_BACKOFF_MAX ? RETRY_BACKOFF_MAX : backoff * 2;
+        }
+    }
+    pthread_mutex_unlock(&rs->mu);
+    return NULL;
+}
+
+/*
+ * Take up to @p want values from the shared ranges into [*start, *start+*got),
+ * waiting for the refill thread within the deadline. rs->mu not held.
+ */
+static int take_shared(struct range_supply *rs, uint64_t want, uint64_t *start, uint64_t *got)
+{
+    struct timespec deadline = monotonic_after_ms(rs->deadline_ms);
+    uint64_t seen_attempts;
+    int rc = 0;
+
+    pthread_mutex_lock(&rs->mu);
+    seen_attempts = rs->attempts;
+    for (;;) {
+        if (rs->cur_next < rs->cur_end) {
+            uint64_t left = rs->cur_end - rs->cur_next;
+            uint64_t k = want < left ? want : left;
+
+            *start = rs->cur_next;
+            *got = k;
+            rs->cur_next += k;
+            break;
+        }
+        if (rs->has_next) {
+            rs->cur_next = rs->nxt_start;
+            rs->cur_end = rs->nxt_end;
+            rs->has_next = 0;
+            continue;
+        }
+        if (rs->attempts != seen_attempts && rs->last_err != 0 && !is_transient(rs->last_err)) {
+            rc = rs->last_err;
+            break;
+        }
+        rs->is_wanted = 1;
+        pthread_cond_signal(&rs->cv_work);
+        if (pthread_cond_timedwait(&rs->cv_done, &rs->mu, &deadline) == ETIMEDOUT &&
+            rs->cur_next >= rs->cur_end && !rs->has_next) {
+            rc = rs->last_err != 0 ? rs->last_err : IDMINT_ETIMEDOUT;
+            idmint__fail(rc, "no range for '%s' within %u ms", rs->ns, rs->deadline_ms);
+            break;
+        }
+    }
+    if (needs_refill_locked(rs))
+        pthread_cond_signal(&rs->cv_work);
+    pthread_mutex_unlock(&rs->mu);
+    return rc;
+}
+
+static struct range_tls *tls_slot(struct range_supply *rs)
+{
+    struct range_tls *hit = NULL;
+
+    for (int i = 0; i < TLS_SLOTS; i++) {
+        if (tls_slots[i].owner == rs->cache_id) {
+            hit = &tls_slots[i];
+            break;
+        }
+    }
+    if (hit == NULL)
+        hit = &tls_slots[TLS_SLOTS - 1]; /* evict the least recently moved */
+    if (hit != &tls_slots[0]) {
+        struct range_tls tmp = *hit;
+
+        memmove(&tls_slots[1], &tls_slots[0], (size_t)(hit - tls_slots) * sizeof(tmp));
+        tls_slots[0] = tmp;
+    }
+    if (tls_slots[0].owner != rs->cache_id) {
+        /* Values left in an evicted cache are simply never issued: gaps are
+         * allowed, repeats are not. */
+        tls_slots[0].owner = rs->cache_id;
+        tls_slots[0].next = tls_slots[0].end = 0;
+    }
+    return &tls_slots[0];
+}
+
+int idmint__range_next(struct range_supply *rs, uint64_t *id)
+{
+    struct range_tls *t = &tls_slots[0];
+    uint64_t start, got;
+    int rc;
+
+    if (t->owner == rs->cache_id && t->next < t->end) {
+        *id = t->next++;
+        return 0;
+    }
+    t = tls_slot(rs);
+    if (t->next < t->end) {
+        *id = t->next++;
+        return 0;
+    }
+    rc = take_shared(rs, rs->chunk, &start, &got);
+    if (rc != 0)
+        return rc;
+    t->next = start + 1;
+    t->end = start + got;
+    *id = start;
+    return 0;
+}
+
+static void fill(uint64_t *ids, uint64_t start, uint64_t count)
+{
+    for (uint64_t i = 0; i < count; i++)
+        ids[i] = start + i;
+}
+
+int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n)
+{
+    struct range_tls *t = tls_slot(rs);
+    size_t done = 0;
+
+    /* The thread's own cache first, so IDs stay increasing within the thread. */
+    if (t->next < t->end) {
+        uint64_t k = t->end - t->next < n ? t->end - t->next : n;
+
+        fill(ids, t->next, k);
+        t->next += k;
+        done = (size_t)k;
+    }
+    while (done < n) {
+        uint64_t start, got;
+        int rc = take_shared(rs, n - done, &start, &got);
+
+        if (rc != 0)
+            return rc;
+        fill(ids + done, start, got);
+        done += (size_t)got;
+    }
+    return 0;
+}
+
+uint64_t idmint__range_left(struct range_supply *rs)
+{
+    uint64_t left;
+
+    pthread_mutex_lock(&rs->mu);
+    left = rs->cur_end - rs->cur_next + (rs->has_next ? rs->nxt_end - rs->nxt_start : 0);
+    pthread_mutex_unlock(&rs->mu);
+    return left;
+}
+
+int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
+                       const idmint_ns_info *ns, const idmint_options *opts,
+                       const char *incarnation)
+{
+    struct range_supply *rs = calloc(1, sizeof(*rs));
+    struct store_range first;
+    int rc;
+
+    if (rs == NULL) {
+        idmint_authority_close(a);
+        return IDMINT_ENOMEM;
+    }
+    rs->a = a;
+    snprintf(rs->ns, sizeof(rs->ns), "%s", ns->name);
+    memcpy(rs->incarnation, incarnation, sizeof(rs->incarnation));
+    rs->cache_id = atomic_fetch_add(&next_cache_id, 1);
+    rs->block = opts->range_block != 0 ? opts->range_block : ns->block;
+    if (rs->block > ns->max_block)
+        rs->block = ns->max_block;
+    rs->threshold = rs->block * (opts->refill_percent > 100 ? 100 : opts->refill_percent) / 100;
+    rs->chunk = rs->block / 16 > CHUNK_MAX ? CHUNK_MAX : rs->block / 16;
+    if (rs->chunk == 0)
+        rs->chunk = 1;
+    rs->deadline_ms = opts->deadline_ms;
+    pthread_mutex_init(&rs->mu, NULL);
+    cond_init_monotonic(&rs->cv_work);
+    cond_init_monotonic(&rs->cv_done);
+
+    rc = reserve(rs, rs->request_seq, &first);
+    if (rc != 0)
+        goto fail;
+    rs->request_seq++;
+    install_locked(rs, &first);
+    if (pthread_create(&rs->thread, NULL, refill_main, rs) != 0) {
+        rc = idmint__fail(IDMINT_ENOMEM, "cannot start the refill thread");
+        goto fail;
+    }
+    rs->has_thread = 1;
+    *out = rs;
+    return 0;
+fail:
+    idmint_authority_close(a);
+    pthread_cond_destroy(&rs->cv_done);
+    pthread_cond_destroy(&rs->cv_work);
+    pthread_mutex_destroy(&rs->mu);
+    free(rs);
+    return rc;
+}
+
+void idmint__range_close(struct range_supply *rs, int is_forked_child)
+{
+    if (rs == NULL)
+        return;
+    if (is_forked_child) {
+        /* As for leases: no thread here, a mutex maybe held at fork(), a
+         * store connection that is the parent's. Free only our memory. */
+        free(rs);
+        return;
+    }
+    pthread_mutex_lock(&rs->mu);
+    rs->is_stopping = 1;
+    pthread_cond_broadcast(&rs->cv_work);
+    pthread_cond_broadcast(&rs->cv_done);
+    pthread_mutex_unlock(&rs->mu);
+    if (rs->has_thread)
+        pthread_join(rs->thread, NULL);
+    idmint_authority_close(rs->a);
+    pthread_cond_destroy(&rs->cv_done);
+    pthread_cond_destroy(&rs->cv_work);
+    pthread_mutex_destroy(&rs->mu);
+    free(rs);
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Build and run every test: format and static checks, then the whole suite
+# under ASan+UBSan, the threaded tests under TSan, and a release build (gcc)
+# where the full-volume uniqueness tests run at speed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+jobs=$(nproc)
+start=$SECONDS
+stage() { printf '\n==== %s (%ds) ====\n' "$1" $((SECONDS - start)); }
+
+stage "format"
+git ls-files '*.c' '*.h' | xargs clang-format --dry-run -Werror
+
+stage "cppcheck"
+cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr \
+    -D__GNUC__ -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -Isrc/store src cmd
+
+stage "dev: ASan+UBSan, -Werror"
+cmake -S . -B build/dev -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
+    -DIDMINT_SANITIZE=address,undefined -DIDMINT_TIMEOUT_SCALE=4 -DIDMINT_BENCH=OFF >/dev/null
+cmake --build build/dev -j"$jobs"
+(cd build/dev && ctest -j"$jobs" --output-on-failure)
+
+stage "tsan: threaded tests"
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
+    -DIDMINT_SANITIZE=thread -DIDMINT_TIMEOUT_SCALE=8 -DIDMINT_BENCH=OFF >/dev/null
+cmake --build build/tsan -j"$jobs"
+(cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j"$jobs" -L 'unit|store' --output-on-failure)
+
+stage "release: full-volume tests"
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DIDMINT_WERROR=ON >/dev/null
+cmake --build build/release -j"$jobs"
+(cd build/release && ctest -j"$jobs" --output-on-failure)
+
+stage "done"
