@@ -227,16 +227,16 @@ IDMINT_API IDMINT_NODISCARD int idmint_next_n(idmint *m, uint64_t *ids, size_t n
 
 /** What a handle holds, for tools and tests. */
 typedef struct idmint_handle_info {
-    int is_range;            /**< 1 for a range namespace */
-    uint32_t region;         /**< snowflake: region of the lease */
-    uint32_t worker_id;      /**< snowflake: leased worker id */
-    uint64_t generation;     /**< snowflake: lease generation */
-    uint64_t fence_found;    /**< snowflake: E found at take (time units) */
-    uint64_t lease_until;    /**< snowflake: own E now (time units) */
-    uint64_t last_time;      /**< snowflake: time units of the last ID minted */
-    idmint_layout layout;    /**< snowflake: the namespace's layout */
-    uint64_t range_left;     /**< range: values reserved and not yet handed out */
-    char incarnation[33];    /**< this handle's holder/incarnation id */
+    int is_range;         /**< 1 for a range namespace */
+    uint32_t region;      /**< snowflake: region of the lease */
+    uint32_t worker_id;   /**< snowflake: leased worker id */
+    uint64_t generation;  /**< snowflake: lease generation */
+    uint64_t fence_found; /**< snowflake: E found at take (time units) */
+    uint64_t lease_until; /**< snowflake: own E now (time units) */
+    uint64_t last_time;   /**< snowflake: time units of the last ID minted */
+    idmint_layout layout; /**< snowflake: the namespace's layout */
+    uint64_t range_left;  /**< range: values reserved and not yet handed out */
+    char incarnation[33]; /**< this handle's holder/incarnation id */
 } idmint_handle_info;
 
 /** Fill @p out from @p m. @return 0 or IDMINT_EFORKED. Thread-safety: safe. */
@@ -259,15 +259,15 @@ typedef enum idmint_kind { IDMINT_KIND_SNOWFLAKE = 1, IDMINT_KIND_RANGE = 2 } id
 
 /** A namespace as the authority keeps it. */
 typedef struct idmint_ns_info {
-    char name[64];         /**< [a-z0-9][a-z0-9_.-]{0,62} */
-    idmint_kind kind;      /**< snowflake or range */
-    int is_disabled;       /**< 1 when disabled */
-    int64_t created_ms;    /**< Unix ms */
-    idmint_layout layout;  /**< snowflake only */
-    uint64_t next_value;   /**< range: the next value to reserve; create: start (default 1) */
-    uint64_t max_value;    /**< range: the last value that may be issued (inclusive) */
-    uint32_t block;        /**< range: default block (default 10000) */
-    uint32_t max_block;    /**< range: largest block one reservation may take */
+    char name[64];        /**< [a-z0-9][a-z0-9_.-]{0,62} */
+    idmint_kind kind;     /**< snowflake or range */
+    int is_disabled;      /**< 1 when disabled */
+    int64_t created_ms;   /**< Unix ms */
+    idmint_layout layout; /**< snowflake only */
+    uint64_t next_value;  /**< range: the next value to reserve; create: start (default 1) */
+    uint64_t max_value;   /**< range: the last value that may be issued (inclusive) */
+    uint32_t block;       /**< range: default block (default 10000) */
+    uint32_t max_block;   /**< range: largest block one reservation may take */
 } idmint_ns_info;
 
 /** Fill @p info with creation defaults for @p kind (name left empty). */
@@ -284,12 +284,12 @@ typedef struct idmint_worker_info {
 
 /** One audit record. */
 typedef struct idmint_audit_entry {
-    int64_t seq;        /**< grows by one per record */
-    int64_t at_ms;      /**< Unix ms */
-    char actor[64];     /**< who did it */
-    char action[32];    /**< "ns.create", "ns.disable", "ns.enable", "worker.force_release" */
-    char ns[64];        /**< namespace */
-    char detail[256];   /**< human-readable */
+    int64_t seq;      /**< grows by one per record */
+    int64_t at_ms;    /**< Unix ms */
+    char actor[64];   /**< who did it */
+    char action[32];  /**< "ns.create", "ns.disable", "ns.enable", "worker.force_release" */
+    char ns[64];      /**< namespace */
+    char detail[256]; /**< human-readable */
 } idmint_audit_entry;
 
 /**
@@ -313,7 +313,8 @@ IDMINT_API void idmint_authority_close(idmint_authority *a);
  */
 IDMINT_API IDMINT_NODISCARD int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info);
 
-/** Read one namespace ("default" is created on first use). @return 0, IDMINT_EINVAL, IDMINT_ENOTFOUND, ... */
+/** Read one namespace ("default" is created on first use). @return 0, IDMINT_EINVAL,
+ * IDMINT_ENOTFOUND, ... */
 IDMINT_API IDMINT_NODISCARD int idmint_ns_get(idmint_authority *a, const char *name,
                                               idmint_ns_info *out);
 
@@ -324,7 +325,8 @@ IDMINT_API IDMINT_NODISCARD int idmint_ns_get(idmint_authority *a, const char *n
 IDMINT_API IDMINT_NODISCARD int idmint_ns_list(idmint_authority *a, idmint_ns_info **out,
                                                size_t *n);
 
-/** Disable (1) or enable (0) a namespace (audited). @return 0, IDMINT_EINVAL, IDMINT_ENOTFOUND, ... */
+/** Disable (1) or enable (0) a namespace (audited). @return 0, IDMINT_EINVAL, IDMINT_ENOTFOUND, ...
+ */
 IDMINT_API IDMINT_NODISCARD int idmint_ns_set_disabled(idmint_authority *a, const char *name,
                                                        int disabled);
 
@@ -341,7 +343,8 @@ IDMINT_API IDMINT_NODISCARD int idmint_workers_list(idmint_authority *a, const c
 IDMINT_API IDMINT_NODISCARD int idmint_worker_force_release(idmint_authority *a, const char *ns,
                                                             uint32_t region, uint32_t worker_id);
 
-/** Audit records with seq > @p after_seq, oldest first, at most @p limit. Free with idmint_free(). */
+/** Audit records with seq > @p after_seq, oldest first, at most @p limit. Free with idmint_free().
+ */
 IDMINT_API IDMINT_NODISCARD int idmint_audit_list(idmint_authority *a, int64_t after_seq,
                                                   size_t limit, idmint_audit_entry **out,
                                                   size_t *n);

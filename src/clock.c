@@ -22,16 +22,16 @@
 #define HAVE_TSC 0
 #endif
 
-#define NS_PER_MS INT64_C(1000000)
-#define NS_PER_S  INT64_C(1000000000)
+#define NS_PER_MS        INT64_C(1000000)
+#define NS_PER_S         INT64_C(1000000000)
 /* Calibrate the TSC rate over at least this long before trusting it. */
 #define TSC_CALIBRATE_NS (50 * NS_PER_MS)
 
 static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
-static int tsc_usable;                     /* invariant TSC advertised by the CPU */
-static uint64_t tsc_base;                  /* TSC at calibration start */
-static int64_t tsc_base_mono_ns;           /* CLOCK_MONOTONIC at calibration start */
-static _Atomic uint64_t tsc_ticks_per_ms;  /* 0 until calibrated */
+static int tsc_usable;                    /* invariant TSC advertised by the CPU */
+static uint64_t tsc_base;                 /* TSC at calibration start */
+static int64_t tsc_base_mono_ns;          /* CLOCK_MONOTONIC at calibration start */
+static _Atomic uint64_t tsc_ticks_per_ms; /* 0 until calibrated */
 
 static int64_t timespec_ns(const struct timespec *ts)
 {
@@ -108,9 +108,8 @@ static void atomic_max_i64(_Atomic int64_t *p, int64_t v)
 {
     int64_t old = atomic_load_explicit(p, memory_order_relaxed);
 
-    while (old < v &&
-           !atomic_compare_exchange_weak_explicit(p, &old, v, memory_order_release,
-                                                  memory_order_relaxed))
+    while (old < v && !atomic_compare_exchange_weak_explicit(p, &old, v, memory_order_release,
+                                                             memory_order_relaxed))
         ;
 }
 
@@ -118,9 +117,8 @@ static void atomic_max_u64(_Atomic uint64_t *p, uint64_t v)
 {
     uint64_t old = atomic_load_explicit(p, memory_order_relaxed);
 
-    while (old < v &&
-           !atomic_compare_exchange_weak_explicit(p, &old, v, memory_order_release,
-                                                  memory_order_relaxed))
+    while (old < v && !atomic_compare_exchange_weak_explicit(p, &old, v, memory_order_release,
+                                                             memory_order_relaxed))
         ;
 }
 

@@ -82,8 +82,7 @@ static int options_check(const idmint_options *o)
     if (o->size != sizeof(*o))
         return idmint__fail(IDMINT_EINVAL, "idmint_options not set up by idmint_options_init()");
     if (o->lease_ms < 100)
-        return idmint__fail(IDMINT_EINVAL, "lease_ms %u is below the minimum of 100",
-                            o->lease_ms);
+        return idmint__fail(IDMINT_EINVAL, "lease_ms %u is below the minimum of 100", o->lease_ms);
     if (o->renew_ms == 0 || o->renew_ms >= o->lease_ms)
         return idmint__fail(IDMINT_EINVAL, "renew_ms %u must be above 0 and below lease_ms %u",
                             o->renew_ms, o->lease_ms);

@@ -23,12 +23,12 @@ struct lease_keeper {
     struct idmint_authority *a; /* owned; used by one thread at a time */
     char ns[64];
     idmint_layout layout;
-    struct clock *clk;     /* borrowed from the handle */
-    struct snowflake *sf;  /* borrowed from the handle */
+    struct clock *clk;    /* borrowed from the handle */
+    struct snowflake *sf; /* borrowed from the handle */
     uint32_t lease_ms;
     uint32_t renew_ms;
-    pthread_mutex_t mu;    /* guards lease and is_stopping */
-    pthread_cond_t cv;     /* wakes the renewal thread to stop */
+    pthread_mutex_t mu; /* guards lease and is_stopping */
+    pthread_cond_t cv;  /* wakes the renewal thread to stop */
     struct store_lease lease;
     int is_stopping;
     int has_thread;
@@ -176,8 +176,8 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
         rc = idmint__fail(IDMINT_EEXHAUSTED, "the time bits of '%s' ran out", ns->name);
         goto fail;
     }
-    rc = idmint__store_lease_take(a->st, lk->ns, UINT64_C(1) << l->worker_bits, now,
-                                  until_unit(lk), &lk->lease);
+    rc = idmint__store_lease_take(a->st, lk->ns, UINT64_C(1) << l->worker_bits, now, until_unit(lk),
+                                  &lk->lease);
     if (rc != 0)
         goto fail;
     if (now <= lk->lease.fence_found) {

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <time.h>
 
-#define TLS_SLOTS          4
-#define CHUNK_MAX          8192u
-#define RETRY_BACKOFF_MIN  50u
-#define RETRY_BACKOFF_MAX  1000u
+#define TLS_SLOTS         4
+#define CHUNK_MAX         8192u
+#define RETRY_BACKOFF_MIN 50u
+#define RETRY_BACKOFF_MAX 1000u
 
 struct range_supply {
     struct idmint_authority *a; /* owned; used by the opener, then only the refill thread */
@@ -35,13 +35,13 @@ struct range_supply {
     pthread_cond_t cv_done; /* wakes callers waiting for a range */
     uint64_t cur_next;      /* current range [cur_next, cur_end) */
     uint64_t cur_end;
-    uint64_t nxt_start;     /* prefetched range, valid when has_next */
+    uint64_t nxt_start; /* prefetched range, valid when has_next */
     uint64_t nxt_end;
     int has_next;
-    int is_wanted;          /* a caller is waiting: try even after a refusal */
-    int last_err;           /* outcome of the last reservation attempt */
-    uint64_t attempts;      /* reservation attempts completed */
-    uint64_t request_seq;   /* request id of the next reservation; refill thread only */
+    int is_wanted;        /* a caller is waiting: try even after a refusal */
+    int last_err;         /* outcome of the last reservation attempt */
+    uint64_t attempts;    /* reservation attempts completed */
+    uint64_t request_seq; /* request id of the next reservation; refill thread only */
     int is_stopping;
     int has_thread;
     pthread_t thread;
@@ -129,8 +129,8 @@ static void *refill_main(void *arg)
 
         /* After a refusal (exhausted, disabled) only a waiting caller makes
          * us ask again; after an outage we keep trying with backoff. */
-        if (!needs_refill_locked(rs) || (rs->last_err != 0 && !is_transient(rs->last_err) &&
-                                         !rs->is_wanted)) {
+        if (!needs_refill_locked(rs) ||
+            (rs->last_err != 0 && !is_transient(rs->last_err) && !rs->is_wanted)) {
             pthread_cond_wait(&rs->cv_work, &rs->mu);
             continue;
         }

@@ -73,8 +73,10 @@ struct store_ops {
     int (*lease_renew)(struct store *st, const char *ns, struct store_lease *lease,
                        uint64_t until_unit);
     /*
-     * If holder and generation match: E = max(E, @p final_unit), holder
-     * cleared. ELEASELOST if they do not match (nothing changed).
+     * If holder and generation match: E = @p final_unit (the caller passes
+     * max(E found, last minted + 1), which may lower E: the holder has
+     * stopped minting, so the id is reusable at once), holder cleared.
+     * ELEASELOST if they do not match (nothing changed).
      */
     int (*lease_release)(struct store *st, const char *ns, const struct store_lease *lease,
                          uint64_t final_unit);
@@ -134,8 +136,7 @@ int idmint__store_lease_renew(struct store *st, const char *ns, struct store_lea
                               uint64_t until_unit);
 int idmint__store_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
                                 uint64_t final_unit);
-int idmint__store_lease_list(struct store *st, const char *ns, idmint_worker_info **out,
-                             size_t *n);
+int idmint__store_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n);
 int idmint__store_lease_force_release(struct store *st, const char *ns, uint32_t region,
                                       uint32_t worker_id, const char *actor, int64_t now_ms);
 int idmint__store_range_reserve(struct store *st, const char *ns, const char *incarnation,

@@ -75,7 +75,7 @@ static void test_snowflake__full_sequence_waits_without_borrowing(void **state)
     before = atomic_load(&sf.state);
     id = 0;
     assert_int_equal(next1(&sf, 50, &id), IDMINT__SNOWFLAKE_WAIT);
-    assert_int_equal(id, 0);                       /* untouched on error */
+    assert_int_equal(id, 0);                          /* untouched on error */
     assert_int_equal(atomic_load(&sf.state), before); /* nothing consumed */
     assert_int_equal(next1(&sf, 51, &id), 0);
     assert_int_equal(time_of(&l, id), 51);
@@ -171,8 +171,8 @@ static void test_snowflake__batch_is_contiguous_and_cut_at_the_unit_limit(void *
     assert_int_equal(idmint__snowflake_next(&sf, 100, ids, 40, &got), 0);
     assert_int_equal(got, 32); /* units 100 and 101 (one borrowed), 16 each */
     for (size_t i = 0; i < got; i++) {
-        assert_int_equal((ids[i] >> 4) & 31, 9);  /* worker */
-        assert_int_equal((ids[i] >> 9) & 7, 5);   /* region */
+        assert_int_equal((ids[i] >> 4) & 31, 9); /* worker */
+        assert_int_equal((ids[i] >> 9) & 7, 5);  /* region */
         assert_int_equal(seq_of(&l, ids[i]), i % 16);
         assert_int_equal(time_of(&l, ids[i]), 100 + i / 16);
         if (i > 0)

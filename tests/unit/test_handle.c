@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tests for src/handle.c, lease.c and range.c through the public API on a
+ * real SQLite file: the fence, lost and expired leases, outages, fork(),
+ * no free worker, range exhaustion and disabled namespaces.
+ */
+#include <setjmp.h> /* cmocka 1.1 wants these four before <cmocka.h> */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "idmint.h"
+#include "fault_store.h"
+#include "testsupport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct fixture {
+    char *dir;
+    char *url;
+    idmint_authority *admin;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    if (f == NULL)
+        return -1;
+    f->dir = ts_tempdir();
+    f->url = ts_sqlite_url(f->dir, "idmint.db");
+    if (idmint_authority_open(&f->admin, f->url, 0) != 0)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    idmint_authority_close(f->admin);
+    free(f->url);
+    ts_rmtree(f->dir);
+    free(f);
+    return 0;
+}
+
+static void create_snowflake(struct fixture *f, const char *name, const char *layout)
+{
+    idmint_ns_info info;
+
+    idmint_ns_info_init(&info, IDMINT_KIND_SNOWFLAKE);
+    snprintf(info.name, sizeof(info.name), "%s", name);
+    assert_int_equal(idmint_layout_parse(layout, &info.layout), 0);
+    assert_int_equal(idmint_ns_create(f->admin, &info), 0);
+}
+
+static void create_range(struct fixture *f, const char *name, uint64_t start, uint64_t max,
+                         uint32_t block)
+{
+    idmint_ns_info info;
+
+    idmint_ns_info_init(&info, IDMINT_KIND_RANGE);
+    snprintf(info.name, sizeof(info.name), "%s", name);
+    info.next_value = start;
+    info.max_value = max;
+    info.block = block;
+    info.max_block = block;
+    assert_int_equal(idmint_ns_create(f->admin, &info), 0);
+}
+
+static uint64_t time_of(const idmint_layout *l, uint64_t id)
+{
+    return id >> (l->region_bits + l->worker_bits + l->sequence_bits);
+}
+
+static void test_handle__default_namespace_mints_increasing_ids(void **state)
+{
+    struct fixture *f = *state;
+    idmint *m;
+    uint64_t prev = 0, id;
+    idmint_handle_info info;
+
+    assert_int_equal(idmint_open(&m, f->url, "default", NULL), 0);
+    for (int i = 0; i < 100000; i++) {
+        assert_int_equal(idmint_next(m, &id), 0);
+        assert_true(id > prev);
+        prev = id;
+    }
+    assert_int_equal(idmint_info(m, &info), 0);
+    assert_int_equal(info.is_range, 0);
+    assert_true(time_of(&info.layout, id) < info.lease_until);
+    idmint_close(m);
+}
+
+static void test_handle__release_on_close_lets_the_next_holder_mint_after_us(void **state)
+{
+    struct fixture *f = *state;
+    idmint *a, *b;
+    uint64_t last_a = 0, first_b;
+    idmint_handle_info ia, ib;
+
+    create_snowflake(f, "solo", "41/0/0/12"); /* one worker id */
+    assert_int_equal(idmint_open(&a, f->url, "solo", NULL), 0);
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(idmint_next(a, &last_a), 0);
+    assert_int_equal(idmint_info(a, &ia), 0);
+    idmint_close(a);
+    assert_int_equal(idmint_open(&b, f->url, "solo", NULL), 0);
+    assert_int_equal(idmint_info(b, &ib), 0);
+    assert_int_equal(ib.worker_id, ia.worker_id);
+    assert_true(ib.generation > ia.generation);
+    assert_true(ib.fence_found > time_of(&ia.layout, last_a));
+    assert_int_equal(idmint_next(b, &first_b), 0);
+    assert_true(first_b > last_a);
+    assert_true(time_of(&ib.layout, first_b) > ib.fence_found);
+    idmint_close(b);
+}
+
+static void test_handle__fifth_taker_of_two_worker_bits_gets_no_worker(void **state)
+{
+    struct fixture *f = *state;
+    idmint *m[5] = {0};
+    idmint_handle_info info;
+    unsigned seen = 0;
+
+    create_snowflake(f, "four", "41/0/2/12");
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(idmint_open(&m[i], f->url, "four", NULL), 0);
+        assert_int_equal(idmint_info(m[i], &info), 0);
+        seen |= 1u << info.worker_id;
+    }
+    assert_int_equal(seen, 0xf); /* four distinct worker ids */
+    assert_int_equal(idmint_open(&m[4], f->url, "four", NULL), IDMINT_ENOWORKER);
+    assert_null(m[4]); /* untouched on error */
+    idmint_close(m[0]);
+    assert_int_equal(idmint_open(&m[4], f->url, "four", NULL), 0); /* released: reusable */
+    for (int i = 1; i < 5; i++)
+        idmint_close(m[i]);
+}
+
+static void test_handle__refused_renewal_makes_the_next_mint_fail(void **state)
+{
+    struct fixture *f = *state;
+    idmint_options o;
+    idmint *m;
+    idmint_handle_info info;
+    uint64_t id = 0;
+    int rc = 0;
+
+    idmint_options_init(&o);
+    o.lease_ms = 2000;
+    o.renew_ms = 50;
+    assert_int_equal(idmint_open(&m, f->url, "default", &o), 0);
+    assert_int_equal(idmint_next(m, &id), 0);
+    assert_int_equal(idmint_info(m, &info), 0);
+    assert_int_equal(idmint_worker_force_release(f->admin, "default", 0, info.worker_id), 0);
+    /* The next renewal (within 50 ms) is refused; minting stops at once. */
+    for (int i = 0; i < 400 && rc == 0; i++) {
+        struct timespec ts = {0, 5000000};
+
+        rc = idmint_next(m, &id);
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(rc, IDMINT_ELEASELOST);
+    id = 0;
+    assert_int_equal(idmint_next(m, &id), IDMINT_ELEASELOST);
+    assert_int_equal(id, 0);
+    idmint_close(m);
+}
+
+static void test_handle__outage_mints_until_the_lease_end_then_fails(void **state)
+{
+    struct fixture *f = *state;
+    char url[4096];
+    idmint_options o;
+    idmint *m;
+    idmint_handle_info info;
+    uint64_t id, last_ok = 0, deadline;
+    int rc;
+
+    assert_int_equal(ts_fault_register(), 0);
+    ts_fault_reset();
+    snprintf(url, sizeof(url), "fault:%s", f->url);
+    idmint_options_init(&o);
+    o.lease_ms = 2000;
+    o.renew_ms = 100;
+    assert_int_equal(idmint_open(&m, url, "default", &o), 0);
+    assert_int_equal(idmint_info(m, &info), 0);
+    ts_fault_set_down(1);
+    deadline = (uint64_t)time(NULL) + 10;
+    while ((rc = idmint_next(m, &id)) == 0) {
+        last_ok = id;
+        assert_true((uint64_t)time(NULL) < deadline);
+    }
+    assert_int_equal(rc, IDMINT_ELEASELOST);
+    assert_int_not_equal(last_ok, 0);
+    assert_int_equal(idmint_info(m, &info), 0);
+    /* Minting went on during the outage, up to E and never at it. */
+    assert_true(time_of(&info.layout, last_ok) < info.lease_until);
+    assert_true(time_of(&info.layout, last_ok) + 50 >= info.lease_until);
+    ts_fault_set_down(0);
+    idmint_close(m);
+    ts_fault_reset();
+}
+
+static void test_handle__forked_child_cannot_mint_while_the_parent_goes_on(void **state)
+{
+    struct fixture *f = *state;
+    idmint *m;
+    uint64_t id;
+    pid_t pid;
+    int status;
+
+    assert_int_equal(idmint_open(&m, f->url, "default", NULL), 0);
+    assert_int_equal(idmint_next(m, &id), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        uint64_t child_id = 0;
+        int rc = idmint_next(m, &child_id);
+        int rc_n = idmint_next_n(m, &child_id, 1);
+
+        idmint_close(m); /* frees memory only; the parent's lease stays */
+        _exit(rc == IDMINT_EFORKED && rc_n == IDMINT_EFORKED && child_id == 0 ? 0 : 1);
+    }
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(idmint_next(m, &id), 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(idmint_next(m, &id), 0); /* the child left the lease alone */
+    idmint_close(m);
+}
+
+static void test_handle__range_reaches_its_maximum_with_exhausted_and_no_wrap(void **state)
+{
+    struct fixture *f = *state;
+    idmint_options o;
+    idmint *m;
+    uint64_t id, expect = 5;
+    int rc;
+
+    create_range(f, "small", 5, 104, 30);
+    idmint_options_init(&o);
+    o.deadline_ms = 500;
+    assert_int_equal(idmint_open(&m, f->url, "small", &o), 0);
+    while ((rc = idmint_next(m, &id)) == 0) {
+        assert_int_equal(id, expect); /* dense, in order, one thread */
+        expect++;
+    }
+    assert_int_equal(rc, IDMINT_EEXHAUSTED);
+    assert_int_equal(expect, 105); /* every value up to the maximum, none past it */
+    id = 0;
+    assert_int_equal(idmint_next(m, &id), IDMINT_EEXHAUSTED);
+    assert_int_equal(id, 0);
+    idmint_close(m);
+    assert_int_equal(idmint_open(&m, f->url, "small", &o), IDMINT_EEXHAUSTED);
+}
+
+static void test_handle__disabled_namespace_refuses_open_and_refill(void **state)
+{
+    struct fixture *f = *state;
+    idmint_options o;
+    idmint *m = NULL;
+    uint64_t id, last = 0;
+    int rc;
+
+    create_range(f, "orders", 1, 1000000, 100);
+    idmint_options_init(&o);
+    o.deadline_ms = 500;
+    assert_int_equal(idmint_open(&m, f->url, "orders", &o), 0);
+    assert_int_equal(idmint_ns_set_disabled(f->admin, "orders", 1), 0);
+    /* Values already reserved may still be used; the next reservation is refused. */
+    for (int i = 0; i < 1000 && (rc = idmint_next(m, &id)) == 0; i++) {
+        assert_true(id <= 200);
+        last = id;
+    }
+    assert_int_equal(rc, IDMINT_EDISABLED);
+    idmint_close(m);
+    m = NULL;
+    assert_int_equal(idmint_open(&m, f->url, "orders", &o), IDMINT_EDISABLED);
+    assert_null(m);
+    assert_int_equal(idmint_ns_set_disabled(f->admin, "orders", 0), 0);
+    assert_int_equal(idmint_open(&m, f->url, "orders", &o), 0);
+    assert_int_equal(idmint_next(m, &id), 0);
+    assert_true(id > last); /* a new incarnation never reuses an old range */
+    idmint_close(m);
+}
+
+static void test_handle__range_batch_and_threads_never_repeat(void **state)
+{
+    struct fixture *f = *state;
+    idmint *m;
+    enum { N = 50000 };
+    uint64_t *ids = malloc(sizeof(uint64_t) * N * 2);
+
+    assert_non_null(ids);
+    create_range(f, "batch", 1, UINT64_C(1) << 62, 1000);
+    assert_int_equal(idmint_open(&m, f->url, "batch", NULL), 0);
+    for (size_t i = 0; i < N; i += 500)
+        assert_int_equal(idmint_next_n(m, ids + i, 500), 0);
+    for (size_t i = N; i < 2 * N; i++)
+        assert_int_equal(idmint_next(m, ids + i), 0);
+    for (size_t i = 1; i < 2 * N; i++)
+        assert_true(ids[i] > ids[i - 1]); /* one thread: increasing */
+    assert_int_equal(ts_count_duplicates(ids, 2 * N), 0);
+    assert_int_equal(idmint_next_n(m, ids, 0), IDMINT_EINVAL);
+    idmint_close(m);
+    free(ids);
+}
+
+static void test_handle__bad_options_and_unknown_namespace_are_refused(void **state)
+{
+    struct fixture *f = *state;
+    idmint_options o;
+    idmint *m = NULL;
+
+    idmint_options_init(&o);
+    o.renew_ms = o.lease_ms;
+    assert_int_equal(idmint_open(&m, f->url, "default", &o), IDMINT_EINVAL);
+    assert_true(strlen(idmint_errmsg()) > 0);
+    assert_int_equal(idmint_open(&m, f->url, "nosuch", NULL), IDMINT_ENOTFOUND);
+    assert_int_equal(idmint_open(&m, f->url, "Bad/Name", NULL), IDMINT_EINVAL);
+    idmint_options_init(&o);
+    o.region = 1; /* the default layout has no region bits */
+    assert_int_equal(idmint_open(&m, f->url, "default", &o), IDMINT_EINVAL);
+    assert_null(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+        T(test_handle__default_namespace_mints_increasing_ids),
+        T(test_handle__release_on_close_lets_the_next_holder_mint_after_us),
+        T(test_handle__fifth_taker_of_two_worker_bits_gets_no_worker),
+        T(test_handle__refused_renewal_makes_the_next_mint_fail),
+        T(test_handle__outage_mints_until_the_lease_end_then_fails),
+        T(test_handle__forked_child_cannot_mint_while_the_parent_goes_on),
+        T(test_handle__range_reaches_its_maximum_with_exhausted_and_no_wrap),
+        T(test_handle__disabled_namespace_refuses_open_and_refill),
+        T(test_handle__range_batch_and_threads_never_repeat),
+        T(test_handle__bad_options_and_unknown_namespace_are_refused),
+#undef T
+    };
+    return cmocka_run_group_tests_name("handle", tests, NULL, NULL);
+}
