@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * idmint mint and idmint uuid7: bulk output, one value per line. Every flag
+ * is checked before the store is opened, so a typo never creates or leases
+ * anything.
+ */
+#include "cmd.h"
+#include "out.h"
+
+#include "idmint.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* IDs fetched per idmint_next_n call: large enough to amortise the call. */
+#define MINT_CHUNK 65536u
+
+/* Lease and renew are stored in uint32 milliseconds. */
+#define MAX_SECONDS (UINT32_MAX / 1000u)
+
+static const char mint_usage[] =
+    "usage: idmint mint [-n N] [--ns NS] [--authority URL] [--region N]\n"
+    "                   [--lease SECONDS] [--renew SECONDS] [--max-borrow-ms N]\n"
+    "\n"
+    "Mint N IDs (default 1, at most 100000000) from namespace NS (default\n"
+    "\"default\") and print them in decimal, one per line. --lease sets the\n"
+    "worker lease length (default 600 s), --renew the renewal interval (default\n"
+    "a tenth of the lease, and always shorter than it), --max-borrow-ms how far\n"
+    "ahead of the clock a full sequence may run (default 0).\n";
+
+static const char uuid7_usage[] = "usage: idmint uuid7 [-n N]\n"
+                                  "\n"
+                                  "Print N UUIDv7s (default 1, at most 100000000), one per line.\n";
+
+static int print_help(const char *text)
+{
+    fputs(text, stdout);
+    return cli_finish_stdout(CLI_EXIT_OK);
+}
+
+struct mint_args {
+    uint64_t count;
+    const char *ns;
+    idmint_options opts;
+};
+
+static int mint_parse(int argc, char **argv, struct args_common *common, struct mint_args *ma,
+                      char **pos)
+{
+    const char *count_text = NULL, *region_text = NULL, *lease_text = NULL, *renew_text = NULL;
+    const char *borrow_text = NULL;
+    struct args_opt opts[] = {
+        {"count", 'n', 1, &count_text}, {"ns", 0, 1, &ma->ns},
+        {"region", 0, 1, &region_text}, {"lease", 0, 1, &lease_text},
+        {"renew", 0, 1, &renew_text},   {"max-borrow-ms", 0, 1, &borrow_text},
+    };
+    size_t npos;
+    uint64_t v;
+    int rc;
+
+    rc = args_parse("mint", argc, argv, opts, sizeof(opts) / sizeof(opts[0]), common, pos, &npos);
+    if (rc != CLI_EXIT_OK || common->wants_help)
+        return rc;
+    if (npos > 0)
+        return cli_usage("mint: unexpected argument '%s'", pos[0]);
+    ma->count = 1;
+    if (count_text != NULL &&
+        (rc = args_u64("mint", "-n", count_text, 1, CLI_MAX_COUNT, &ma->count)) != CLI_EXIT_OK)
+        return rc;
+    if (ma->ns == NULL)
+        ma->ns = "default";
+    if ((rc = args_ns_name("mint", ma->ns)) != CLI_EXIT_OK)
+        return rc;
+    idmint_options_init(&ma->opts);
+    if (region_text != NULL) {
+        if ((rc = args_u64("mint", "--region", region_text, 0, 65535, &v)) != CLI_EXIT_OK)
+            return rc;
+        ma->opts.region = (uint32_t)v;
+    }
+    if (lease_text != NULL) {
+        if ((rc = args_u64("mint", "--lease", lease_text, 1, MAX_SECONDS, &v)) != CLI_EXIT_OK)
+            return rc;
+        ma->opts.lease_ms = (uint32_t)(v * 1000u);
+        ma->opts.renew_ms = ma->opts.lease_ms / 10u;
+    }
+    if (renew_text != NULL) {
+        if ((rc = args_u64("mint", "--renew", renew_text, 1, MAX_SECONDS, &v)) != CLI_EXIT_OK)
+            return rc;
+        ma->opts.renew_ms = (uint32_t)(v * 1000u);
+    }
+    if (ma->opts.renew_ms >= ma->opts.lease_ms)
+        return cli_usage("mint: --renew (%u s) must be shorter than the lease (%u s)",
+                         ma->opts.renew_ms / 1000u, ma->opts.lease_ms / 1000u);
+    if (borrow_text != NULL) {
+        if ((rc = args_u64("mint", "--max-borrow-ms", borrow_text, 0, UINT32_MAX, &v)) !=
+            CLI_EXIT_OK)
+            return rc;
+        ma->opts.max_borrow_ms = (uint32_t)v;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Mint and print; the handle is always closed so the lease is released. */
+static int mint_run(const char *authority, const struct mint_args *ma)
+{
+    size_t chunk = ma->count < MINT_CHUNK ? (size_t)ma->count : MINT_CHUNK;
+    uint64_t *ids = malloc(chunk * sizeof(*ids));
+    struct out_buf *out = malloc(sizeof(*out));
+    uint64_t left = ma->count;
+    idmint *m = NULL;
+    int status = CLI_EXIT_OK, rc;
+
+    if (ids == NULL || out == NULL) {
+        free(ids);
+        free(out);
+        return cli_error("mint: out of memory");
+    }
+    out_init(out);
+    rc = idmint_open(&m, authority, ma->ns, &ma->opts);
+    if (rc != 0) {
+        status = cli_fail(rc, "mint: cannot open namespace '%s' at %s", ma->ns, authority);
+        goto done;
+    }
+    while (left > 0) {
+        size_t n = left < chunk ? (size_t)left : chunk, i;
+
+        rc = idmint_next_n(m, ids, n);
+        if (rc != 0) {
+            status = cli_fail(rc, "mint: minting from '%s' failed after %llu IDs", ma->ns,
+                              (unsigned long long)(ma->count - left));
+            break;
+        }
+        for (i = 0; i < n; i++)
+            if (out_u64_line(out, ids[i]) != 0)
+                break;
+        if (out->write_err != 0)
+            break;
+        left -= n;
+    }
+    status = out_finish(out, status);
+done:
+    idmint_close(m);
+    free(ids);
+    free(out);
+    return status;
+}
+
+int cmd_mint_run(int argc, char **argv, struct args_common *common)
+{
+    char **pos = malloc(((size_t)argc + 1) * sizeof(*pos));
+    struct mint_args ma = {0, NULL, {0}};
+    int rc;
+
+    if (pos == NULL)
+        return cli_error("mint: out of memory");
+    rc = mint_parse(argc, argv, common, &ma, pos);
+    free(pos);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (common->wants_help)
+        return print_help(mint_usage);
+    return mint_run(args_authority(common), &ma);
+}
+
+int cmd_uuid7_run(int argc, char **argv, struct args_common *common)
+{
+    char **pos = malloc(((size_t)argc + 1) * sizeof(*pos));
+    const char *count_text = NULL;
+    struct args_opt opts[] = {{"count", 'n', 1, &count_text}};
+    struct out_buf *out;
+    uint64_t count = 1, i;
+    size_t npos;
+    int rc, status = CLI_EXIT_OK;
+
+    if (pos == NULL)
+        return cli_error("uuid7: out of memory");
+    rc = args_parse("uuid7", argc, argv, opts, 1, common, pos, &npos);
+    if (rc == CLI_EXIT_OK && !common->wants_help && npos > 0)
+        rc = cli_usage("uuid7: unexpected argument '%s'", pos[0]);
+    free(pos);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (common->wants_help)
+        return print_help(uuid7_usage);
+    if (count_text != NULL &&
+        (rc = args_u64("uuid7", "-n", count_text, 1, CLI_MAX_COUNT, &count)) != CLI_EXIT_OK)
+        return rc;
+    out = malloc(sizeof(*out));
+    if (out == NULL)
+        return cli_error("uuid7: out of memory");
+    out_init(out);
+    for (i = 0; i < count; i++) {
+        uint8_t u[16];
+        char text[37];
+
+        rc = idmint_uuid7(u);
+        if (rc != 0) {
+            status = cli_fail(rc, "uuid7: generating UUIDv7 failed");
+            break;
+        }
+        idmint_uuid_format(u, text);
+        text[36] = '\n';
+        if (out_bytes(out, text, sizeof(text)) != 0)
+            break;
+    }
+    status = out_finish(out, status);
+    free(out);
+    return status;
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * idmint verify: count, duplicates and decreases of decimal IDs on stdin.
+ * It is the independent check on the minting path, so it shares none of
+ * its code: its own parser, its own in-place radix sort, its own scan.
+ */
+#include "cmd.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define READ_BYTES     (1u << 20)
+#define FIRST_CAPACITY (1u << 20)
+#define SMALL_SORT     48 /* below this many keys insertion sort beats a radix pass */
+
+static const char verify_usage[] =
+    "usage: idmint verify < FILE\n"
+    "\n"
+    "Read decimal IDs from stdin, one per line (empty lines are ignored), and\n"
+    "print count=N duplicates=D decreases=K, where K counts lines whose value is\n"
+    "smaller than the line before. Exit status 1 when D > 0.\n";
+
+struct id_list {
+    uint64_t *v;
+    size_t n, cap;
+};
+
+static int list_push(struct id_list *l, uint64_t x)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap == 0 ? FIRST_CAPACITY : l->cap * 2;
+        uint64_t *v = realloc(l->v, cap * sizeof(*v));
+
+        if (v == NULL)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = x;
+    return 0;
+}
+
+static void insertion_sort(uint64_t *a, size_t n)
+{
+    size_t i, j;
+
+    for (i = 1; i < n; i++) {
+        uint64_t x = a[i];
+
+        for (j = i; j > 0 && a[j - 1] > x; j--)
+            a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+/* In-place MSD radix sort by the byte at @p shift, then the bytes below it. */
+static void radix_sort(uint64_t *a, size_t n, unsigned shift)
+{
+    size_t count[256], start[256], next[256], i, sum = 0;
+    unsigned b;
+
+    if (n < SMALL_SORT) {
+        insertion_sort(a, n);
+        return;
+    }
+    memset(count, 0, sizeof(count));
+    for (i = 0; i < n; i++)
+        count[(a[i] >> shift) & 0xffu]++;
+    for (b = 0; b < 256; b++) {
+        start[b] = sum;
+        next[b] = sum;
+        sum += count[b];
+    }
+    for (b = 0; b < 256; b++) {
+        size_t end = start[b] + count[b];
+
+        /* Buckets below b are full, so every key met here belongs to b or above. */
+        while (next[b] < end) {
+            uint64_t x = a[next[b]];
+            unsigned d = (unsigned)((x >> shift) & 0xffu);
+
+            if (d == b) {
+                next[b]++;
+                continue;
+            }
+            a[next[b]] = a[next[d]];
+            a[next[d]++] = x;
+        }
+    }
+    if (shift == 0)
+        return;
+    for (b = 0; b < 256; b++)
+        if (count[b] > 1)
+            radix_sort(a + start[b], count[b], shift - 8);
+}
+
+struct verify_state {
+    struct id_list ids;
+    uint64_t line;      /* 1-based number of the line being read */
+    uint64_t value;     /* digits of the current line so far */
+    int has_digits;     /* the current line has at least one digit */
+    int has_cr;         /* a '\r' ended the digits; only '\n' may follow */
+    uint64_t decreases; /* lines smaller than the line before */
+    int has_prev;
+    uint64_t prev;
+};
+
+static int end_line(struct verify_state *s)
+{
+    if (s->has_digits) {
+        if (s->has_prev && s->value < s->prev)
+            s->decreases++;
+        s->prev = s->value;
+        s->has_prev = 1;
+        if (list_push(&s->ids, s->value) != 0)
+            return cli_error("verify: out of memory after %zu IDs", s->ids.n);
+    }
+    s->line++;
+    s->value = 0;
+    s->has_digits = 0;
+    s->has_cr = 0;
+    return CLI_EXIT_OK;
+}
+
+static int feed(struct verify_state *s, const char *buf, size_t n)
+{
+    size_t i;
+    int rc;
+
+    for (i = 0; i < n; i++) {
+        char c = buf[i];
+
+        if (c == '\n') {
+            if ((rc = end_line(s)) != CLI_EXIT_OK)
+                return rc;
+        } else if (c >= '0' && c <= '9' && !s->has_cr) {
+            unsigned d = (unsigned)(c - '0');
+
+            if (s->value > (UINT64_MAX - d) / 10)
+                return cli_usage("verify: line %" PRIu64 ": number does not fit in 64 bits",
+                                 s->line);
+            s->value = s->value * 10 + d;
+            s->has_digits = 1;
+        } else if (c == '\r' && !s->has_cr) {
+            s->has_cr = 1;
+        } else {
+            return cli_usage("verify: line %" PRIu64 ": malformed ID (unexpected byte 0x%02x)",
+                             s->line, (unsigned)(unsigned char)c);
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+static uint64_t count_duplicates(const uint64_t *a, size_t n)
+{
+    uint64_t dups = 0;
+    size_t i;
+
+    for (i = 1; i < n; i++)
+        if (a[i] == a[i - 1])
+            dups++;
+    return dups;
+}
+
+static int verify_stdin(void)
+{
+    struct verify_state s;
+    char *buf = malloc(READ_BYTES);
+    uint64_t dups;
+    int rc = CLI_EXIT_OK;
+
+    memset(&s, 0, sizeof(s));
+    s.line = 1;
+    if (buf == NULL)
+        return cli_error("verify: out of memory");
+    for (;;) {
+        ssize_t r = read(STDIN_FILENO, buf, READ_BYTES);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = cli_error("verify: reading stdin: %s", strerror(errno));
+            goto out;
+        }
+        if (r == 0)
+            break;
+        if ((rc = feed(&s, buf, (size_t)r)) != CLI_EXIT_OK)
+            goto out;
+    }
+    if (s.has_digits && (rc = end_line(&s)) != CLI_EXIT_OK)
+        goto out;
+    /* No decreases means the input is already sorted: equal values are adjacent. */
+    if (s.decreases > 0)
+        radix_sort(s.ids.v, s.ids.n, 56);
+    dups = count_duplicates(s.ids.v, s.ids.n);
+    printf("count=%zu duplicates=%" PRIu64 " decreases=%" PRIu64 "\n", s.ids.n, dups, s.decreases);
+    rc = cli_finish_stdout(dups > 0 ? CLI_EXIT_FAILED : CLI_EXIT_OK);
+out:
+    free(s.ids.v);
+    free(buf);
+    return rc;
+}
+
+int cmd_verify_run(int argc, char **argv, struct args_common *common)
+{
+    char **pos = malloc(((size_t)argc + 1) * sizeof(*pos));
+    size_t npos;
+    int rc;
+
+    if (pos == NULL)
+        return cli_error("verify: out of memory");
+    rc = args_parse("verify", argc, argv, NULL, 0, common, pos, &npos);
+    if (rc == CLI_EXIT_OK && !common->wants_help && npos > 0)
+        rc = cli_usage("verify: unexpected argument '%s' (IDs are read from stdin)", pos[0]);
+    free(pos);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (common->wants_help) {
+        fputs(verify_usage, stdout);
+        return cli_finish_stdout(CLI_EXIT_OK);
+    }
+    return verify_stdin();
+}
