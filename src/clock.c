@@ -140,14 +140,17 @@ int64_t idmint__clock_read_ms(struct clock *c)
     uint64_t tsc = c->use_tsc ? read_tsc() : 0;
     int64_t mono_ns, wall_ns, now_ns, now_ms, offset;
 
-    if (c->mono_ns != NULL)
-        mono_ns = (int64_t)c->mono_ns(c->ctx);
-    else
-        mono_ns = sys_mono_ns();
+    /* Wall first, monotonic second: a preemption between the two reads then
+     * makes the offset too small (corrected by the next reading), never too
+     * large, which would run this clock ahead for the life of the process. */
     if (c->wall_ms != NULL)
         wall_ns = c->wall_ms(c->ctx) * NS_PER_MS;
     else
         wall_ns = sys_wall_ns();
+    if (c->mono_ns != NULL)
+        mono_ns = (int64_t)c->mono_ns(c->ctx);
+    else
+        mono_ns = sys_mono_ns();
 
     /* Re-anchor only forward: a wall clock stepped back is ignored, one
      * stepped forward is followed, so readings never decrease. */
