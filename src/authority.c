@@ -1,3 +1,309 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Placeholder until the module lands. */
+/*
+ * The authority's rules over a store: namespace names, layouts and range
+ * bounds, "default" created on first use, and the actor the audit log names.
+ * Used in-process by handles and tools, and by idmintd. How rows are stored
+ * and updated atomically is each backend's job (src/store/).
+ */
 #include "internal.h"
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NS_NAME_MAX 63      /* characters, as in [a-z0-9][a-z0-9_.-]{0,62} */
+#define REGION_MAX  0xffffu /* a layout has at most 16 region bits */
+
+/* ==== helpers ==== */
+
+int idmint__ns_name_check(const char *name)
+{
+    size_t i;
+
+    if (name == NULL)
+        return idmint__fail(IDMINT_EINVAL, "namespace name is missing");
+    if (name[0] == '\0')
+        return idmint__fail(IDMINT_EINVAL, "namespace name is empty");
+    for (i = 0; name[i] != '\0'; i++) {
+        unsigned char c = (unsigned char)name[i];
+        int is_ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    (i > 0 && (c == '_' || c == '.' || c == '-'));
+
+        if (i >= NS_NAME_MAX)
+            return idmint__fail(IDMINT_EINVAL,
+                                "namespace name '%.63s...' is longer than %d characters", name,
+                                NS_NAME_MAX);
+        if (!is_ok)
+            return idmint__fail(IDMINT_EINVAL,
+                                "namespace name '%.63s': character %zu (0x%02x) is not allowed; "
+                                "names match [a-z0-9][a-z0-9_.-]{0,62}",
+                                name, i + 1, (unsigned)c);
+    }
+    return 0;
+}
+
+int64_t idmint__authority_now_ms(const struct idmint_authority *a)
+{
+    struct clock c;
+
+    if (a != NULL && a->wall_ms != NULL)
+        return a->wall_ms(a->clock_ctx);
+    idmint__clock_init(&c, NULL, NULL, NULL);
+    return idmint__clock_read_ms(&c);
+}
+
+/* Who the audit log names: $IDMINT_ACTOR, else the Unix user id. */
+static void authority_actor(char *buf, size_t size)
+{
+    const char *env = getenv("IDMINT_ACTOR");
+
+    if (env != NULL && env[0] != '\0')
+        snprintf(buf, size, "%s", env);
+    else
+        snprintf(buf, size, "uid:%lu", (unsigned long)getuid());
+}
+
+static int authority_check(const struct idmint_authority *a)
+{
+    if (a == NULL || a->st == NULL)
+        return idmint__fail(IDMINT_EINVAL, "authority is NULL");
+    return 0;
+}
+
+/* ==== open / close ==== */
+
+int idmint__authority_open_clock(struct idmint_authority **out, const char *url, uint32_t region,
+                                 int64_t (*wall_ms)(void *), void *ctx)
+{
+    struct idmint_authority *a;
+    int rc;
+
+    if (out == NULL)
+        return idmint__fail(IDMINT_EINVAL, "authority output is NULL");
+    if (url == NULL) {
+        url = getenv("IDMINT_AUTHORITY");
+        if (url == NULL || url[0] == '\0')
+            url = IDMINT_DEFAULT_AUTHORITY;
+    }
+    if (region > REGION_MAX)
+        return idmint__fail(IDMINT_EINVAL, "region %u is above %u", (unsigned)region,
+                            (unsigned)REGION_MAX);
+    a = calloc(1, sizeof(*a));
+    if (a == NULL)
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening the authority");
+    rc = idmint__store_open(url, &a->st);
+    if (rc != 0) {
+        free(a);
+        return rc;
+    }
+    a->region = region;
+    a->wall_ms = wall_ms;
+    a->clock_ctx = ctx;
+    *out = a;
+    return 0;
+}
+
+int idmint_authority_open(idmint_authority **out, const char *url, uint32_t region)
+{
+    return idmint__authority_open_clock(out, url, region, NULL, NULL);
+}
+
+void idmint_authority_close(idmint_authority *a)
+{
+    if (a == NULL)
+        return;
+    idmint__store_close(a->st);
+    free(a);
+}
+
+/* ==== namespaces ==== */
+
+void idmint_ns_info_init(idmint_ns_info *info, idmint_kind kind)
+{
+    if (info == NULL)
+        return;
+    memset(info, 0, sizeof(*info));
+    info->kind = kind;
+    if (kind == IDMINT_KIND_SNOWFLAKE) {
+        idmint_layout_default(&info->layout);
+    } else if (kind == IDMINT_KIND_RANGE) {
+        info->next_value = 1;
+        info->max_value = IDMINT_MAX_VALUE;
+        info->block = IDMINT_DEFAULT_BLOCK;
+        info->max_block = IDMINT_DEFAULT_MAX_BLOCK;
+    }
+}
+
+static int check_snowflake(const idmint_ns_info *info, int64_t now_ms)
+{
+    char when[32];
+    int64_t end_ms;
+    int rc = idmint_layout_validate(&info->layout);
+
+    if (rc != 0)
+        return rc;
+    if ((rc = idmint_layout_end_ms(&info->layout, &end_ms)) != 0)
+        return rc;
+    if (end_ms <= now_ms) {
+        /* IDs from such a layout could only wrap or repeat: refuse it up front. */
+        if (idmint_format_iso8601(end_ms, when, sizeof(when)) != 0)
+            snprintf(when, sizeof(when), "unix ms %lld", (long long)end_ms);
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': the layout's time bits ran out on %s",
+                            info->name, when);
+    }
+    return 0;
+}
+
+static int check_range(const idmint_ns_info *info)
+{
+    if (info->next_value < 1)
+        return idmint__fail(IDMINT_EINVAL,
+                            "namespace '%s': start 0 is not allowed (values are "
+                            "positive)",
+                            info->name);
+    if (info->max_value > IDMINT_MAX_VALUE)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': max %llu is above 2^63-1", info->name,
+                            (unsigned long long)info->max_value);
+    if (info->next_value > info->max_value)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': start %llu is above max %llu",
+                            info->name, (unsigned long long)info->next_value,
+                            (unsigned long long)info->max_value);
+    if (info->block < 1)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': block 0 is not allowed", info->name);
+    if (info->block > info->max_block)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': block %u is above max block %u",
+                            info->name, (unsigned)info->block, (unsigned)info->max_block);
+    if (info->max_block > IDMINT_DEFAULT_MAX_BLOCK)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': max block %u is above %u", info->name,
+                            (unsigned)info->max_block, (unsigned)IDMINT_DEFAULT_MAX_BLOCK);
+    return 0;
+}
+
+int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
+{
+    idmint_ns_info ns;
+    char actor[64];
+    int64_t now_ms;
+    int rc = authority_check(a);
+
+    if (rc != 0)
+        return rc;
+    if (info == NULL)
+        return idmint__fail(IDMINT_EINVAL, "namespace info is NULL");
+    if (memchr(info->name, '\0', sizeof(info->name)) == NULL)
+        return idmint__fail(IDMINT_EINVAL, "namespace name is not terminated");
+    if ((rc = idmint__ns_name_check(info->name)) != 0)
+        return rc;
+    now_ms = idmint__authority_now_ms(a);
+
+    /* Store only the fields of the namespace's kind. */
+    memset(&ns, 0, sizeof(ns));
+    memcpy(ns.name, info->name, sizeof(ns.name));
+    ns.kind = info->kind;
+    ns.is_disabled = info->is_disabled != 0;
+    switch (info->kind) {
+    case IDMINT_KIND_SNOWFLAKE:
+        if ((rc = check_snowflake(info, now_ms)) != 0)
+            return rc;
+        ns.layout = info->layout;
+        break;
+    case IDMINT_KIND_RANGE:
+        if ((rc = check_range(info)) != 0)
+            return rc;
+        ns.next_value = info->next_value;
+        ns.max_value = info->max_value;
+        ns.block = info->block;
+        ns.max_block = info->max_block;
+        break;
+    default:
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': kind %d is neither snowflake nor range",
+                            info->name, (int)info->kind);
+    }
+    authority_actor(actor, sizeof(actor));
+    return idmint__store_ns_create(a->st, &ns, actor, now_ms);
+}
+
+int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *out)
+{
+    idmint_ns_info info, def;
+    int rc = authority_check(a);
+
+    if (rc != 0)
+        return rc;
+    if (out == NULL)
+        return idmint__fail(IDMINT_EINVAL, "namespace output is NULL");
+    rc = idmint__store_ns_get(a->st, name, &info);
+    if (rc == IDMINT_ENOTFOUND && strcmp(name, IDMINT_DEFAULT_NS) == 0) {
+        idmint_ns_info_init(&def, IDMINT_KIND_SNOWFLAKE);
+        snprintf(def.name, sizeof(def.name), "%s", IDMINT_DEFAULT_NS);
+        rc = idmint_ns_create(a, &def);
+        /* Another process may have created it first: that one is as good. */
+        if (rc != 0 && rc != IDMINT_ECONFLICT)
+            return rc;
+        rc = idmint__store_ns_get(a->st, name, &info);
+    }
+    if (rc == 0)
+        *out = info;
+    return rc;
+}
+
+int idmint_ns_get(idmint_authority *a, const char *name, idmint_ns_info *out)
+{
+    return idmint__authority_ns_resolve(a, name, out);
+}
+
+int idmint_ns_list(idmint_authority *a, idmint_ns_info **out, size_t *n)
+{
+    int rc = authority_check(a);
+
+    return rc != 0 ? rc : idmint__store_ns_list(a->st, out, n);
+}
+
+int idmint_ns_set_disabled(idmint_authority *a, const char *name, int disabled)
+{
+    char actor[64];
+    int rc = authority_check(a);
+
+    if (rc != 0)
+        return rc;
+    authority_actor(actor, sizeof(actor));
+    return idmint__store_ns_set_disabled(a->st, name, disabled, actor, idmint__authority_now_ms(a));
+}
+
+/* ==== workers and audit ==== */
+
+int idmint_workers_list(idmint_authority *a, const char *ns, idmint_worker_info **out, size_t *n)
+{
+    idmint_ns_info info;
+    int rc = authority_check(a);
+
+    if (rc != 0)
+        return rc;
+    /* An unknown namespace is an error, not an empty list. */
+    if ((rc = idmint__store_ns_get(a->st, ns, &info)) != 0)
+        return rc;
+    return idmint__store_lease_list(a->st, ns, out, n);
+}
+
+int idmint_worker_force_release(idmint_authority *a, const char *ns, uint32_t region,
+                                uint32_t worker_id)
+{
+    char actor[64];
+    int rc = authority_check(a);
+
+    if (rc != 0)
+        return rc;
+    authority_actor(actor, sizeof(actor));
+    return idmint__store_lease_force_release(a->st, ns, region, worker_id, actor,
+                                             idmint__authority_now_ms(a));
+}
+
+int idmint_audit_list(idmint_authority *a, int64_t after_seq, size_t limit,
+                      idmint_audit_entry **out, size_t *n)
+{
+    int rc = authority_check(a);
+
+    return rc != 0 ? rc : idmint__store_audit_list(a->st, after_seq, limit, out, n);
+}

@@ -1,3 +1,267 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Placeholder until the module lands. */
+/*
+ * The store registry (backends found by URL scheme) and the wrappers every
+ * caller goes through. The wrappers check arguments once here so that each
+ * backend may assume valid names, non-NULL pointers and int64-sized values;
+ * they never apply namespace rules (authority.c does).
+ */
+#include "store.h"
 #include "internal.h"
+
+#include <string.h>
+
+#define STORE_MAX_BACKENDS 8
+#define STORE_MAX_ID_LEN   128 /* incarnation and request id, bytes */
+
+static const struct store_ops *registry[STORE_MAX_BACKENDS] = {&idmint__store_sqlite};
+static size_t registry_len = 1;
+
+int idmint__store_register(const struct store_ops *ops)
+{
+    size_t i;
+
+    if (ops == NULL || ops->scheme == NULL || ops->open == NULL || ops->version < STORE_OPS_V1)
+        return idmint__fail(IDMINT_EINVAL, "store backend without scheme, open or version");
+    for (i = 0; i < registry_len; i++) {
+        if (registry[i] == ops)
+            return 0;
+        if (strcmp(registry[i]->scheme, ops->scheme) == 0)
+            return idmint__fail(IDMINT_EINVAL, "store scheme '%s' is already registered",
+                                ops->scheme);
+    }
+    if (registry_len == STORE_MAX_BACKENDS)
+        return idmint__fail(IDMINT_ENOMEM, "store registry is full (%d backends)",
+                            STORE_MAX_BACKENDS);
+    registry[registry_len++] = ops;
+    return 0;
+}
+
+int idmint__store_open(const char *url, struct store **out)
+{
+    const char *colon;
+    size_t scheme_len, i;
+    struct store *st = NULL;
+    int rc;
+
+    if (url == NULL || out == NULL)
+        return idmint__fail(IDMINT_EINVAL, "store URL is missing");
+    colon = strchr(url, ':');
+    if (colon == NULL || colon == url)
+        return idmint__fail(IDMINT_EINVAL, "store URL '%s' has no scheme (e.g. sqlite:PATH)", url);
+    if (colon[1] == '\0')
+        return idmint__fail(IDMINT_EINVAL, "store URL '%s' has an empty location", url);
+    scheme_len = (size_t)(colon - url);
+    for (i = 0; i < registry_len; i++) {
+        const char *scheme = registry[i]->scheme;
+
+        if (strlen(scheme) == scheme_len && memcmp(scheme, url, scheme_len) == 0)
+            break;
+    }
+    if (i == registry_len)
+        return idmint__fail(IDMINT_EINVAL, "store URL '%s': unknown scheme '%.*s'", url,
+                            (int)scheme_len, url);
+    rc = registry[i]->open(colon + 1, &st);
+    if (rc != 0)
+        return rc;
+    *out = st;
+    return 0;
+}
+
+void idmint__store_close(struct store *st)
+{
+    if (st != NULL)
+        st->ops->close(st);
+}
+
+/* ==== argument checks ==== */
+
+static int check_store(const struct store *st)
+{
+    if (st == NULL || st->ops == NULL)
+        return idmint__fail(IDMINT_EINVAL, "store is NULL");
+    return 0;
+}
+
+static int check_u63(uint64_t v, const char *what)
+{
+    /* Backends keep every number in a signed 64-bit column. */
+    if (v > IDMINT_MAX_VALUE)
+        return idmint__fail(IDMINT_EINVAL, "%s %llu is above 2^63-1", what, (unsigned long long)v);
+    return 0;
+}
+
+static int check_id(const char *s, const char *what)
+{
+    size_t len;
+
+    if (s == NULL || s[0] == '\0')
+        return idmint__fail(IDMINT_EINVAL, "%s is empty", what);
+    len = strlen(s);
+    if (len > STORE_MAX_ID_LEN)
+        return idmint__fail(IDMINT_EINVAL, "%s is longer than %d bytes", what, STORE_MAX_ID_LEN);
+    return 0;
+}
+
+static int check_holder(const struct store_lease *lease)
+{
+    if (lease == NULL)
+        return idmint__fail(IDMINT_EINVAL, "lease is NULL");
+    /* An empty holder means "released": a taker must name itself. */
+    if (lease->holder[0] == '\0' || memchr(lease->holder, '\0', sizeof(lease->holder)) == NULL)
+        return idmint__fail(IDMINT_EINVAL, "lease holder is empty or not terminated");
+    return 0;
+}
+
+static int check_ns(const struct store *st, const char *ns)
+{
+    int rc = check_store(st);
+
+    return rc != 0 ? rc : idmint__ns_name_check(ns);
+}
+
+/* ==== wrappers ==== */
+
+int idmint__store_ns_create(struct store *st, const idmint_ns_info *ns, const char *actor,
+                            int64_t now_ms)
+{
+    int rc = check_store(st);
+
+    if (rc != 0)
+        return rc;
+    if (ns == NULL || actor == NULL)
+        return idmint__fail(IDMINT_EINVAL, "namespace or actor is NULL");
+    if (memchr(ns->name, '\0', sizeof(ns->name)) == NULL)
+        return idmint__fail(IDMINT_EINVAL, "namespace name is not terminated");
+    if ((rc = idmint__ns_name_check(ns->name)) != 0)
+        return rc;
+    if (ns->kind != IDMINT_KIND_SNOWFLAKE && ns->kind != IDMINT_KIND_RANGE)
+        return idmint__fail(IDMINT_EINVAL, "namespace kind %d is unknown", (int)ns->kind);
+    if ((rc = check_u63(ns->next_value, "next_value")) != 0 ||
+        (rc = check_u63(ns->max_value, "max_value")) != 0)
+        return rc;
+    return st->ops->ns_create(st, ns, actor, now_ms);
+}
+
+int idmint__store_ns_get(struct store *st, const char *name, idmint_ns_info *out)
+{
+    int rc = check_ns(st, name);
+
+    if (rc != 0)
+        return rc;
+    if (out == NULL)
+        return idmint__fail(IDMINT_EINVAL, "output is NULL");
+    return st->ops->ns_get(st, name, out);
+}
+
+int idmint__store_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
+{
+    int rc = check_store(st);
+
+    if (rc != 0)
+        return rc;
+    if (out == NULL || n == NULL)
+        return idmint__fail(IDMINT_EINVAL, "output is NULL");
+    return st->ops->ns_list(st, out, n);
+}
+
+int idmint__store_ns_set_disabled(struct store *st, const char *name, int disabled,
+                                  const char *actor, int64_t now_ms)
+{
+    int rc = check_ns(st, name);
+
+    if (rc != 0)
+        return rc;
+    if (actor == NULL)
+        return idmint__fail(IDMINT_EINVAL, "actor is NULL");
+    return st->ops->ns_set_disabled(st, name, disabled != 0, actor, now_ms);
+}
+
+int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_count,
+                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease)
+{
+    int rc = check_ns(st, ns);
+
+    if (rc != 0 || (rc = check_holder(lease)) != 0)
+        return rc;
+    if (worker_count < 1 || worker_count > (UINT64_C(1) << 32))
+        return idmint__fail(IDMINT_EINVAL, "worker count %llu is outside 1..2^32",
+                            (unsigned long long)worker_count);
+    if ((rc = check_u63(now_unit, "now")) != 0 || (rc = check_u63(until_unit, "lease end")) != 0)
+        return rc;
+    return st->ops->lease_take(st, ns, worker_count, now_unit, until_unit, lease);
+}
+
+int idmint__store_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
+                              uint64_t until_unit)
+{
+    int rc = check_ns(st, ns);
+
+    if (rc != 0 || (rc = check_holder(lease)) != 0 ||
+        (rc = check_u63(until_unit, "lease end")) != 0)
+        return rc;
+    return st->ops->lease_renew(st, ns, lease, until_unit);
+}
+
+int idmint__store_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
+                                uint64_t final_unit)
+{
+    int rc = check_ns(st, ns);
+
+    if (rc != 0 || (rc = check_holder(lease)) != 0 ||
+        (rc = check_u63(final_unit, "final time")) != 0)
+        return rc;
+    return st->ops->lease_release(st, ns, lease, final_unit);
+}
+
+int idmint__store_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n)
+{
+    int rc = check_ns(st, ns);
+
+    if (rc != 0)
+        return rc;
+    if (out == NULL || n == NULL)
+        return idmint__fail(IDMINT_EINVAL, "output is NULL");
+    return st->ops->lease_list(st, ns, out, n);
+}
+
+int idmint__store_lease_force_release(struct store *st, const char *ns, uint32_t region,
+                                      uint32_t worker_id, const char *actor, int64_t now_ms)
+{
+    int rc = check_ns(st, ns);
+
+    if (rc != 0)
+        return rc;
+    if (actor == NULL)
+        return idmint__fail(IDMINT_EINVAL, "actor is NULL");
+    return st->ops->lease_force_release(st, ns, region, worker_id, actor, now_ms);
+}
+
+int idmint__store_range_reserve(struct store *st, const char *ns, const char *incarnation,
+                                const char *request_id, uint64_t count, int64_t now_ms,
+                                struct store_range *out)
+{
+    int rc = check_ns(st, ns);
+
+    if (rc != 0 || (rc = check_id(incarnation, "incarnation")) != 0 ||
+        (rc = check_id(request_id, "request id")) != 0)
+        return rc;
+    if (count < 1)
+        return idmint__fail(IDMINT_EINVAL, "range count must be at least 1");
+    if ((rc = check_u63(count, "range count")) != 0)
+        return rc;
+    if (out == NULL)
+        return idmint__fail(IDMINT_EINVAL, "output is NULL");
+    return st->ops->range_reserve(st, ns, incarnation, request_id, count, now_ms, out);
+}
+
+int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
+                             idmint_audit_entry **out, size_t *n)
+{
+    int rc = check_store(st);
+
+    if (rc != 0)
+        return rc;
+    if (out == NULL || n == NULL)
+        return idmint__fail(IDMINT_EINVAL, "output is NULL");
+    return st->ops->audit_list(st, after_seq, limit, out, n);
+}

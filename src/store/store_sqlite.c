@@ -1,3 +1,1000 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Placeholder until the module lands. */
+/*
+ * SQLite backend ("sqlite:PATH", or a "file:" URI). One database file shared
+ * by every process on the machine: WAL with synchronous=FULL so that a
+ * committed reservation survives power loss, and every write in BEGIN
+ * IMMEDIATE so processes queue on the write lock instead of failing on a
+ * lock upgrade. The only file that includes sqlite3.h. No namespace rules.
+ */
+#include "store.h"
 #include "internal.h"
+
+#include <sqlite3.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SQ_BUSY_TIMEOUT_MS 5000  /* sqlite's own wait for a lock, per statement */
+#define SQ_RETRY_MS        10000 /* our extra bound on retrying BEGIN on SQLITE_BUSY */
+#define SQ_SCHEMA_VERSION  1
+
+/* ==== statements ==== */
+
+enum sq_stmt_id {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_VERSION,
+    ST_NS_INSERT,
+    ST_NS_GET,
+    ST_NS_LIST,
+    ST_NS_DISABLE,
+    ST_NS_ADVANCE,
+    ST_AUDIT_INSERT,
+    ST_AUDIT_LIST,
+    ST_LEASE_FREE,
+    ST_LEASE_COUNT,
+    ST_LEASE_TAKE,
+    ST_LEASE_INSERT,
+    ST_LEASE_RENEW,
+    ST_LEASE_RELEASE,
+    ST_LEASE_GET,
+    ST_LEASE_FORCE,
+    ST_LEASE_LIST,
+    ST_RANGE_FIND,
+    ST_RANGE_INSERT,
+    ST__COUNT
+};
+
+#define NS_COLUMNS                                                                                 \
+    "name, kind, time_bits, region_bits, worker_bits, sequence_bits, unit_ms, epoch_ms, "          \
+    "next_value, max_value, block, max_block, disabled, created_ms"
+
+static const char *const sq_sql[ST__COUNT] = {
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    [ST_VERSION] = "SELECT version FROM schema_version",
+    [ST_NS_INSERT] = "INSERT INTO namespaces (" NS_COLUMNS ") "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    [ST_NS_GET] = "SELECT " NS_COLUMNS " FROM namespaces WHERE name = ?1",
+    [ST_NS_LIST] = "SELECT " NS_COLUMNS " FROM namespaces ORDER BY name",
+    [ST_NS_DISABLE] = "UPDATE namespaces SET disabled = ?2 WHERE name = ?1",
+    [ST_NS_ADVANCE] = "UPDATE namespaces SET next_value = ?2 WHERE name = ?1",
+    [ST_AUDIT_INSERT] = "INSERT INTO audit (at_ms, actor, action, namespace, detail) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5)",
+    [ST_AUDIT_LIST] = "SELECT seq, at_ms, actor, action, namespace, detail FROM audit "
+                      "WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+    [ST_LEASE_FREE] = "SELECT worker_id, generation, lease_until FROM worker_leases "
+                      "WHERE namespace = ?1 AND region = ?2 AND worker_id < ?3 "
+                      "AND (holder = '' OR lease_until < ?4) ORDER BY worker_id LIMIT 1",
+    [ST_LEASE_COUNT] = "SELECT count(*) FROM worker_leases WHERE namespace = ?1 AND region = ?2",
+    [ST_LEASE_TAKE] = "UPDATE worker_leases SET holder = ?4, generation = ?5, lease_until = ?6 "
+                      "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3",
+    [ST_LEASE_INSERT] = "INSERT INTO worker_leases "
+                        "(namespace, region, worker_id, holder, generation, lease_until) "
+                        "VALUES (?1, ?2, ?3, ?4, 1, ?5)",
+    [ST_LEASE_RENEW] = "UPDATE worker_leases SET lease_until = max(lease_until, ?6) "
+                       "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3 "
+                       "AND holder = ?4 AND generation = ?5 RETURNING lease_until",
+    [ST_LEASE_RELEASE] = "UPDATE worker_leases SET lease_until = ?6, "
+                         "holder = '' WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3 "
+                         "AND holder = ?4 AND generation = ?5",
+    [ST_LEASE_GET] = "SELECT holder, generation, lease_until FROM worker_leases "
+                     "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3",
+    [ST_LEASE_FORCE] = "UPDATE worker_leases SET holder = '', generation = generation + 1 "
+                       "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3",
+    [ST_LEASE_LIST] = "SELECT region, worker_id, holder, generation, lease_until "
+                      "FROM worker_leases WHERE namespace = ?1 ORDER BY region, worker_id",
+    [ST_RANGE_FIND] = "SELECT count, start, \"end\" FROM range_leases "
+                      "WHERE namespace = ?1 AND incarnation = ?2 AND request_id = ?3",
+    [ST_RANGE_INSERT] = "INSERT INTO range_leases "
+                        "(namespace, incarnation, request_id, count, start, \"end\", created_ms) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+};
+
+/*
+ * Created in one BEGIN IMMEDIATE transaction, so that many processes opening
+ * one new file at once create it exactly once. Rows are never deleted:
+ * worker ids are handed out in order and a new id is the row count.
+ */
+static const char sq_schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS namespaces ("
+    " name TEXT PRIMARY KEY, kind TEXT NOT NULL,"
+    " time_bits INTEGER NOT NULL, region_bits INTEGER NOT NULL,"
+    " worker_bits INTEGER NOT NULL, sequence_bits INTEGER NOT NULL,"
+    " unit_ms INTEGER NOT NULL, epoch_ms INTEGER NOT NULL,"
+    " next_value INTEGER NOT NULL, max_value INTEGER NOT NULL,"
+    " block INTEGER NOT NULL, max_block INTEGER NOT NULL,"
+    " disabled INTEGER NOT NULL, created_ms INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS worker_leases ("
+    " namespace TEXT NOT NULL, region INTEGER NOT NULL, worker_id INTEGER NOT NULL,"
+    " holder TEXT NOT NULL, generation INTEGER NOT NULL, lease_until INTEGER NOT NULL,"
+    " PRIMARY KEY (namespace, region, worker_id));"
+    "CREATE TABLE IF NOT EXISTS range_leases ("
+    " namespace TEXT NOT NULL, incarnation TEXT NOT NULL, request_id TEXT NOT NULL,"
+    " count INTEGER NOT NULL, start INTEGER NOT NULL, \"end\" INTEGER NOT NULL,"
+    " created_ms INTEGER NOT NULL,"
+    " PRIMARY KEY (namespace, incarnation, request_id));"
+    "CREATE TABLE IF NOT EXISTS audit ("
+    " seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, actor TEXT NOT NULL,"
+    " action TEXT NOT NULL, namespace TEXT NOT NULL, detail TEXT NOT NULL);"
+    "INSERT INTO schema_version (version)"
+    " SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM schema_version);";
+
+struct sqlite_store {
+    struct store base; /* must be first */
+    sqlite3 *db;
+    char *path;                    /* the location as given, for messages */
+    sqlite3_stmt *stmt[ST__COUNT]; /* prepared on first use, kept until close */
+    int bind_rc;                   /* first failed bind since the last step */
+};
+
+/* ==== errors ==== */
+
+/*
+ * Map a failed sqlite call to an IDMINT code with the path and sqlite's own
+ * message. Call before anything else touches the connection (a rollback
+ * would replace the message).
+ */
+static int sq_fail(struct sqlite_store *s, int rc, const char *what)
+{
+    const char *msg = s->db != NULL ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return idmint__fail(IDMINT_EUNAVAILABLE, "sqlite %s: %s: still locked after %d ms: %s",
+                            s->path, what, SQ_BUSY_TIMEOUT_MS, msg);
+    case SQLITE_READONLY:
+        return idmint__fail(IDMINT_EUNAVAILABLE, "sqlite %s: %s: the database is read-only: %s",
+                            s->path, what, msg);
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+        return idmint__fail(IDMINT_EUNAVAILABLE,
+                            "sqlite %s: %s: cannot read or write the database file: %s", s->path,
+                            what, msg);
+    case SQLITE_NOMEM:
+        return idmint__fail(IDMINT_ENOMEM, "sqlite %s: %s: out of memory", s->path, what);
+    case SQLITE_CONSTRAINT:
+        return idmint__fail(IDMINT_ECONFLICT, "sqlite %s: %s: %s", s->path, what, msg);
+    default:
+        return idmint__fail(IDMINT_ESTORE, "sqlite %s: %s: %s", s->path, what, msg);
+    }
+}
+
+/* ==== statement helpers ==== */
+
+static int sq_prep(struct sqlite_store *s, enum sq_stmt_id id, sqlite3_stmt **out)
+{
+    if (s->stmt[id] == NULL) {
+        int rc = sqlite3_prepare_v3(s->db, sq_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[id],
+                                    NULL);
+        if (rc != SQLITE_OK) {
+            s->stmt[id] = NULL;
+            return sq_fail(s, rc, "prepare");
+        }
+    }
+    sqlite3_reset(s->stmt[id]);
+    s->bind_rc = SQLITE_OK;
+    *out = s->stmt[id];
+    return 0;
+}
+
+static void sq_note_bind(struct sqlite_store *s, int rc)
+{
+    if (rc != SQLITE_OK && s->bind_rc == SQLITE_OK)
+        s->bind_rc = rc;
+}
+
+static void bind_i64(struct sqlite_store *s, sqlite3_stmt *q, int i, int64_t v)
+{
+    sq_note_bind(s, sqlite3_bind_int64(q, i, v));
+}
+
+/* Every uint64 is at most 2^63 (store.c checks; see col_u64). */
+static void bind_u64(struct sqlite_store *s, sqlite3_stmt *q, int i, uint64_t v)
+{
+    sq_note_bind(s, sqlite3_bind_int64(q, i, (sqlite3_int64)v));
+}
+
+static void bind_text(struct sqlite_store *s, sqlite3_stmt *q, int i, const char *v)
+{
+    /* SQLITE_STATIC: every statement is reset before the text goes away. */
+    sq_note_bind(s, sqlite3_bind_text(q, i, v, -1, SQLITE_STATIC));
+}
+
+/* Step once: 1 for a row, 0 when done, else a negative IDMINT code. */
+static int sq_step(struct sqlite_store *s, sqlite3_stmt *q, const char *what)
+{
+    int rc;
+
+    if (s->bind_rc != SQLITE_OK) {
+        rc = s->bind_rc;
+        s->bind_rc = SQLITE_OK;
+        return idmint__fail(rc == SQLITE_NOMEM ? IDMINT_ENOMEM : IDMINT_ESTORE,
+                            "sqlite %s: %s: bind: %s", s->path, what, sqlite3_errstr(rc));
+    }
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    return sq_fail(s, rc, what);
+}
+
+/* Run a statement that returns no rows (or whose rows we do not need). */
+static int sq_run(struct sqlite_store *s, sqlite3_stmt *q, const char *what)
+{
+    int rc;
+
+    while ((rc = sq_step(s, q, what)) == 1)
+        ;
+    sqlite3_reset(q);
+    return rc;
+}
+
+/*
+ * Values are at most 2^63-1, except the end of a range cut at max_value (and
+ * next_value after it), which may be exactly 2^63: stored as the same bits,
+ * INT64_MIN. SQL never compares those two columns.
+ */
+static uint64_t col_u64(sqlite3_stmt *q, int i)
+{
+    return (uint64_t)sqlite3_column_int64(q, i);
+}
+
+static void col_text(sqlite3_stmt *q, int i, char *buf, size_t size)
+{
+    const unsigned char *t = sqlite3_column_text(q, i);
+
+    snprintf(buf, size, "%s", t != NULL ? (const char *)t : "");
+}
+
+/* ==== transactions ==== */
+
+static int sq_exec_id(struct sqlite_store *s, enum sq_stmt_id id, const char *what)
+{
+    sqlite3_stmt *q;
+    int rc = sq_prep(s, id, &q);
+
+    return rc != 0 ? rc : sq_run(s, q, what);
+}
+
+/*
+ * BEGIN IMMEDIATE takes the write lock up front. sqlite's busy handler waits
+ * up to SQ_BUSY_TIMEOUT_MS; beyond that we retry for a bounded time so a
+ * burst of writers (many processes starting at once) queues instead of failing.
+ */
+static int sq_begin(struct sqlite_store *s)
+{
+    uint64_t deadline_ms = idmint__deadline_now_ms() + SQ_RETRY_MS;
+    sqlite3_stmt *q;
+    int rc;
+
+    for (;;) {
+        if ((rc = sq_prep(s, ST_BEGIN, &q)) != 0)
+            return rc;
+        rc = sqlite3_step(q);
+        sqlite3_reset(q);
+        if (rc == SQLITE_DONE)
+            return 0;
+        if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
+            idmint__deadline_now_ms() >= deadline_ms)
+            return sq_fail(s, rc, "begin transaction");
+        idmint__sleep_ms(2);
+    }
+}
+
+static void sq_rollback(struct sqlite_store *s)
+{
+    /* Some errors (IOERR, FULL, BUSY in COMMIT) already rolled back. */
+    if (!sqlite3_get_autocommit(s->db)) {
+        char saved[512];
+
+        /* Keep the message of the failure that caused the rollback. */
+        snprintf(saved, sizeof(saved), "%s", idmint_errmsg());
+        (void)sq_exec_id(s, ST_ROLLBACK, "rollback");
+        idmint__fail(0, "%s", saved);
+    }
+}
+
+/* Commit if @p rc is 0, else roll back; returns the outcome. */
+static int sq_finish(struct sqlite_store *s, int rc)
+{
+    if (rc == 0)
+        rc = sq_exec_id(s, ST_COMMIT, "commit");
+    if (rc != 0)
+        sq_rollback(s);
+    return rc;
+}
+
+static int sq_audit(struct sqlite_store *s, int64_t at_ms, const char *actor, const char *action,
+                    const char *ns, const char *detail)
+{
+    sqlite3_stmt *q;
+    int rc = sq_prep(s, ST_AUDIT_INSERT, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_i64(s, q, 1, at_ms);
+    bind_text(s, q, 2, actor);
+    bind_text(s, q, 3, action);
+    bind_text(s, q, 4, ns);
+    bind_text(s, q, 5, detail);
+    return sq_run(s, q, "write audit record");
+}
+
+/* ==== open / close ==== */
+
+static void sqlite_close(struct store *st)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    size_t i;
+
+    if (s == NULL)
+        return;
+    for (i = 0; i < ST__COUNT; i++)
+        sqlite3_finalize(s->stmt[i]);
+    sqlite3_close_v2(s->db);
+    free(s->path);
+    free(s);
+}
+
+/* 1 when the schema is present at our version, 0 when absent, else an error. */
+static int sq_schema_ready(struct sqlite_store *s)
+{
+    sqlite3_stmt *q = NULL;
+    int64_t version = 0;
+    int rc;
+
+    rc = sqlite3_prepare_v2(s->db, sq_sql[ST_VERSION], -1, &q, NULL);
+    if (rc == SQLITE_ERROR)
+        return 0; /* no such table: a new file */
+    if (rc != SQLITE_OK)
+        return sq_fail(s, rc, "read schema version");
+    rc = sq_step(s, q, "read schema version");
+    if (rc == 1)
+        version = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    if (rc <= 0)
+        return rc;
+    if (version != SQ_SCHEMA_VERSION)
+        return idmint__fail(IDMINT_ESTORE, "sqlite %s: schema version %lld is not supported",
+                            s->path, (long long)version);
+    return 1;
+}
+
+static int sq_schema(struct sqlite_store *s)
+{
+    char *err = NULL;
+    int rc = sq_schema_ready(s);
+
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    if ((rc = sq_begin(s)) != 0)
+        return rc;
+    rc = sqlite3_exec(s->db, sq_schema_sql, NULL, NULL, &err);
+    sqlite3_free(err);
+    rc = sq_finish(s, rc == SQLITE_OK ? 0 : sq_fail(s, rc, "create schema"));
+    if (rc != 0)
+        return rc;
+    rc = sq_schema_ready(s);
+    if (rc == 0)
+        return idmint__fail(IDMINT_ESTORE, "sqlite %s: schema missing after creation", s->path);
+    return rc < 0 ? rc : 0;
+}
+
+static int sq_pragmas(struct sqlite_store *s)
+{
+    uint64_t deadline_ms = idmint__deadline_now_ms() + SQ_RETRY_MS;
+    int rc;
+
+    /* Switching to WAL needs a moment of exclusive access; retry while others open. */
+    for (;;) {
+        rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            break;
+        if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
+            idmint__deadline_now_ms() >= deadline_ms)
+            return sq_fail(s, rc, "set WAL mode");
+        idmint__sleep_ms(2);
+    }
+    /* FULL: each commit is synced before we acknowledge a reservation or lease. */
+    rc = sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : sq_fail(s, rc, "set synchronous=FULL");
+}
+
+static int sqlite_open(const char *location, struct store **out)
+{
+    struct sqlite_store *s;
+    int rc;
+
+    s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening sqlite store");
+    s->base.ops = &idmint__store_sqlite;
+    s->path = strdup(location);
+    if (s->path == NULL) {
+        free(s);
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening sqlite store");
+    }
+    rc = sqlite3_open_v2(location, &s->db,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
+    if (rc != SQLITE_OK) {
+        rc = idmint__fail(rc == SQLITE_NOMEM ? IDMINT_ENOMEM : IDMINT_EUNAVAILABLE,
+                          "sqlite %s: cannot open or create the database: %s", location,
+                          s->db != NULL ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+        sqlite_close(&s->base);
+        return rc;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
+    if ((rc = sq_pragmas(s)) != 0 || (rc = sq_schema(s)) != 0) {
+        sqlite_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return 0;
+}
+
+/* ==== namespaces ==== */
+
+static const char *kind_text(idmint_kind kind)
+{
+    return kind == IDMINT_KIND_RANGE ? "range" : "snowflake";
+}
+
+static void ns_from_row(sqlite3_stmt *q, idmint_ns_info *out)
+{
+    const unsigned char *kind = sqlite3_column_text(q, 1);
+
+    memset(out, 0, sizeof(*out));
+    col_text(q, 0, out->name, sizeof(out->name));
+    out->kind = kind != NULL && strcmp((const char *)kind, "range") == 0 ? IDMINT_KIND_RANGE
+                                                                         : IDMINT_KIND_SNOWFLAKE;
+    out->layout.time_bits = (uint8_t)sqlite3_column_int(q, 2);
+    out->layout.region_bits = (uint8_t)sqlite3_column_int(q, 3);
+    out->layout.worker_bits = (uint8_t)sqlite3_column_int(q, 4);
+    out->layout.sequence_bits = (uint8_t)sqlite3_column_int(q, 5);
+    out->layout.unit_ms = (uint32_t)sqlite3_column_int64(q, 6);
+    out->layout.epoch_ms = sqlite3_column_int64(q, 7);
+    out->next_value = col_u64(q, 8);
+    out->max_value = col_u64(q, 9);
+    out->block = (uint32_t)sqlite3_column_int64(q, 10);
+    out->max_block = (uint32_t)sqlite3_column_int64(q, 11);
+    out->is_disabled = sqlite3_column_int(q, 12) != 0;
+    out->created_ms = sqlite3_column_int64(q, 13);
+}
+
+/* Read one namespace row: 0, IDMINT_ENOTFOUND or an error. */
+static int sq_ns_read(struct sqlite_store *s, const char *name, idmint_ns_info *out)
+{
+    sqlite3_stmt *q;
+    int rc = sq_prep(s, ST_NS_GET, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, name);
+    rc = sq_step(s, q, "read namespace");
+    if (rc == 1)
+        ns_from_row(q, out);
+    sqlite3_reset(q);
+    if (rc == 0)
+        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", name);
+    return rc < 0 ? rc : 0;
+}
+
+static int sqlite_ns_create(struct store *st, const idmint_ns_info *ns, const char *actor,
+                            int64_t now_ms)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    const idmint_layout *l = &ns->layout;
+    char detail[256];
+    sqlite3_stmt *q;
+    int rc;
+
+    if (ns->kind == IDMINT_KIND_RANGE)
+        snprintf(detail, sizeof(detail),
+                 "kind=range next_value=%llu max_value=%llu block=%u max_block=%u",
+                 (unsigned long long)ns->next_value, (unsigned long long)ns->max_value,
+                 (unsigned)ns->block, (unsigned)ns->max_block);
+    else
+        snprintf(detail, sizeof(detail),
+                 "kind=snowflake layout=%u/%u/%u/%u unit_ms=%u epoch_ms=%lld",
+                 (unsigned)l->time_bits, (unsigned)l->region_bits, (unsigned)l->worker_bits,
+                 (unsigned)l->sequence_bits, (unsigned)l->unit_ms, (long long)l->epoch_ms);
+    if ((rc = sq_begin(s)) != 0)
+        return rc;
+    if ((rc = sq_prep(s, ST_NS_INSERT, &q)) == 0) {
+        bind_text(s, q, 1, ns->name);
+        bind_text(s, q, 2, kind_text(ns->kind));
+        bind_i64(s, q, 3, l->time_bits);
+        bind_i64(s, q, 4, l->region_bits);
+        bind_i64(s, q, 5, l->worker_bits);
+        bind_i64(s, q, 6, l->sequence_bits);
+        bind_i64(s, q, 7, l->unit_ms);
+        bind_i64(s, q, 8, l->epoch_ms);
+        bind_u64(s, q, 9, ns->next_value);
+        bind_u64(s, q, 10, ns->max_value);
+        bind_i64(s, q, 11, ns->block);
+        bind_i64(s, q, 12, ns->max_block);
+        bind_i64(s, q, 13, ns->is_disabled != 0);
+        bind_i64(s, q, 14, now_ms);
+        rc = sq_run(s, q, "create namespace");
+        if (rc == IDMINT_ECONFLICT)
+            rc = idmint__fail(IDMINT_ECONFLICT, "namespace '%s' already exists", ns->name);
+    }
+    if (rc == 0)
+        rc = sq_audit(s, now_ms, actor, "ns.create", ns->name, detail);
+    return sq_finish(s, rc);
+}
+
+static int sqlite_ns_get(struct store *st, const char *name, idmint_ns_info *out)
+{
+    idmint_ns_info info;
+    int rc = sq_ns_read((struct sqlite_store *)st, name, &info);
+
+    if (rc == 0)
+        *out = info;
+    return rc;
+}
+
+static int sqlite_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    idmint_ns_info *list = NULL, *grown;
+    size_t len = 0, cap = 0;
+    sqlite3_stmt *q;
+    int rc = sq_prep(s, ST_NS_LIST, &q);
+
+    if (rc != 0)
+        return rc;
+    while ((rc = sq_step(s, q, "list namespaces")) == 1) {
+        if (len == cap) {
+            cap = cap == 0 ? 16 : cap * 2;
+            grown = realloc(list, cap * sizeof(*list));
+            if (grown == NULL) {
+                rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing namespaces");
+                break;
+            }
+            list = grown;
+        }
+        ns_from_row(q, &list[len++]);
+    }
+    sqlite3_reset(q);
+    if (rc != 0) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = len;
+    return 0;
+}
+
+static int sqlite_ns_set_disabled(struct store *st, const char *name, int disabled,
+                                  const char *actor, int64_t now_ms)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q;
+    int rc;
+
+    if ((rc = sq_begin(s)) != 0)
+        return rc;
+    if ((rc = sq_prep(s, ST_NS_DISABLE, &q)) == 0) {
+        bind_text(s, q, 1, name);
+        bind_i64(s, q, 2, disabled != 0);
+        rc = sq_run(s, q, disabled ? "disable namespace" : "enable namespace");
+        if (rc == 0 && sqlite3_changes(s->db) == 0)
+            rc = idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", name);
+    }
+    if (rc == 0)
+        rc = sq_audit(s, now_ms, actor, disabled ? "ns.disable" : "ns.enable", name,
+                      disabled ? "disabled" : "enabled");
+    return sq_finish(s, rc);
+}
+
+/* ==== worker leases ==== */
+
+static int sq_lease_take(struct sqlite_store *s, const char *ns, uint64_t worker_count,
+                         uint64_t now_unit, uint64_t until_unit, const struct store_lease *in,
+                         struct store_lease *res)
+{
+    idmint_ns_info info;
+    uint64_t old_until = 0;
+    sqlite3_stmt *q;
+    int rc, found;
+
+    if ((rc = sq_ns_read(s, ns, &info)) != 0)
+        return rc;
+    if (info.kind != IDMINT_KIND_SNOWFLAKE)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a range namespace, not snowflake",
+                            ns);
+    if (info.is_disabled)
+        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", ns);
+
+    if ((rc = sq_prep(s, ST_LEASE_FREE, &q)) != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_i64(s, q, 2, in->region);
+    bind_u64(s, q, 3, worker_count);
+    bind_u64(s, q, 4, now_unit);
+    found = sq_step(s, q, "find a free worker id");
+    if (found == 1) {
+        res->worker_id = (uint32_t)sqlite3_column_int64(q, 0);
+        res->generation = col_u64(q, 1) + 1;
+        old_until = col_u64(q, 2);
+    }
+    sqlite3_reset(q);
+    if (found < 0)
+        return found;
+
+    if (found == 1) {
+        res->fence_found = old_until;
+        res->lease_until = old_until > until_unit ? old_until : until_unit;
+        if ((rc = sq_prep(s, ST_LEASE_TAKE, &q)) != 0)
+            return rc;
+        bind_text(s, q, 1, ns);
+        bind_i64(s, q, 2, in->region);
+        bind_i64(s, q, 3, res->worker_id);
+        bind_text(s, q, 4, in->holder);
+        bind_u64(s, q, 5, res->generation);
+        bind_u64(s, q, 6, res->lease_until);
+        return sq_run(s, q, "take worker id");
+    }
+
+    if ((rc = sq_prep(s, ST_LEASE_COUNT, &q)) != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_i64(s, q, 2, in->region);
+    rc = sq_step(s, q, "count worker ids");
+    if (rc == 1) {
+        res->worker_id = (uint32_t)sqlite3_column_int64(q, 0);
+        rc = col_u64(q, 0) < worker_count ? 0 : 1;
+    } else if (rc == 0) {
+        rc = idmint__fail(IDMINT_ESTORE, "sqlite %s: count returned no row", s->path);
+    }
+    sqlite3_reset(q);
+    if (rc < 0)
+        return rc;
+    if (rc == 1)
+        return idmint__fail(IDMINT_ENOWORKER,
+                            "namespace '%s' region %u: all %llu worker ids are held", ns,
+                            (unsigned)in->region, (unsigned long long)worker_count);
+    res->generation = 1;
+    res->fence_found = 0;
+    res->lease_until = until_unit;
+    if ((rc = sq_prep(s, ST_LEASE_INSERT, &q)) != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_i64(s, q, 2, in->region);
+    bind_i64(s, q, 3, res->worker_id);
+    bind_text(s, q, 4, in->holder);
+    bind_u64(s, q, 5, until_unit);
+    return sq_run(s, q, "add worker id");
+}
+
+static int sqlite_lease_take(struct store *st, const char *ns, uint64_t worker_count,
+                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    struct store_lease res = *lease;
+    int rc;
+
+    if ((rc = sq_begin(s)) != 0)
+        return rc;
+    rc = sq_finish(s, sq_lease_take(s, ns, worker_count, now_unit, until_unit, lease, &res));
+    if (rc == 0)
+        *lease = res;
+    return rc;
+}
+
+static void bind_lease_key(struct sqlite_store *s, sqlite3_stmt *q, const char *ns,
+                           const struct store_lease *lease)
+{
+    bind_text(s, q, 1, ns);
+    bind_i64(s, q, 2, lease->region);
+    bind_i64(s, q, 3, lease->worker_id);
+    bind_text(s, q, 4, lease->holder);
+    bind_u64(s, q, 5, lease->generation);
+}
+
+static int lease_lost(const char *ns, const struct store_lease *lease)
+{
+    return idmint__fail(IDMINT_ELEASELOST,
+                        "namespace '%s' region %u worker %u: lease generation %llu is no longer "
+                        "held by %s",
+                        ns, (unsigned)lease->region, (unsigned)lease->worker_id,
+                        (unsigned long long)lease->generation, lease->holder);
+}
+
+static int sqlite_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
+                              uint64_t until_unit)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    uint64_t stored = 0;
+    sqlite3_stmt *q;
+    int rc, row = 0;
+
+    if ((rc = sq_begin(s)) != 0)
+        return rc;
+    if ((rc = sq_prep(s, ST_LEASE_RENEW, &q)) == 0) {
+        bind_lease_key(s, q, ns, lease);
+        bind_u64(s, q, 6, until_unit);
+        while ((rc = sq_step(s, q, "renew worker lease")) == 1) {
+            row = 1;
+            stored = col_u64(q, 0);
+        }
+        sqlite3_reset(q);
+        if (rc == 0 && !row)
+            rc = lease_lost(ns, lease);
+    }
+    rc = sq_finish(s, rc);
+    if (rc == 0)
+        lease->lease_until = stored;
+    return rc;
+}
+
+static int sqlite_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
+                                uint64_t final_unit)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q;
+    int rc;
+
+    if ((rc = sq_begin(s)) != 0)
+        return rc;
+    if ((rc = sq_prep(s, ST_LEASE_RELEASE, &q)) == 0) {
+        bind_lease_key(s, q, ns, lease);
+        bind_u64(s, q, 6, final_unit);
+        rc = sq_run(s, q, "release worker lease");
+        if (rc == 0 && sqlite3_changes(s->db) == 0)
+            rc = lease_lost(ns, lease);
+    }
+    return sq_finish(s, rc);
+}
+
+static int sqlite_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    idmint_worker_info *list = NULL, *grown, *w;
+    size_t len = 0, cap = 0;
+    sqlite3_stmt *q;
+    int rc = sq_prep(s, ST_LEASE_LIST, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    while ((rc = sq_step(s, q, "list worker ids")) == 1) {
+        if (len == cap) {
+            cap = cap == 0 ? 16 : cap * 2;
+            grown = realloc(list, cap * sizeof(*list));
+            if (grown == NULL) {
+                rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing worker ids");
+                break;
+            }
+            list = grown;
+        }
+        w = &list[len++];
+        memset(w, 0, sizeof(*w));
+        w->region = (uint32_t)sqlite3_column_int64(q, 0);
+        w->worker_id = (uint32_t)sqlite3_column_int64(q, 1);
+        col_text(q, 2, w->holder, sizeof(w->holder));
+        w->generation = col_u64(q, 3);
+        w->lease_until = col_u64(q, 4);
+    }
+    sqlite3_reset(q);
+    if (rc != 0) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = len;
+    return 0;
+}
+
+static int sq_force_release(struct sqlite_store *s, const char *ns, uint32_t region,
+                            uint32_t worker_id, const char *actor, int64_t now_ms)
+{
+    char holder[33] = "", detail[256];
+    uint64_t generation = 0, until = 0;
+    sqlite3_stmt *q;
+    int rc = sq_prep(s, ST_LEASE_GET, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_i64(s, q, 2, region);
+    bind_i64(s, q, 3, worker_id);
+    rc = sq_step(s, q, "read worker id");
+    if (rc == 1) {
+        col_text(q, 0, holder, sizeof(holder));
+        generation = col_u64(q, 1);
+        until = col_u64(q, 2);
+    }
+    sqlite3_reset(q);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no worker id %u in region %u", ns,
+                            (unsigned)worker_id, (unsigned)region);
+    if ((rc = sq_prep(s, ST_LEASE_FORCE, &q)) != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_i64(s, q, 2, region);
+    bind_i64(s, q, 3, worker_id);
+    if ((rc = sq_run(s, q, "force release")) != 0)
+        return rc;
+    snprintf(detail, sizeof(detail),
+             "region=%u worker_id=%u holder=%s generation=%llu->%llu lease_until=%llu",
+             (unsigned)region, (unsigned)worker_id, holder[0] != '\0' ? holder : "(none)",
+             (unsigned long long)generation, (unsigned long long)(generation + 1),
+             (unsigned long long)until);
+    return sq_audit(s, now_ms, actor, "worker.force_release", ns, detail);
+}
+
+static int sqlite_lease_force_release(struct store *st, const char *ns, uint32_t region,
+                                      uint32_t worker_id, const char *actor, int64_t now_ms)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    int rc = sq_begin(s);
+
+    if (rc != 0)
+        return rc;
+    return sq_finish(s, sq_force_release(s, ns, region, worker_id, actor, now_ms));
+}
+
+/* ==== ranges ==== */
+
+static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *incarnation,
+                            const char *request_id, uint64_t count, int64_t now_ms,
+                            struct store_range *res)
+{
+    idmint_ns_info info;
+    uint64_t saved_count = 0;
+    sqlite3_stmt *q;
+    int rc = sq_prep(s, ST_RANGE_FIND, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_text(s, q, 2, incarnation);
+    bind_text(s, q, 3, request_id);
+    rc = sq_step(s, q, "find range request");
+    if (rc == 1) {
+        saved_count = col_u64(q, 0);
+        res->start = col_u64(q, 1);
+        res->end = col_u64(q, 2);
+    }
+    sqlite3_reset(q);
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        /* A retry after a lost reply: answer from the record, never reserve twice. */
+        if (saved_count != count)
+            return idmint__fail(IDMINT_ECONFLICT,
+                                "namespace '%s': request %s/%s was for %llu values, not %llu", ns,
+                                incarnation, request_id, (unsigned long long)saved_count,
+                                (unsigned long long)count);
+        return 0;
+    }
+
+    if ((rc = sq_ns_read(s, ns, &info)) != 0)
+        return rc;
+    if (info.kind != IDMINT_KIND_RANGE)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a snowflake namespace, not range",
+                            ns);
+    if (info.is_disabled)
+        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", ns);
+    if (count > info.max_block)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': count %llu is above max_block %u", ns,
+                            (unsigned long long)count, (unsigned)info.max_block);
+    if (info.next_value > info.max_value)
+        return idmint__fail(IDMINT_EEXHAUSTED, "namespace '%s': all values up to %llu are issued",
+                            ns, (unsigned long long)info.max_value);
+    /* No overflow: next_value <= 2^63-1 and count <= max_block < 2^32. */
+    res->start = info.next_value;
+    res->end = info.next_value + count;
+    if (res->end > info.max_value + 1)
+        res->end = info.max_value + 1;
+
+    if ((rc = sq_prep(s, ST_RANGE_INSERT, &q)) != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_text(s, q, 2, incarnation);
+    bind_text(s, q, 3, request_id);
+    bind_u64(s, q, 4, count);
+    bind_u64(s, q, 5, res->start);
+    bind_u64(s, q, 6, res->end);
+    bind_i64(s, q, 7, now_ms);
+    if ((rc = sq_run(s, q, "record range request")) != 0)
+        return rc;
+    if ((rc = sq_prep(s, ST_NS_ADVANCE, &q)) != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_u64(s, q, 2, res->end);
+    return sq_run(s, q, "advance next_value");
+}
+
+static int sqlite_range_reserve(struct store *st, const char *ns, const char *incarnation,
+                                const char *request_id, uint64_t count, int64_t now_ms,
+                                struct store_range *out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    struct store_range res = {0, 0};
+    int rc = sq_begin(s);
+
+    if (rc != 0)
+        return rc;
+    rc = sq_finish(s, sq_range_reserve(s, ns, incarnation, request_id, count, now_ms, &res));
+    if (rc == 0)
+        *out = res;
+    return rc;
+}
+
+/* ==== audit ==== */
+
+static int sqlite_audit_list(struct store *st, int64_t after_seq, size_t limit,
+                             idmint_audit_entry **out, size_t *n)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    idmint_audit_entry *list = NULL, *grown, *e;
+    size_t len = 0, cap = 0;
+    sqlite3_stmt *q;
+    int rc = sq_prep(s, ST_AUDIT_LIST, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_i64(s, q, 1, after_seq);
+    bind_i64(s, q, 2, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
+    while ((rc = sq_step(s, q, "list audit records")) == 1) {
+        if (len == cap) {
+            cap = cap == 0 ? 16 : cap * 2;
+            grown = realloc(list, cap * sizeof(*list));
+            if (grown == NULL) {
+                rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing audit records");
+                break;
+            }
+            list = grown;
+        }
+        e = &list[len++];
+        memset(e, 0, sizeof(*e));
+        e->seq = sqlite3_column_int64(q, 0);
+        e->at_ms = sqlite3_column_int64(q, 1);
+        col_text(q, 2, e->actor, sizeof(e->actor));
+        col_text(q, 3, e->action, sizeof(e->action));
+        col_text(q, 4, e->ns, sizeof(e->ns));
+        col_text(q, 5, e->detail, sizeof(e->detail));
+    }
+    sqlite3_reset(q);
+    if (rc != 0) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = len;
+    return 0;
+}
+
+const struct store_ops idmint__store_sqlite = {
+    .version = STORE_OPS_V1,
+    .scheme = "sqlite",
+    .caps = STORE_CAP_TXN,
+    .open = sqlite_open,
+    .close = sqlite_close,
+    .ns_create = sqlite_ns_create,
+    .ns_get = sqlite_ns_get,
+    .ns_list = sqlite_ns_list,
+    .ns_set_disabled = sqlite_ns_set_disabled,
+    .lease_take = sqlite_lease_take,
+    .lease_renew = sqlite_lease_renew,
+    .lease_release = sqlite_lease_release,
+    .lease_list = sqlite_lease_list,
+    .lease_force_release = sqlite_lease_force_release,
+    .range_reserve = sqlite_range_reserve,
+    .audit_list = sqlite_audit_list,
+};

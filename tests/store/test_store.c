@@ -1,0 +1,1130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The store contract suite: one set of tests for every backend, chosen by
+ * $IDMINT_TEST_STORE ("sqlite", "postgres"). It talks only through the
+ * idmint__store_* wrappers. Each test uses namespaces with a fresh prefix, so
+ * a shared server database needs no cleaning between runs.
+ */
+#include <setjmp.h> /* cmocka 1.1 wants these four before <cmocka.h> */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "idmint.h"
+#include "internal.h"
+#include "store.h"
+#include "testsupport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOW_MS   INT64_C(1780000000000)
+#define ACTOR    "test-actor"
+#define HOLDER_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define HOLDER_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define HOLDER_C "cccccccccccccccccccccccccccccccc"
+
+struct fx {
+    char *dir; /* sqlite: the temp folder; NULL for server backends */
+    char *url; /* malloc'd */
+    struct store *st;
+    char prefix[24]; /* fresh per test: namespace names start with it */
+};
+
+/* ==== backends: adding one is one setup function and one row ==== */
+
+static int sqlite_setup(struct fx *f)
+{
+    f->dir = ts_tempdir();
+    if (f->dir == NULL)
+        return -1;
+    f->url = ts_sqlite_url(f->dir, "store.db");
+    return f->url == NULL ? -1 : 0;
+}
+
+static int postgres_setup(struct fx *f)
+{
+    const char *url = getenv("IDMINT_TEST_PG_URL");
+
+    /* A missing server is a failure, never a skip. */
+    if (url == NULL || url[0] == '\0') {
+        fprintf(stderr, "IDMINT_TEST_PG_URL is not set\n");
+        return -1;
+    }
+    f->url = strdup(url);
+    return f->url == NULL ? -1 : 0;
+}
+
+struct backend {
+    const char *name;
+    int (*setup)(struct fx *f);
+};
+
+static const struct backend backends[] = {
+    {"sqlite", sqlite_setup},
+    {"postgres", postgres_setup},
+};
+
+static const struct backend *backend_chosen(void)
+{
+    const char *name = getenv("IDMINT_TEST_STORE");
+    size_t i;
+
+    if (name == NULL || name[0] == '\0')
+        name = "sqlite";
+    for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+        if (strcmp(backends[i].name, name) == 0)
+            return &backends[i];
+    return NULL;
+}
+
+static int setup(void **state)
+{
+    static unsigned counter;
+    const struct backend *b = backend_chosen();
+    struct fx *f = calloc(1, sizeof(*f));
+
+    if (f == NULL || b == NULL || b->setup(f) != 0)
+        goto fail;
+    snprintf(f->prefix, sizeof(f->prefix), "t%lx-%x-%u", (unsigned long)time(NULL),
+             (unsigned)getpid(), counter++);
+    if (idmint__store_open(f->url, &f->st) != 0) {
+        fprintf(stderr, "cannot open %s: %s\n", f->url, idmint_errmsg());
+        goto fail;
+    }
+    *state = f;
+    return 0;
+fail:
+    if (f != NULL) {
+        ts_rmtree(f->dir);
+        free(f->url);
+        free(f);
+    }
+    return -1;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+
+    idmint__store_close(f->st);
+    ts_rmtree(f->dir);
+    free(f->url);
+    free(f);
+    return 0;
+}
+
+/* ==== helpers ==== */
+
+static void ns_name(const struct fx *f, const char *stem, char out[64])
+{
+    snprintf(out, 64, "%s-%s", f->prefix, stem);
+}
+
+static void make_snowflake(struct fx *f, const char *ns, unsigned region_bits, unsigned worker_bits)
+{
+    idmint_ns_info i;
+
+    memset(&i, 0, sizeof(i));
+    snprintf(i.name, sizeof(i.name), "%s", ns);
+    i.kind = IDMINT_KIND_SNOWFLAKE;
+    i.layout.time_bits = 41;
+    i.layout.region_bits = (uint8_t)region_bits;
+    i.layout.worker_bits = (uint8_t)worker_bits;
+    i.layout.sequence_bits = 12;
+    i.layout.unit_ms = 1;
+    i.layout.epoch_ms = IDMINT_DEFAULT_EPOCH_MS;
+    assert_int_equal(idmint__store_ns_create(f->st, &i, ACTOR, NOW_MS), 0);
+}
+
+static void make_range(struct fx *f, const char *ns, uint64_t next, uint64_t max,
+                       uint32_t max_block)
+{
+    idmint_ns_info i;
+
+    memset(&i, 0, sizeof(i));
+    snprintf(i.name, sizeof(i.name), "%s", ns);
+    i.kind = IDMINT_KIND_RANGE;
+    i.next_value = next;
+    i.max_value = max;
+    i.block = max_block < 100 ? max_block : 100;
+    i.max_block = max_block;
+    assert_int_equal(idmint__store_ns_create(f->st, &i, ACTOR, NOW_MS), 0);
+}
+
+static void lease_init(struct store_lease *l, uint32_t region, const char *holder)
+{
+    memset(l, 0, sizeof(*l));
+    l->region = region;
+    snprintf(l->holder, sizeof(l->holder), "%s", holder);
+}
+
+/* Audit records of @p ns only (other tests may share a server database). */
+static size_t audit_of(struct fx *f, const char *ns, idmint_audit_entry *out, size_t max)
+{
+    idmint_audit_entry *all = NULL;
+    size_t n = 0, i, k = 0;
+
+    assert_int_equal(idmint__store_audit_list(f->st, 0, SIZE_MAX, &all, &n), 0);
+    for (i = 0; i < n; i++) {
+        if (strcmp(all[i].ns, ns) != 0)
+            continue;
+        if (k < max)
+            out[k] = all[i];
+        k++;
+    }
+    free(all);
+    return k;
+}
+
+/* Everything a store call could change about one namespace. */
+struct snap {
+    int has_ns;
+    idmint_ns_info ns;
+    idmint_worker_info workers[16];
+    size_t n_workers;
+    size_t n_audit;
+};
+
+static void snap_take(struct fx *f, const char *ns, struct snap *s)
+{
+    idmint_worker_info *w = NULL;
+    idmint_audit_entry a[1];
+    int rc;
+
+    memset(s, 0, sizeof(*s));
+    rc = idmint__store_ns_get(f->st, ns, &s->ns);
+    assert_true(rc == 0 || rc == IDMINT_ENOTFOUND);
+    s->has_ns = rc == 0;
+    assert_int_equal(idmint__store_lease_list(f->st, ns, &w, &s->n_workers), 0);
+    assert_true(s->n_workers <= 16);
+    if (s->n_workers > 0)
+        memcpy(s->workers, w, s->n_workers * sizeof(*w));
+    free(w);
+    s->n_audit = audit_of(f, ns, a, 0);
+}
+
+static void snap_same(struct fx *f, const char *ns, const struct snap *before)
+{
+    struct snap now;
+
+    snap_take(f, ns, &now);
+    assert_int_equal(now.has_ns, before->has_ns);
+    assert_memory_equal(&now.ns, &before->ns, sizeof(now.ns));
+    assert_int_equal(now.n_workers, before->n_workers);
+    assert_memory_equal(now.workers, before->workers, sizeof(now.workers));
+    assert_int_equal(now.n_audit, before->n_audit);
+}
+
+/* ==== namespaces ==== */
+
+static void test_store__ns_create_then_get_returns_every_field(void **state)
+{
+    struct fx *f = *state;
+    char sf[64], rg[64];
+    idmint_ns_info got;
+
+    ns_name(f, "sf", sf);
+    ns_name(f, "rg", rg);
+    make_snowflake(f, sf, 2, 8);
+    make_range(f, rg, 5, 1000, 50);
+
+    assert_int_equal(idmint__store_ns_get(f->st, sf, &got), 0);
+    assert_string_equal(got.name, sf);
+    assert_int_equal(got.kind, IDMINT_KIND_SNOWFLAKE);
+    assert_int_equal(got.layout.time_bits, 41);
+    assert_int_equal(got.layout.region_bits, 2);
+    assert_int_equal(got.layout.worker_bits, 8);
+    assert_int_equal(got.layout.sequence_bits, 12);
+    assert_int_equal(got.layout.unit_ms, 1);
+    assert_int_equal(got.layout.epoch_ms, IDMINT_DEFAULT_EPOCH_MS);
+    assert_int_equal(got.is_disabled, 0);
+    assert_int_equal(got.created_ms, NOW_MS);
+
+    assert_int_equal(idmint__store_ns_get(f->st, rg, &got), 0);
+    assert_int_equal(got.kind, IDMINT_KIND_RANGE);
+    assert_int_equal(got.next_value, 5);
+    assert_int_equal(got.max_value, 1000);
+    assert_int_equal(got.block, 50);
+    assert_int_equal(got.max_block, 50);
+}
+
+static void test_store__ns_values_up_to_2_63_minus_1_survive(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    idmint_ns_info got;
+
+    ns_name(f, "big", ns);
+    make_range(f, ns, IDMINT_MAX_VALUE - 10, IDMINT_MAX_VALUE, 100);
+    assert_int_equal(idmint__store_ns_get(f->st, ns, &got), 0);
+    assert_true(got.next_value == IDMINT_MAX_VALUE - 10);
+    assert_true(got.max_value == IDMINT_MAX_VALUE);
+}
+
+static void test_store__ns_create_twice_is_a_conflict_and_keeps_the_first(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    idmint_ns_info again;
+    struct snap before;
+
+    ns_name(f, "dup", ns);
+    make_snowflake(f, ns, 0, 10);
+    snap_take(f, ns, &before);
+    memset(&again, 0, sizeof(again));
+    snprintf(again.name, sizeof(again.name), "%s", ns);
+    again.kind = IDMINT_KIND_RANGE;
+    again.next_value = 1;
+    again.max_value = 10;
+    again.block = 1;
+    again.max_block = 1;
+    assert_int_equal(idmint__store_ns_create(f->st, &again, ACTOR, NOW_MS + 1), IDMINT_ECONFLICT);
+    assert_non_null(strstr(idmint_errmsg(), ns));
+    snap_same(f, ns, &before);
+}
+
+static void test_store__ns_get_of_unknown_name_is_not_found(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    idmint_ns_info got;
+
+    ns_name(f, "none", ns);
+    memset(&got, 0x5a, sizeof(got));
+    assert_int_equal(idmint__store_ns_get(f->st, ns, &got), IDMINT_ENOTFOUND);
+    assert_int_equal(got.kind, 0x5a5a5a5a); /* untouched */
+}
+
+static void test_store__ns_list_returns_every_namespace_by_name(void **state)
+{
+    struct fx *f = *state;
+    char a[64], b[64], c[64];
+    idmint_ns_info *list = NULL;
+    size_t n = 0, i, seen = 0;
+    const char *last = "";
+
+    ns_name(f, "c", c);
+    ns_name(f, "a", a);
+    ns_name(f, "b", b);
+    make_snowflake(f, c, 0, 10);
+    make_range(f, a, 1, 100, 10);
+    make_snowflake(f, b, 0, 10);
+    assert_int_equal(idmint__store_ns_list(f->st, &list, &n), 0);
+    for (i = 0; i < n; i++) {
+        assert_true(strcmp(last, list[i].name) < 0);
+        last = list[i].name;
+        if (strncmp(list[i].name, f->prefix, strlen(f->prefix)) == 0) {
+            const char *want = seen == 0 ? a : seen == 1 ? b : c;
+
+            assert_string_equal(list[i].name, want);
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 3);
+    free(list);
+}
+
+static void test_store__ns_disable_and_enable_are_audited(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    idmint_ns_info got;
+    idmint_audit_entry a[4];
+
+    ns_name(f, "onoff", ns);
+    make_range(f, ns, 1, 100, 10);
+    assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, 1, "admin-1", NOW_MS + 5), 0);
+    assert_int_equal(idmint__store_ns_get(f->st, ns, &got), 0);
+    assert_int_equal(got.is_disabled, 1);
+    assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, 0, "admin-2", NOW_MS + 9), 0);
+    assert_int_equal(idmint__store_ns_get(f->st, ns, &got), 0);
+    assert_int_equal(got.is_disabled, 0);
+
+    assert_int_equal(audit_of(f, ns, a, 4), 3);
+    assert_string_equal(a[0].action, "ns.create");
+    assert_string_equal(a[0].actor, ACTOR);
+    assert_int_equal(a[0].at_ms, NOW_MS);
+    assert_non_null(strstr(a[0].detail, "range"));
+    assert_string_equal(a[1].action, "ns.disable");
+    assert_string_equal(a[1].actor, "admin-1");
+    assert_int_equal(a[1].at_ms, NOW_MS + 5);
+    assert_string_equal(a[2].action, "ns.enable");
+    assert_string_equal(a[2].actor, "admin-2");
+    assert_true(a[0].seq < a[1].seq && a[1].seq < a[2].seq);
+}
+
+static void test_store__ns_disable_of_unknown_name_is_not_found_and_not_audited(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct snap before;
+
+    ns_name(f, "ghost", ns);
+    snap_take(f, ns, &before);
+    assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, 1, ACTOR, NOW_MS), IDMINT_ENOTFOUND);
+    snap_same(f, ns, &before);
+}
+
+static void test_store__wrappers_refuse_bad_arguments(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease l;
+    struct store_range r = {7, 8};
+    idmint_ns_info got;
+    struct snap before;
+
+    ns_name(f, "args", ns);
+    make_range(f, ns, 1, 100, 10);
+    snap_take(f, ns, &before);
+    assert_int_equal(idmint__store_ns_get(f->st, "Bad", &got), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_ns_get(NULL, ns, &got), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_ns_get(f->st, ns, NULL), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "r1", 0, NOW_MS, &r),
+                     IDMINT_EINVAL);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "", "r1", 1, NOW_MS, &r),
+                     IDMINT_EINVAL);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", NULL, 1, NOW_MS, &r),
+                     IDMINT_EINVAL);
+    assert_int_equal(r.start, 7);
+    lease_init(&l, 0, "");
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1, 2, &l), IDMINT_EINVAL);
+    lease_init(&l, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 0, 1, 2, &l), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1, UINT64_MAX, &l), IDMINT_EINVAL);
+    assert_int_equal(l.generation, 0);
+    snap_same(f, ns, &before);
+}
+
+static void test_store__open_refuses_unknown_scheme_and_empty_location(void **state)
+{
+    struct store *st = (struct store *)state; /* any non-NULL sentinel */
+
+    assert_int_equal(idmint__store_open("foo:bar", &st), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "foo:bar"));
+    assert_int_equal(idmint__store_open("sqlite:", &st), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_open("nocolon", &st), IDMINT_EINVAL);
+    assert_ptr_equal(st, (struct store *)state);
+    idmint__store_close(NULL);
+}
+
+/* ==== worker leases ==== */
+
+static void test_store__lease_take_on_fresh_ns_gets_worker_0_without_fence(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease l;
+    idmint_worker_info *w = NULL;
+    size_t n = 0;
+
+    ns_name(f, "fresh", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&l, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l), 0);
+    assert_int_equal(l.worker_id, 0);
+    assert_int_equal(l.generation, 1);
+    assert_int_equal(l.fence_found, 0);
+    assert_int_equal(l.lease_until, 1600);
+    assert_string_equal(l.holder, HOLDER_A);
+
+    assert_int_equal(idmint__store_lease_list(f->st, ns, &w, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(w[0].holder, HOLDER_A);
+    assert_int_equal(w[0].generation, 1);
+    assert_int_equal(w[0].lease_until, 1600);
+    free(w);
+}
+
+static void test_store__lease_take_picks_the_lowest_free_id(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease l[3], m;
+
+    ns_name(f, "lowest", ns);
+    make_snowflake(f, ns, 0, 3);
+    for (int i = 0; i < 3; i++) {
+        lease_init(&l[i], 0, i == 0 ? HOLDER_A : i == 1 ? HOLDER_B : HOLDER_C);
+        assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l[i]), 0);
+        assert_int_equal(l[i].worker_id, (uint32_t)i);
+    }
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &l[1], 1200), 0);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &l[0], 1100), 0);
+    lease_init(&m, 0, HOLDER_B);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m), 0);
+    assert_int_equal(m.worker_id, 0);
+    lease_init(&m, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m), 0);
+    assert_int_equal(m.worker_id, 1);
+    lease_init(&m, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m), 0);
+    assert_int_equal(m.worker_id, 3); /* a new row: nothing free below it */
+}
+
+static void test_store__lease_take_when_every_id_is_held_is_no_worker(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease l, keep;
+    struct snap before;
+
+    ns_name(f, "full", ns);
+    make_snowflake(f, ns, 0, 3);
+    for (uint32_t i = 0; i < 8; i++) {
+        lease_init(&l, 0, HOLDER_A);
+        assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l), 0);
+        assert_int_equal(l.worker_id, i);
+    }
+    snap_take(f, ns, &before);
+    lease_init(&l, 0, HOLDER_B);
+    keep = l;
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1599, 2000, &l), IDMINT_ENOWORKER);
+    assert_memory_equal(&l, &keep, sizeof(l));
+    snap_same(f, ns, &before);
+}
+
+static void test_store__lease_take_of_an_expired_id_finds_its_fence(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease a, b;
+
+    ns_name(f, "expired", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&a, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a), 0);
+
+    /* At E exactly the lease still holds: E must be strictly below now. */
+    lease_init(&b, 0, HOLDER_B);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1600, 2200, &b), IDMINT_ENOWORKER);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1601, 2200, &b), 0);
+    assert_int_equal(b.worker_id, 0);
+    assert_int_equal(b.fence_found, 1600);
+    assert_int_equal(b.generation, 2);
+    assert_int_equal(b.lease_until, 2200);
+
+    /* A take never moves E back, whatever until it asks for. */
+    lease_init(&a, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 2201, 1000, &a), 0);
+    assert_int_equal(a.fence_found, 2200);
+    assert_int_equal(a.lease_until, 2200);
+    assert_int_equal(a.generation, 3);
+}
+
+static void test_store__lease_take_refuses_unknown_disabled_and_range_namespaces(void **state)
+{
+    struct fx *f = *state;
+    char sf[64], rg[64], none[64];
+    struct store_lease l, keep;
+    struct snap before;
+
+    ns_name(f, "sf", sf);
+    ns_name(f, "rg", rg);
+    ns_name(f, "none", none);
+    make_snowflake(f, sf, 0, 3);
+    make_range(f, rg, 1, 100, 10);
+    assert_int_equal(idmint__store_ns_set_disabled(f->st, sf, 1, ACTOR, NOW_MS), 0);
+    lease_init(&l, 0, HOLDER_A);
+    keep = l;
+
+    snap_take(f, sf, &before);
+    assert_int_equal(idmint__store_lease_take(f->st, sf, 8, 1, 2, &l), IDMINT_EDISABLED);
+    snap_same(f, sf, &before);
+    snap_take(f, rg, &before);
+    assert_int_equal(idmint__store_lease_take(f->st, rg, 8, 1, 2, &l), IDMINT_EINVAL);
+    snap_same(f, rg, &before);
+    snap_take(f, none, &before);
+    assert_int_equal(idmint__store_lease_take(f->st, none, 8, 1, 2, &l), IDMINT_ENOTFOUND);
+    snap_same(f, none, &before);
+    assert_memory_equal(&l, &keep, sizeof(l));
+}
+
+static void test_store__lease_renew_by_the_holder_extends_and_never_shortens(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease l;
+
+    ns_name(f, "renew", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&l, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &l, 2000), 0);
+    assert_int_equal(l.lease_until, 2000);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &l, 1800), 0);
+    assert_int_equal(l.lease_until, 2000);
+    assert_int_equal(l.generation, 1);
+}
+
+static void test_store__lease_renew_with_a_stale_generation_or_holder_is_lost(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease l, stale, keep;
+    struct snap before;
+
+    ns_name(f, "stale", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&l, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l), 0);
+    snap_take(f, ns, &before);
+
+    stale = l;
+    stale.generation = l.generation + 1;
+    keep = stale;
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &stale, 5000), IDMINT_ELEASELOST);
+    assert_memory_equal(&stale, &keep, sizeof(stale));
+    snap_same(f, ns, &before);
+
+    stale = l;
+    snprintf(stale.holder, sizeof(stale.holder), "%s", HOLDER_B);
+    keep = stale;
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &stale, 5000), IDMINT_ELEASELOST);
+    assert_memory_equal(&stale, &keep, sizeof(stale));
+    snap_same(f, ns, &before);
+}
+
+static void test_store__lease_release_sets_e_to_final_and_frees_the_id(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease a, b;
+    idmint_worker_info *w = NULL;
+    size_t n = 0;
+
+    ns_name(f, "release", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&a, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a), 0);
+    /* The holder stopped minting at 1199: E may come down to 1200. */
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &a, 1200), 0);
+    assert_int_equal(idmint__store_lease_list(f->st, ns, &w, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(w[0].holder, "");
+    assert_int_equal(w[0].generation, 1);
+    assert_int_equal(w[0].lease_until, 1200);
+    free(w);
+
+    /* Free at once, long before E; the next taker learns E. */
+    lease_init(&b, 0, HOLDER_B);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1001, 1700, &b), 0);
+    assert_int_equal(b.worker_id, 0);
+    assert_int_equal(b.fence_found, 1200);
+    assert_int_equal(b.generation, 2);
+
+    /* final above E: E grows to it. */
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &b, 1900), 0);
+    lease_init(&a, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1002, 1700, &a), 0);
+    assert_int_equal(a.fence_found, 1900);
+    assert_int_equal(a.lease_until, 1900);
+}
+
+static void test_store__lease_release_by_a_stale_holder_is_lost(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease a, b;
+    struct snap before;
+
+    ns_name(f, "relstale", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&a, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a), 0);
+    lease_init(&b, 0, HOLDER_B);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1601, 2200, &b), 0);
+    snap_take(f, ns, &before);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &a, 9000), IDMINT_ELEASELOST);
+    snap_same(f, ns, &before);
+}
+
+static void test_store__force_release_makes_the_old_holder_lose_its_lease(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease a, b;
+    struct snap before;
+    idmint_worker_info *w = NULL;
+    idmint_audit_entry au[4];
+    size_t n = 0;
+
+    ns_name(f, "force", ns);
+    make_snowflake(f, ns, 1, 3);
+    lease_init(&a, 1, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &a), 0);
+    assert_int_equal(
+        idmint__store_lease_force_release(f->st, ns, 1, a.worker_id, "admin", NOW_MS + 3), 0);
+    assert_int_equal(idmint__store_lease_list(f->st, ns, &w, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(w[0].holder, "");
+    assert_int_equal(w[0].generation, 2);
+    assert_int_equal(w[0].lease_until, 1600);
+    free(w);
+
+    snap_take(f, ns, &before);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 3000), IDMINT_ELEASELOST);
+    snap_same(f, ns, &before);
+
+    assert_int_equal(audit_of(f, ns, au, 4), 2);
+    assert_string_equal(au[1].action, "worker.force_release");
+    assert_string_equal(au[1].actor, "admin");
+    assert_int_equal(au[1].at_ms, NOW_MS + 3);
+    assert_non_null(strstr(au[1].detail, HOLDER_A));
+
+    /* The next taker still mints only after E. */
+    lease_init(&b, 1, HOLDER_B);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1001, 1700, &b), 0);
+    assert_int_equal(b.worker_id, a.worker_id);
+    assert_int_equal(b.fence_found, 1600);
+    assert_int_equal(b.generation, 3);
+}
+
+static void test_store__force_release_of_an_unknown_row_is_not_found(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct snap before;
+
+    ns_name(f, "forcenone", ns);
+    make_snowflake(f, ns, 0, 3);
+    snap_take(f, ns, &before);
+    assert_int_equal(idmint__store_lease_force_release(f->st, ns, 0, 5, ACTOR, NOW_MS),
+                     IDMINT_ENOTFOUND);
+    snap_same(f, ns, &before);
+}
+
+static void test_store__lease_regions_are_independent(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease r0, r1, r2;
+
+    ns_name(f, "regions", ns);
+    make_snowflake(f, ns, 2, 1);
+    lease_init(&r0, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r0), 0);
+    lease_init(&r1, 1, HOLDER_B);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r1), 0);
+    assert_int_equal(r0.worker_id, 0);
+    assert_int_equal(r1.worker_id, 0);
+    assert_int_equal(r1.region, 1);
+    assert_int_equal(r1.fence_found, 0);
+    lease_init(&r2, 0, HOLDER_C);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2), 0);
+    assert_int_equal(r2.worker_id, 1);
+    lease_init(&r2, 0, HOLDER_C);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2), IDMINT_ENOWORKER);
+    lease_init(&r2, 1, HOLDER_C);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2), 0);
+    assert_int_equal(r2.worker_id, 1);
+    /* Releasing in region 1 leaves region 0 held. */
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &r1, 1000), 0);
+    lease_init(&r2, 0, HOLDER_C);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2), IDMINT_ENOWORKER);
+}
+
+/* ==== ranges ==== */
+
+static void test_store__range_sequential_reservations_do_not_overlap(void **state)
+{
+    struct fx *f = *state;
+    char ns[64], req[32];
+    struct store_range r;
+    uint64_t expect = 10;
+    idmint_ns_info got;
+
+    ns_name(f, "seq", ns);
+    make_range(f, ns, 10, 1000000, 1000);
+    for (unsigned i = 1; i <= 20; i++) {
+        snprintf(req, sizeof(req), "r%u", i);
+        assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc-1", req, i * 7, NOW_MS, &r),
+                         0);
+        assert_int_equal(r.start, expect);
+        assert_int_equal(r.end, expect + i * 7);
+        expect = r.end;
+    }
+    assert_int_equal(idmint__store_ns_get(f->st, ns, &got), 0);
+    assert_int_equal(got.next_value, expect);
+}
+
+static void test_store__range_replay_of_a_request_returns_the_saved_range(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_range a, b, again;
+    struct snap before;
+
+    ns_name(f, "replay", ns);
+    make_range(f, ns, 1, 1000, 100);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "req-1", 10, NOW_MS, &a), 0);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "req-2", 10, NOW_MS, &b), 0);
+    snap_take(f, ns, &before);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "req-1", 10, NOW_MS, &again), 0);
+    assert_int_equal(again.start, a.start);
+    assert_int_equal(again.end, a.end);
+    snap_same(f, ns, &before);
+    /* Another incarnation with the same request id is a new request. */
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "other", "req-1", 10, NOW_MS, &again),
+                     0);
+    assert_int_equal(again.start, b.end);
+}
+
+static void test_store__range_replay_with_another_count_is_a_conflict(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_range a, r = {3, 4};
+    struct snap before;
+
+    ns_name(f, "conflict", ns);
+    make_range(f, ns, 1, 1000, 100);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "req-1", 10, NOW_MS, &a), 0);
+    snap_take(f, ns, &before);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "req-1", 11, NOW_MS, &r),
+                     IDMINT_ECONFLICT);
+    assert_int_equal(r.start, 3);
+    assert_int_equal(r.end, 4);
+    snap_same(f, ns, &before);
+}
+
+static void test_store__range_count_above_max_block_is_invalid(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_range r = {3, 4};
+    struct snap before;
+
+    ns_name(f, "maxblock", ns);
+    make_range(f, ns, 1, 1000, 100);
+    snap_take(f, ns, &before);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "req-1", 101, NOW_MS, &r),
+                     IDMINT_EINVAL);
+    assert_int_equal(r.start, 3);
+    snap_same(f, ns, &before);
+    /* The refused request id was not recorded: it may be used again. */
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "req-1", 100, NOW_MS, &r), 0);
+    assert_int_equal(r.start, 1);
+    assert_int_equal(r.end, 101);
+}
+
+static void test_store__range_is_cut_at_max_value_then_exhausted(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_range r, keep;
+    struct snap before;
+
+    ns_name(f, "cut", ns);
+    make_range(f, ns, IDMINT_MAX_VALUE - 14, IDMINT_MAX_VALUE, 100);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "a", 10, NOW_MS, &r), 0);
+    assert_true(r.start == IDMINT_MAX_VALUE - 14 && r.end == IDMINT_MAX_VALUE - 4);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "b", 10, NOW_MS, &r), 0);
+    assert_true(r.start == IDMINT_MAX_VALUE - 4);
+    assert_true(r.end == IDMINT_MAX_VALUE + 1); /* half-open: max_value itself is issued */
+
+    snap_take(f, ns, &before);
+    assert_true(before.ns.next_value == IDMINT_MAX_VALUE + 1);
+    keep = r;
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "c", 1, NOW_MS, &r),
+                     IDMINT_EEXHAUSTED);
+    assert_memory_equal(&r, &keep, sizeof(r));
+    snap_same(f, ns, &before);
+    /* A replay of an answered request still works after exhaustion. */
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "b", 10, NOW_MS, &r), 0);
+    assert_true(r.start == IDMINT_MAX_VALUE - 4);
+}
+
+static void test_store__range_refuses_disabled_unknown_and_snowflake_namespaces(void **state)
+{
+    struct fx *f = *state;
+    char rg[64], sf[64], none[64];
+    struct store_range r = {3, 4};
+    struct snap before;
+
+    ns_name(f, "rg", rg);
+    ns_name(f, "sf", sf);
+    ns_name(f, "none", none);
+    make_range(f, rg, 1, 1000, 100);
+    make_snowflake(f, sf, 0, 10);
+    assert_int_equal(idmint__store_ns_set_disabled(f->st, rg, 1, ACTOR, NOW_MS), 0);
+
+    snap_take(f, rg, &before);
+    assert_int_equal(idmint__store_range_reserve(f->st, rg, "inc", "a", 1, NOW_MS, &r),
+                     IDMINT_EDISABLED);
+    snap_same(f, rg, &before);
+    snap_take(f, sf, &before);
+    assert_int_equal(idmint__store_range_reserve(f->st, sf, "inc", "a", 1, NOW_MS, &r),
+                     IDMINT_EINVAL);
+    snap_same(f, sf, &before);
+    snap_take(f, none, &before);
+    assert_int_equal(idmint__store_range_reserve(f->st, none, "inc", "a", 1, NOW_MS, &r),
+                     IDMINT_ENOTFOUND);
+    snap_same(f, none, &before);
+    assert_int_equal(r.start, 3);
+
+    assert_int_equal(idmint__store_ns_set_disabled(f->st, rg, 0, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_range_reserve(f->st, rg, "inc", "a", 1, NOW_MS, &r), 0);
+    assert_int_equal(r.start, 1);
+}
+
+/* ==== audit ==== */
+
+static void test_store__audit_list_pages_by_sequence(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    idmint_audit_entry *page = NULL, *rest = NULL;
+    size_t n = 0, m = 0;
+
+    ns_name(f, "pages", ns);
+    make_range(f, ns, 1, 100, 10);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, i % 2 == 0, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_audit_list(f->st, 0, 2, &page, &n), 0);
+    assert_int_equal(n, 2);
+    assert_true(page[0].seq < page[1].seq);
+    assert_int_equal(idmint__store_audit_list(f->st, page[1].seq, SIZE_MAX, &rest, &m), 0);
+    assert_true(m >= 3);
+    assert_true(rest[0].seq > page[1].seq);
+    for (size_t i = 1; i < m; i++)
+        assert_true(rest[i].seq > rest[i - 1].seq);
+    free(page);
+    free(rest);
+}
+
+/* ==== many processes at once ==== */
+
+/* Block every child on @p gate until the parent closes its write end. */
+static void gate_wait(int gate)
+{
+    char c;
+
+    while (read(gate, &c, 1) > 0)
+        ;
+}
+
+struct take_result {
+    int rc;
+    uint32_t worker_id;
+};
+
+static void take_child(const char *url, const char *ns, int gate, int out, unsigned idx)
+{
+    struct take_result res = {IDMINT_ESTORE, 0};
+    struct store *st = NULL;
+    struct store_lease l;
+    int rc;
+
+    if ((rc = idmint__store_open(url, &st)) != 0) {
+        res.rc = rc;
+    } else {
+        lease_init(&l, 0, HOLDER_A);
+        snprintf(l.holder, sizeof(l.holder), "holder%026u", idx);
+        gate_wait(gate);
+        res.rc = idmint__store_lease_take(st, ns, 8, 1000, 1600, &l);
+        res.worker_id = l.worker_id;
+    }
+    idmint__store_close(st);
+    _exit(write(out, &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : 1);
+}
+
+static void test_store__lease_take_race_of_16_processes_gives_8_distinct_ids(void **state)
+{
+    struct fx *f = *state;
+    enum { PROCS = 16, IDS = 8 };
+    char ns[64];
+    int gate[2], res[2], won = 0, busy = 0, seen[IDS] = {0};
+    pid_t pids[PROCS];
+
+    ns_name(f, "race", ns);
+    make_snowflake(f, ns, 0, 3);
+    assert_int_equal(pipe(gate), 0);
+    assert_int_equal(pipe(res), 0);
+    for (unsigned i = 0; i < PROCS; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            close(gate[1]);
+            close(res[0]);
+            take_child(f->url, ns, gate[0], res[1], i);
+        }
+    }
+    close(gate[0]);
+    close(res[1]);
+    close(gate[1]); /* go */
+    for (unsigned i = 0; i < PROCS; i++) {
+        struct take_result r;
+
+        assert_int_equal(read(res[0], &r, sizeof(r)), sizeof(r));
+        if (r.rc == 0) {
+            assert_true(r.worker_id < IDS);
+            assert_int_equal(seen[r.worker_id], 0);
+            seen[r.worker_id] = 1;
+            won++;
+        } else {
+            assert_int_equal(r.rc, IDMINT_ENOWORKER);
+            busy++;
+        }
+    }
+    close(res[0]);
+    for (unsigned i = 0; i < PROCS; i++) {
+        int status;
+
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    assert_int_equal(won, IDS);
+    assert_int_equal(busy, PROCS - IDS);
+}
+
+struct span {
+    uint64_t start, end;
+};
+
+static void reserve_child(const char *url, const char *ns, int gate, int out, unsigned idx,
+                          unsigned n)
+{
+    struct store *st = NULL;
+    struct span s;
+    struct store_range r;
+    char inc[32], req[32];
+    int code = 0;
+
+    if (idmint__store_open(url, &st) != 0)
+        _exit(2);
+    snprintf(inc, sizeof(inc), "child-%u", idx);
+    gate_wait(gate);
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(req, sizeof(req), "req-%u", i);
+        if (idmint__store_range_reserve(st, ns, inc, req, 1 + (i + idx) % 13, NOW_MS, &r) != 0) {
+            fprintf(stderr, "child %u: reserve %u: %s\n", idx, i, idmint_errmsg());
+            code = 3;
+            break;
+        }
+        s.start = r.start;
+        s.end = r.end;
+        if (write(out, &s, sizeof(s)) != (ssize_t)sizeof(s)) {
+            code = 4;
+            break;
+        }
+    }
+    idmint__store_close(st);
+    _exit(code);
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void test_store__range_race_of_8_processes_never_overlaps(void **state)
+{
+    struct fx *f = *state;
+    enum { PROCS = 8, EACH = 200 };
+    char ns[64];
+    int gate[2], outs[PROCS];
+    pid_t pids[PROCS];
+    struct span *all = calloc(PROCS * EACH, sizeof(*all));
+    size_t n = 0;
+    uint64_t total = 0;
+    idmint_ns_info got;
+
+    assert_non_null(all);
+    ns_name(f, "rrace", ns);
+    make_range(f, ns, 1, IDMINT_MAX_VALUE, 100);
+    assert_int_equal(pipe(gate), 0);
+    for (unsigned i = 0; i < PROCS; i++) {
+        int p[2];
+
+        assert_int_equal(pipe(p), 0);
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            close(gate[1]);
+            close(p[0]);
+            reserve_child(f->url, ns, gate[0], p[1], i, EACH);
+        }
+        close(p[1]);
+        outs[i] = p[0];
+    }
+    close(gate[0]);
+    close(gate[1]); /* go */
+    for (unsigned i = 0; i < PROCS; i++) {
+        struct span s;
+        int status;
+
+        while (read(outs[i], &s, sizeof(s)) == (ssize_t)sizeof(s))
+            all[n++] = s;
+        close(outs[i]);
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    assert_int_equal(n, PROCS * EACH);
+    qsort(all, n, sizeof(*all), span_cmp);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(all[i].start < all[i].end);
+        if (i > 0)
+            assert_true(all[i - 1].end <= all[i].start);
+        total += all[i].end - all[i].start;
+    }
+    /* No gaps either: every value from 1 to next_value - 1 went to someone. */
+    assert_int_equal(all[0].start, 1);
+    assert_int_equal(idmint__store_ns_get(f->st, ns, &got), 0);
+    assert_int_equal(got.next_value, 1 + total);
+    free(all);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_store__ns_create_then_get_returns_every_field),
+        T(test_store__ns_values_up_to_2_63_minus_1_survive),
+        T(test_store__ns_create_twice_is_a_conflict_and_keeps_the_first),
+        T(test_store__ns_get_of_unknown_name_is_not_found),
+        T(test_store__ns_list_returns_every_namespace_by_name),
+        T(test_store__ns_disable_and_enable_are_audited),
+        T(test_store__ns_disable_of_unknown_name_is_not_found_and_not_audited),
+        T(test_store__wrappers_refuse_bad_arguments),
+        cmocka_unit_test(test_store__open_refuses_unknown_scheme_and_empty_location),
+        T(test_store__lease_take_on_fresh_ns_gets_worker_0_without_fence),
+        T(test_store__lease_take_picks_the_lowest_free_id),
+        T(test_store__lease_take_when_every_id_is_held_is_no_worker),
+        T(test_store__lease_take_of_an_expired_id_finds_its_fence),
+        T(test_store__lease_take_refuses_unknown_disabled_and_range_namespaces),
+        T(test_store__lease_renew_by_the_holder_extends_and_never_shortens),
+        T(test_store__lease_renew_with_a_stale_generation_or_holder_is_lost),
+        T(test_store__lease_release_sets_e_to_final_and_frees_the_id),
+        T(test_store__lease_release_by_a_stale_holder_is_lost),
+        T(test_store__force_release_makes_the_old_holder_lose_its_lease),
+        T(test_store__force_release_of_an_unknown_row_is_not_found),
+        T(test_store__lease_regions_are_independent),
+        T(test_store__range_sequential_reservations_do_not_overlap),
+        T(test_store__range_replay_of_a_request_returns_the_saved_range),
+        T(test_store__range_replay_with_another_count_is_a_conflict),
+        T(test_store__range_count_above_max_block_is_invalid),
+        T(test_store__range_is_cut_at_max_value_then_exhausted),
+        T(test_store__range_refuses_disabled_unknown_and_snowflake_namespaces),
+        T(test_store__audit_list_pages_by_sequence),
+        T(test_store__lease_take_race_of_16_processes_gives_8_distinct_ids),
+        T(test_store__range_race_of_8_processes_never_overlaps),
+    };
+    const struct backend *b = backend_chosen();
+
+    if (b == NULL) {
+        fprintf(stderr, "unknown IDMINT_TEST_STORE '%s'\n", getenv("IDMINT_TEST_STORE"));
+        return 1;
+    }
+    return cmocka_run_group_tests_name(b->name, tests, NULL, NULL);
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A "fault" store backend for tests: "fault:<inner url>" (for example
+ * "fault:sqlite:/tmp/x.db") passes every call to the inner store unless a
+ * process-global knob says to fail it. Knobs are atomics, so a test thread
+ * may turn them while a renewal or refill thread is calling the store.
+ */
+#ifndef IDMINT_FAULT_STORE_H
+#define IDMINT_FAULT_STORE_H
+
+/* Register the "fault" scheme (once; later calls do nothing). 0 or an IDMINT code. */
+int ts_fault_register(void);
+
+/* Clear every knob and the call counter. */
+void ts_fault_reset(void);
+
+/* While @p is_down is non-zero, open and every call fail with IDMINT_EUNAVAILABLE, doing nothing.
+ */
+void ts_fault_set_down(int is_down);
+
+/*
+ * The @p n-th store call from now (1 = the next) fails with
+ * IDMINT_EUNAVAILABLE before reaching the inner store. 0 disarms.
+ * Calls are every method except open and close.
+ */
+void ts_fault_fail_nth(unsigned n);
+
+/*
+ * The @p n-th store call from now is performed on the inner store, then
+ * reports IDMINT_EUNAVAILABLE with its outputs untouched: a lost reply.
+ * 0 disarms.
+ */
+void ts_fault_lose_reply_nth(unsigned n);
+
+/* Delay every call by @p ms before passing it on (0: no delay). */
+void ts_fault_set_delay_ms(unsigned ms);
+
+/* Store calls seen since the last ts_fault_reset() (open and close excluded). */
+unsigned long ts_fault_calls(void);
+
+#endif /* IDMINT_FAULT_STORE_H */

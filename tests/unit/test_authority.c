@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for src/authority.c through the public admin API: validation,
+ * "default" on first use, audit actors and times, and store URLs that cannot
+ * work. Storage semantics are the store contract suite's (tests/store/).
+ */
+#include <setjmp.h> /* cmocka 1.1 wants these four before <cmocka.h> */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "idmint.h"
+#include "internal.h"
+#include "testsupport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define FAKE_NOW_MS INT64_C(1780000000000) /* 2026-05-28 */
+
+struct fx {
+    char *dir;
+    char *url;
+    idmint_authority *a;
+};
+
+static int64_t fixed_clock(void *ctx)
+{
+    return *(const int64_t *)ctx;
+}
+
+static int64_t fake_now = FAKE_NOW_MS;
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+
+    if (f == NULL || (f->dir = ts_tempdir()) == NULL ||
+        (f->url = ts_sqlite_url(f->dir, "auth.db")) == NULL)
+        return -1;
+    unsetenv("IDMINT_ACTOR");
+    fake_now = FAKE_NOW_MS;
+    if (idmint__authority_open_clock(&f->a, f->url, 0, fixed_clock, &fake_now) != 0)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+
+    idmint_authority_close(f->a);
+    ts_rmtree(f->dir);
+    free(f->url);
+    free(f);
+    return 0;
+}
+
+static size_t ns_count(idmint_authority *a)
+{
+    idmint_ns_info *list = NULL;
+    size_t n = 0;
+
+    assert_int_equal(idmint_ns_list(a, &list, &n), 0);
+    free(list);
+    return n;
+}
+
+static size_t audit_count(idmint_authority *a)
+{
+    idmint_audit_entry *list = NULL;
+    size_t n = 0;
+
+    assert_int_equal(idmint_audit_list(a, 0, SIZE_MAX, &list, &n), 0);
+    free(list);
+    return n;
+}
+
+/* Nothing was created and nothing audited. */
+static void assert_empty(idmint_authority *a)
+{
+    assert_int_equal(ns_count(a), 0);
+    assert_int_equal(audit_count(a), 0);
+}
+
+static void snowflake_named(idmint_ns_info *i, const char *name)
+{
+    idmint_ns_info_init(i, IDMINT_KIND_SNOWFLAKE);
+    snprintf(i->name, sizeof(i->name), "%s", name);
+}
+
+static void range_named(idmint_ns_info *i, const char *name)
+{
+    idmint_ns_info_init(i, IDMINT_KIND_RANGE);
+    snprintf(i->name, sizeof(i->name), "%s", name);
+}
+
+/* ==== validation ==== */
+
+static void test_authority__bad_names_are_refused(void **state)
+{
+    struct fx *f = *state;
+    const char *bad[] = {"", "A", "-x", "_x", ".x", "a/b", "a b", "caf\xc3\xa9"};
+    idmint_ns_info i;
+    size_t k;
+
+    for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        snowflake_named(&i, bad[k]);
+        assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+        assert_int_equal(idmint__ns_name_check(bad[k]), IDMINT_EINVAL);
+    }
+    snowflake_named(&i, "x");
+    memset(i.name, 'a', 64); /* not terminated within the field */
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    assert_int_equal(idmint__ns_name_check(NULL), IDMINT_EINVAL);
+    assert_empty(f->a);
+}
+
+static void test_authority__name_length_limit_is_63(void **state)
+{
+    struct fx *f = *state;
+    char name[65];
+    idmint_ns_info i;
+
+    memset(name, 'a', 64);
+    name[64] = '\0';
+    assert_int_equal(idmint__ns_name_check(name), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "63"));
+    name[63] = '\0';
+    snowflake_named(&i, name);
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+    assert_int_equal(idmint__ns_name_check("0.a_b-c"), 0);
+}
+
+static void test_authority__bad_layouts_are_refused(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info i;
+
+    snowflake_named(&i, "wide");
+    i.layout.time_bits = 42; /* 42 + 0 + 10 + 12 = 64 bits */
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    snowflake_named(&i, "noseq");
+    i.layout.sequence_bits = 0;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    snowflake_named(&i, "nounit");
+    i.layout.unit_ms = 0;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    snowflake_named(&i, "kind");
+    i.kind = (idmint_kind)7;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "7"));
+    assert_empty(f->a);
+}
+
+static void test_authority__layout_whose_time_already_ran_out_is_refused(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info i;
+
+    /* 2^20 ms after 2026-01-01 is 2026-01-01T00:17:28.576Z, long before the clock. */
+    snowflake_named(&i, "short");
+    i.layout.time_bits = 20;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "ran out"));
+    assert_non_null(strstr(idmint_errmsg(), "2026-01-01T00:17:28.576Z"));
+    assert_empty(f->a);
+
+    /* The same layout is fine while its end is still ahead of the clock. */
+    fake_now = IDMINT_DEFAULT_EPOCH_MS + 1000;
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+}
+
+static void test_authority__bad_range_bounds_are_refused(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info i;
+
+    range_named(&i, "r");
+    i.next_value = 0;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    range_named(&i, "r");
+    i.max_value = IDMINT_MAX_VALUE + 1;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "9223372036854775808"));
+    range_named(&i, "r");
+    i.next_value = 11;
+    i.max_value = 10;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "11"));
+    range_named(&i, "r");
+    i.block = 0;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    range_named(&i, "r");
+    i.block = 500;
+    i.max_block = 400;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "500"));
+    range_named(&i, "r");
+    i.max_block = IDMINT_DEFAULT_MAX_BLOCK + 1;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "10000001"));
+    assert_empty(f->a);
+
+    /* The tightest valid bounds: one value, block 1. */
+    range_named(&i, "r");
+    i.next_value = 5;
+    i.max_value = 5;
+    i.block = 1;
+    i.max_block = 1;
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+}
+
+static void test_authority__duplicate_create_is_a_conflict(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info i, got;
+
+    range_named(&i, "orders");
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+    snowflake_named(&i, "orders");
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_ECONFLICT);
+    assert_int_equal(ns_count(f->a), 1);
+    assert_int_equal(audit_count(f->a), 1);
+    assert_int_equal(idmint_ns_get(f->a, "orders", &got), 0);
+    assert_int_equal(got.kind, IDMINT_KIND_RANGE);
+}
+
+static void test_authority__ns_info_init_fills_the_defaults(void **state)
+{
+    idmint_ns_info i;
+    idmint_layout def;
+
+    (void)state;
+    idmint_layout_default(&def);
+    idmint_ns_info_init(&i, IDMINT_KIND_SNOWFLAKE);
+    assert_int_equal(i.kind, IDMINT_KIND_SNOWFLAKE);
+    assert_memory_equal(&i.layout, &def, sizeof(def));
+    assert_string_equal(i.name, "");
+    idmint_ns_info_init(&i, IDMINT_KIND_RANGE);
+    assert_int_equal(i.next_value, 1);
+    assert_true(i.max_value == IDMINT_MAX_VALUE);
+    assert_int_equal(i.block, IDMINT_DEFAULT_BLOCK);
+    assert_int_equal(i.max_block, IDMINT_DEFAULT_MAX_BLOCK);
+}
+
+/* ==== reading, default, audit ==== */
+
+static void test_authority__default_is_created_on_first_use_once(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info got, again;
+    idmint_audit_entry *au = NULL;
+    idmint_layout def;
+    char actor[64];
+    size_t n = 0;
+
+    idmint_layout_default(&def);
+    assert_int_equal(idmint_ns_get(f->a, "default", &got), 0);
+    assert_int_equal(got.kind, IDMINT_KIND_SNOWFLAKE);
+    assert_memory_equal(&got.layout, &def, sizeof(def));
+    assert_int_equal(got.created_ms, FAKE_NOW_MS);
+    assert_int_equal(idmint_ns_get(f->a, "default", &again), 0);
+    assert_memory_equal(&got, &again, sizeof(got));
+
+    assert_int_equal(idmint_audit_list(f->a, 0, 100, &au, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(au[0].action, "ns.create");
+    assert_string_equal(au[0].ns, "default");
+    assert_int_equal(au[0].at_ms, FAKE_NOW_MS);
+    snprintf(actor, sizeof(actor), "uid:%lu", (unsigned long)getuid());
+    assert_string_equal(au[0].actor, actor);
+    free(au);
+}
+
+static void test_authority__unknown_namespace_is_not_found_and_not_created(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info got;
+    idmint_worker_info *w = (idmint_worker_info *)&got;
+    size_t n = 99;
+
+    memset(&got, 0x33, sizeof(got));
+    assert_int_equal(idmint_ns_get(f->a, "orders", &got), IDMINT_ENOTFOUND);
+    assert_int_equal(got.created_ms, 0x3333333333333333);
+    assert_int_equal(idmint_workers_list(f->a, "orders", &w, &n), IDMINT_ENOTFOUND);
+    assert_ptr_equal(w, (idmint_worker_info *)&got);
+    assert_int_equal(n, 99);
+    assert_int_equal(idmint_worker_force_release(f->a, "orders", 0, 0), IDMINT_ENOTFOUND);
+    assert_int_equal(idmint_ns_set_disabled(f->a, "orders", 1), IDMINT_ENOTFOUND);
+    assert_int_equal(idmint_ns_get(f->a, "Bad", &got), IDMINT_EINVAL);
+    assert_empty(f->a);
+}
+
+static void test_authority__actor_comes_from_idmint_actor(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info i;
+    idmint_audit_entry *au = NULL;
+    size_t n = 0;
+
+    setenv("IDMINT_ACTOR", "alice@ops", 1);
+    range_named(&i, "ledger");
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+    fake_now += 60000;
+    assert_int_equal(idmint_ns_set_disabled(f->a, "ledger", 1), 0);
+    unsetenv("IDMINT_ACTOR");
+    assert_int_equal(idmint_audit_list(f->a, 0, 100, &au, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(au[0].actor, "alice@ops");
+    assert_string_equal(au[1].action, "ns.disable");
+    assert_string_equal(au[1].actor, "alice@ops");
+    assert_int_equal(au[1].at_ms, FAKE_NOW_MS + 60000);
+    free(au);
+}
+
+static void test_authority__workers_list_shows_rows_of_an_existing_ns(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info i;
+    idmint_worker_info *w = NULL;
+    size_t n = 99;
+
+    snowflake_named(&i, "empty");
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+    assert_int_equal(idmint_workers_list(f->a, "empty", &w, &n), 0);
+    assert_int_equal(n, 0);
+    idmint_free(w);
+}
+
+/* ==== stores that cannot work ==== */
+
+static void test_authority__unreachable_store_is_unavailable(void **state)
+{
+    idmint_authority *a = (idmint_authority *)state; /* sentinel */
+
+    assert_int_equal(idmint_authority_open(&a, "sqlite:/nonexistent-dir/x.db", 0),
+                     IDMINT_EUNAVAILABLE);
+    assert_non_null(strstr(idmint_errmsg(), "/nonexistent-dir/x.db"));
+    assert_ptr_equal(a, (idmint_authority *)state);
+}
+
+static void test_authority__unknown_scheme_is_invalid(void **state)
+{
+    idmint_authority *a = (idmint_authority *)state;
+
+    assert_int_equal(idmint_authority_open(&a, "foo:bar", 0), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "foo:bar"));
+    assert_int_equal(idmint_authority_open(&a, "sqlite:", 0), IDMINT_EINVAL);
+    assert_int_equal(idmint_authority_open(&a, "sqlite:/tmp/x.db", 70000), IDMINT_EINVAL);
+    assert_int_equal(idmint_authority_open(NULL, "sqlite:/tmp/x.db", 0), IDMINT_EINVAL);
+    assert_ptr_equal(a, (idmint_authority *)state);
+    idmint_authority_close(NULL);
+}
+
+static void test_authority__read_only_store_refuses_writes_as_unavailable(void **state)
+{
+    struct fx *f = *state;
+    idmint_authority *ro = NULL;
+    idmint_ns_info i, got;
+    char url[600];
+
+    range_named(&i, "kept");
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+    /* Root ignores file modes, so read-only comes from SQLite's URI mode=ro. */
+    snprintf(url, sizeof(url), "sqlite:file:%s/auth.db?mode=ro", f->dir);
+    assert_int_equal(idmint_authority_open(&ro, url, 0), 0);
+    assert_int_equal(idmint_ns_get(ro, "kept", &got), 0);
+    range_named(&i, "new");
+    assert_int_equal(idmint_ns_create(ro, &i), IDMINT_EUNAVAILABLE);
+    assert_non_null(strstr(idmint_errmsg(), "read-only"));
+    assert_int_equal(idmint_ns_set_disabled(ro, "kept", 1), IDMINT_EUNAVAILABLE);
+    /* Nor is "default" conjured up on a store that cannot keep it. */
+    assert_int_equal(idmint_ns_get(ro, "default", &got), IDMINT_EUNAVAILABLE);
+    idmint_authority_close(ro);
+    assert_int_equal(ns_count(f->a), 1);
+    assert_int_equal(audit_count(f->a), 1);
+    assert_int_equal(idmint_ns_get(f->a, "kept", &got), 0);
+    assert_int_equal(got.is_disabled, 0);
+}
+
+static void test_authority__null_url_reads_idmint_authority(void **state)
+{
+    struct fx *f = *state;
+    idmint_authority *a = NULL;
+    idmint_ns_info i, got;
+    char *url = ts_sqlite_url(f->dir, "env.db");
+    char path[600];
+    struct stat sb;
+
+    assert_non_null(url);
+    setenv("IDMINT_AUTHORITY", url, 1);
+    assert_int_equal(idmint_authority_open(&a, NULL, 0), 0);
+    unsetenv("IDMINT_AUTHORITY");
+    range_named(&i, "via-env");
+    assert_int_equal(idmint_ns_create(a, &i), 0);
+    idmint_authority_close(a);
+    snprintf(path, sizeof(path), "%s/env.db", f->dir);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(idmint_ns_get(f->a, "via-env", &got), IDMINT_ENOTFOUND);
+    free(url);
+}
+
+static void test_authority__many_processes_open_one_new_file_at_once(void **state)
+{
+    struct fx *f = *state;
+    enum { PROCS = 8 };
+    char *url = ts_sqlite_url(f->dir, "new.db");
+    idmint_authority *a = NULL;
+    idmint_audit_entry *au = NULL;
+    pid_t pids[PROCS];
+    int gate[2];
+    size_t n = 0;
+
+    assert_non_null(url);
+    assert_int_equal(pipe(gate), 0);
+    for (int k = 0; k < PROCS; k++) {
+        pids[k] = fork();
+        assert_true(pids[k] >= 0);
+        if (pids[k] == 0) {
+            idmint_authority *mine = NULL;
+            idmint_ns_info got;
+            char c;
+            int rc;
+
+            close(gate[1]);
+            while (read(gate[0], &c, 1) > 0)
+                ;
+            rc = idmint_authority_open(&mine, url, 0);
+            if (rc == 0)
+                rc = idmint_ns_get(mine, "default", &got);
+            if (rc != 0)
+                fprintf(stderr, "child %d: %s: %s\n", k, idmint_strerror(rc), idmint_errmsg());
+            idmint_authority_close(mine);
+            _exit(rc == 0 ? 0 : 1);
+        }
+    }
+    close(gate[0]);
+    close(gate[1]);
+    for (int k = 0; k < PROCS; k++) {
+        int status;
+
+        assert_int_equal(waitpid(pids[k], &status, 0), pids[k]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    assert_int_equal(idmint_authority_open(&a, url, 0), 0);
+    assert_int_equal(idmint_audit_list(a, 0, 100, &au, &n), 0);
+    assert_int_equal(n, 1); /* "default" was created exactly once */
+    free(au);
+    idmint_authority_close(a);
+    free(url);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_authority__bad_names_are_refused),
+        T(test_authority__name_length_limit_is_63),
+        T(test_authority__bad_layouts_are_refused),
+        T(test_authority__layout_whose_time_already_ran_out_is_refused),
+        T(test_authority__bad_range_bounds_are_refused),
+        T(test_authority__duplicate_create_is_a_conflict),
+        cmocka_unit_test(test_authority__ns_info_init_fills_the_defaults),
+        T(test_authority__default_is_created_on_first_use_once),
+        T(test_authority__unknown_namespace_is_not_found_and_not_created),
+        T(test_authority__actor_comes_from_idmint_actor),
+        T(test_authority__workers_list_shows_rows_of_an_existing_ns),
+        cmocka_unit_test(test_authority__unreachable_store_is_unavailable),
+        cmocka_unit_test(test_authority__unknown_scheme_is_invalid),
+        T(test_authority__read_only_store_refuses_writes_as_unavailable),
+        T(test_authority__null_url_reads_idmint_authority),
+        T(test_authority__many_processes_open_one_new_file_at_once),
+    };
+
+    return cmocka_run_group_tests_name("authority", tests, NULL, NULL);
+}
