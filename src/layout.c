@@ -103,7 +103,7 @@ static int end_ms_of(const idmint_layout *l, int64_t *end)
 int idmint_layout_validate(const idmint_layout *l)
 {
     unsigned t, r, w, s, sum;
-    int64_t end;
+    int64_t end = 0;
 
     if (l == NULL)
         return idmint__fail(IDMINT_EINVAL, "layout: NULL");
@@ -182,7 +182,7 @@ int idmint_layout_parse(const char *text, idmint_layout *l)
 
 int idmint_layout_end_ms(const idmint_layout *l, int64_t *end_ms)
 {
-    int64_t end;
+    int64_t end = 0;
     int rc = idmint_layout_validate(l);
 
     if (rc != 0)

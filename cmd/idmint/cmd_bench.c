@@ -131,8 +131,8 @@ static void remove_dir(const char *dir)
         while ((e = readdir(d)) != NULL) {
             if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
                 continue;
-            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-            unlink(path);
+            if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+                unlink(path);
         }
         closedir(d);
     }

@@ -259,7 +259,7 @@ static void col_text(sqlite3_stmt *q, int i, char *buf, size_t size)
 
 static int sq_exec_id(struct sqlite_store *s, enum sq_stmt_id id, const char *what)
 {
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, id, &q);
 
     return rc != 0 ? rc : sq_run(s, q, what);
@@ -273,7 +273,7 @@ static int sq_exec_id(struct sqlite_store *s, enum sq_stmt_id id, const char *wh
 static int sq_begin(struct sqlite_store *s)
 {
     uint64_t deadline_ms = idmint__deadline_now_ms() + SQ_RETRY_MS;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc;
 
     for (;;) {
@@ -316,7 +316,7 @@ static int sq_finish(struct sqlite_store *s, int rc)
 static int sq_audit(struct sqlite_store *s, int64_t at_ms, const char *actor, const char *action,
                     const char *ns, const char *detail)
 {
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_AUDIT_INSERT, &q);
 
     if (rc != 0)
@@ -474,7 +474,7 @@ static void ns_from_row(sqlite3_stmt *q, idmint_ns_info *out)
 /* Read one namespace row: 0, IDMINT_ENOTFOUND or an error. */
 static int sq_ns_read(struct sqlite_store *s, const char *name, idmint_ns_info *out)
 {
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_NS_GET, &q);
 
     if (rc != 0)
@@ -495,7 +495,7 @@ static int sqlite_ns_create(struct store *st, const idmint_ns_info *ns, const ch
     struct sqlite_store *s = (struct sqlite_store *)st;
     const idmint_layout *l = &ns->layout;
     char detail[256];
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc;
 
     if (ns->kind == IDMINT_KIND_RANGE)
@@ -549,7 +549,7 @@ static int sqlite_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
     struct sqlite_store *s = (struct sqlite_store *)st;
     idmint_ns_info *list = NULL, *grown;
     size_t len = 0, cap = 0;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_NS_LIST, &q);
 
     if (rc != 0)
@@ -580,7 +580,7 @@ static int sqlite_ns_set_disabled(struct store *st, const char *name, int disabl
                                   const char *actor, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc;
 
     if ((rc = sq_begin(s)) != 0)
@@ -606,7 +606,7 @@ static int sq_lease_take(struct sqlite_store *s, const char *ns, uint64_t worker
 {
     idmint_ns_info info;
     uint64_t old_until = 0;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc, found;
 
     if ((rc = sq_ns_read(s, ns, &info)) != 0)
@@ -717,7 +717,7 @@ static int sqlite_lease_renew(struct store *st, const char *ns, struct store_lea
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     uint64_t stored = 0;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc, row = 0;
 
     if ((rc = sq_begin(s)) != 0)
@@ -743,7 +743,7 @@ static int sqlite_lease_release(struct store *st, const char *ns, const struct s
                                 uint64_t final_unit)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc;
 
     if ((rc = sq_begin(s)) != 0)
@@ -763,7 +763,7 @@ static int sqlite_lease_list(struct store *st, const char *ns, idmint_worker_inf
     struct sqlite_store *s = (struct sqlite_store *)st;
     idmint_worker_info *list = NULL, *grown, *w;
     size_t len = 0, cap = 0;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_LEASE_LIST, &q);
 
     if (rc != 0)
@@ -802,7 +802,7 @@ static int sq_force_release(struct sqlite_store *s, const char *ns, uint32_t reg
 {
     char holder[33] = "", detail[256];
     uint64_t generation = 0, until = 0;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_LEASE_GET, &q);
 
     if (rc != 0)
@@ -856,7 +856,7 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
 {
     idmint_ns_info info;
     uint64_t saved_count = 0;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_RANGE_FIND, &q);
 
     if (rc != 0)
@@ -944,7 +944,7 @@ static int sqlite_audit_list(struct store *st, int64_t after_seq, size_t limit,
     struct sqlite_store *s = (struct sqlite_store *)st;
     idmint_audit_entry *list = NULL, *grown, *e;
     size_t len = 0, cap = 0;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_AUDIT_LIST, &q);
 
     if (rc != 0)

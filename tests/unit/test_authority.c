@@ -91,8 +91,11 @@ static void assert_empty(idmint_authority *a)
 
 static void snowflake_named(idmint_ns_info *i, const char *name)
 {
+    size_t len = strlen(name);
+
     idmint_ns_info_init(i, IDMINT_KIND_SNOWFLAKE);
-    snprintf(i->name, sizeof(i->name), "%s", name);
+    assert_true(len < sizeof(i->name));
+    memcpy(i->name, name, len + 1);
 }
 
 static void range_named(idmint_ns_info *i, const char *name)
