@@ -335,6 +335,33 @@ static void test_handle__bad_options_and_unknown_namespace_are_refused(void **st
     assert_null(m);
 }
 
+static void test_handle__lost_reply_on_refill_is_retried_for_the_same_range(void **state)
+{
+    struct fixture *f = *state;
+    char url[4096];
+    idmint_options o;
+    idmint *m;
+    uint64_t id;
+
+    assert_int_equal(ts_fault_register(), 0);
+    ts_fault_reset();
+    snprintf(url, sizeof(url), "fault:%s", f->url);
+    create_range(f, "dense", 1, 1000000, 100);
+    idmint_options_init(&o);
+    assert_int_equal(idmint_open(&m, url, "dense", &o), 0);
+    /* The next reservation (the first refill) is done by the store but its
+     * reply is lost; the retry with the same request id must get that same
+     * range back, so one thread sees 1, 2, 3 ... with no gap. */
+    ts_fault_lose_reply_nth(1);
+    for (uint64_t want = 1; want <= 1000; want++) {
+        assert_int_equal(idmint_next(m, &id), 0);
+        assert_int_equal(id, want);
+    }
+    assert_true(ts_fault_calls() >= 2);
+    idmint_close(m);
+    ts_fault_reset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +376,7 @@ int main(void)
         T(test_handle__disabled_namespace_refuses_open_and_refill),
         T(test_handle__range_batch_and_threads_never_repeat),
         T(test_handle__bad_options_and_unknown_namespace_are_refused),
+        T(test_handle__lost_reply_on_refill_is_retried_for_the_same_range),
 #undef T
     };
     return cmocka_run_group_tests_name("handle", tests, NULL, NULL);
