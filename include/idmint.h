@@ -47,7 +47,8 @@ extern "C" {
     XX(EUNAVAILABLE, -10, "authority unavailable")                                                 \
     XX(ECONFLICT, -11, "conflicting request")                                                      \
     XX(ESTORE, -12, "store error")                                                                 \
-    XX(ETIMEDOUT, -13, "timed out")
+    XX(ETIMEDOUT, -13, "timed out")                                                                \
+    XX(EACCESS, -14, "not authorized")
 
 typedef enum idmint_status {
     IDMINT_OK = 0,
@@ -181,6 +182,8 @@ typedef struct idmint_options {
     /** Monotonic clock in ns; NULL: CLOCK_MONOTONIC. */
     uint64_t (*mono_clock_ns)(void *ctx);
     void *clock_ctx; /**< borrowed; must outlive the handle */
+    /** Bearer token for an http:// authority; NULL: $IDMINT_TOKEN. Copied. */
+    const char *token;
 } idmint_options;
 
 /** Fill @p opts with defaults. Thread-safety: safe. */

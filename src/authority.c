@@ -75,7 +75,7 @@ static int authority_check(const struct idmint_authority *a)
 /* ==== open / close ==== */
 
 int idmint__authority_open_clock(struct idmint_authority **out, const char *url, uint32_t region,
-                                 int64_t (*wall_ms)(void *), void *ctx)
+                                 int64_t (*wall_ms)(void *), void *ctx, const char *token)
 {
     struct idmint_authority *a;
     int rc;
@@ -93,7 +93,12 @@ int idmint__authority_open_clock(struct idmint_authority **out, const char *url,
     a = calloc(1, sizeof(*a));
     if (a == NULL)
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening the authority");
-    rc = idmint__store_open(url, &a->st);
+    if (token == NULL) {
+        token = getenv("IDMINT_TOKEN");
+        if (token != NULL && token[0] == '\0')
+            token = NULL;
+    }
+    rc = idmint__store_open(url, token, &a->st);
     if (rc != 0) {
         free(a);
         return rc;
@@ -107,7 +112,7 @@ int idmint__authority_open_clock(struct idmint_authority **out, const char *url,
 
 int idmint_authority_open(idmint_authority **out, const char *url, uint32_t region)
 {
-    return idmint__authority_open_clock(out, url, region, NULL, NULL);
+    return idmint__authority_open_clock(out, url, region, NULL, NULL, NULL);
 }
 
 void idmint_authority_close(idmint_authority *a)

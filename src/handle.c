@@ -120,7 +120,8 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     idmint__clock_init(&m->clk, o.wall_clock_ms, o.mono_clock_ns, o.clock_ctx);
     m->fork_generation = atomic_load(&idmint__fork_generation);
 
-    rc = idmint__authority_open_clock(&a, authority, o.region, o.wall_clock_ms, o.clock_ctx);
+    rc = idmint__authority_open_clock(&a, authority, o.region, o.wall_clock_ms, o.clock_ctx,
+                                      o.token);
     if (rc != 0)
         goto fail;
     rc = idmint__authority_ns_resolve(a, ns, &info);

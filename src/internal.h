@@ -129,9 +129,12 @@ int idmint__ns_name_check(const char *name);
 int64_t idmint__authority_now_ms(const struct idmint_authority *a);
 /* Read @p name, creating "default" (audited) on first use. */
 int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *out);
-/* Open with an injected wall clock (for handles whose clock is injected). */
+/*
+ * Open with an injected wall clock (for handles whose clock is injected) and
+ * a bearer token for http:// (NULL: $IDMINT_TOKEN).
+ */
 int idmint__authority_open_clock(struct idmint_authority **out, const char *url, uint32_t region,
-                                 int64_t (*wall_ms)(void *), void *ctx);
+                                 int64_t (*wall_ms)(void *), void *ctx, const char *token);
 
 /* ==== range.c: the client side of ranges ==== */
 

@@ -36,7 +36,7 @@ int idmint__store_register(const struct store_ops *ops)
     return 0;
 }
 
-int idmint__store_open(const char *url, struct store **out)
+int idmint__store_open(const char *url, const char *token, struct store **out)
 {
     const char *colon;
     size_t scheme_len, i;
@@ -60,7 +60,7 @@ int idmint__store_open(const char *url, struct store **out)
     if (i == registry_len)
         return idmint__fail(IDMINT_EINVAL, "store URL '%s': unknown scheme '%.*s'", url,
                             (int)scheme_len, url);
-    rc = registry[i]->open(colon + 1, &st);
+    rc = registry[i]->open(colon + 1, token, &st);
     if (rc != 0)
         return rc;
     *out = st;

@@ -42,8 +42,12 @@ struct store_ops {
     const char *scheme; /* "sqlite", "postgres", "etcd", "http" */
     uint32_t caps;      /* STORE_CAP_* */
 
-    /* @p location is the URL with "scheme:" removed. EUNAVAILABLE when it cannot be reached. */
-    int (*open)(const char *location, struct store **out);
+    /*
+     * @p location is the URL with "scheme:" removed; @p token is a bearer
+     * token for backends that authenticate (NULL: none). EUNAVAILABLE when
+     * it cannot be reached.
+     */
+    int (*open)(const char *location, const char *token, struct store **out);
     void (*close)(struct store *st); /* NULL-safe */
 
     /* Insert @p ns and one audit record in one transaction. ECONFLICT if the name exists. */
@@ -120,7 +124,7 @@ int idmint__store_register(const struct store_ops *ops);
  * Open the store named by @p url ("sqlite:PATH"). EINVAL for an unknown
  * scheme or empty location (with a message), else what the backend returns.
  */
-int idmint__store_open(const char *url, struct store **out);
+int idmint__store_open(const char *url, const char *token, struct store **out);
 void idmint__store_close(struct store *st);
 
 /* Wrappers: check arguments, then call the backend. Same contracts as above. */

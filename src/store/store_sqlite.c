@@ -409,8 +409,9 @@ static int sq_pragmas(struct sqlite_store *s)
     return rc == SQLITE_OK ? 0 : sq_fail(s, rc, "set synchronous=FULL");
 }
 
-static int sqlite_open(const char *location, struct store **out)
+static int sqlite_open(const char *location, const char *token, struct store **out)
 {
+    (void)token; /* a local file: access is the file system's business */
     struct sqlite_store *s;
     int rc;
 

@@ -93,7 +93,7 @@ static int setup(void **state)
         goto fail;
     snprintf(f->prefix, sizeof(f->prefix), "t%lx-%x-%u", (unsigned long)time(NULL),
              (unsigned)getpid(), counter++);
-    if (idmint__store_open(f->url, &f->st) != 0) {
+    if (idmint__store_open(f->url, NULL, &f->st) != 0) {
         fprintf(stderr, "cannot open %s: %s\n", f->url, idmint_errmsg());
         goto fail;
     }
@@ -406,10 +406,10 @@ static void test_store__open_refuses_unknown_scheme_and_empty_location(void **st
 {
     struct store *st = (struct store *)state; /* any non-NULL sentinel */
 
-    assert_int_equal(idmint__store_open("foo:bar", &st), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_open("foo:bar", NULL, &st), IDMINT_EINVAL);
     assert_non_null(strstr(idmint_errmsg(), "foo:bar"));
-    assert_int_equal(idmint__store_open("sqlite:", &st), IDMINT_EINVAL);
-    assert_int_equal(idmint__store_open("nocolon", &st), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_open("sqlite:", NULL, &st), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_open("nocolon", NULL, &st), IDMINT_EINVAL);
     assert_ptr_equal(st, (struct store *)state);
     idmint__store_close(NULL);
 }
@@ -922,7 +922,7 @@ static void take_child(const char *url, const char *ns, int gate, int out, unsig
     struct store_lease l;
     int rc;
 
-    if ((rc = idmint__store_open(url, &st)) != 0) {
+    if ((rc = idmint__store_open(url, NULL, &st)) != 0) {
         res.rc = rc;
     } else {
         lease_init(&l, 0, HOLDER_A);
@@ -997,7 +997,7 @@ static void reserve_child(const char *url, const char *ns, int gate, int out, un
     char inc[32], req[32];
     int code = 0;
 
-    if (idmint__store_open(url, &st) != 0)
+    if (idmint__store_open(url, NULL, &st) != 0)
         _exit(2);
     snprintf(inc, sizeof(inc), "child-%u", idx);
     gate_wait(gate);

@@ -98,7 +98,7 @@ static struct store *inner(struct store *st)
 
 static const struct store_ops fault_ops;
 
-static int fault_open(const char *location, struct store **out)
+static int fault_open(const char *location, const char *token, struct store **out)
 {
     struct fault_store *f;
     int rc;
@@ -108,7 +108,7 @@ static int fault_open(const char *location, struct store **out)
     f = calloc(1, sizeof(*f));
     if (f == NULL)
         return idmint__fail(IDMINT_ENOMEM, "fault store: out of memory");
-    rc = idmint__store_open(location, &f->inner);
+    rc = idmint__store_open(location, token, &f->inner);
     if (rc != 0) {
         free(f);
         return rc;

@@ -45,7 +45,7 @@ static int setup(void **state)
         return -1;
     unsetenv("IDMINT_ACTOR");
     fake_now = FAKE_NOW_MS;
-    if (idmint__authority_open_clock(&f->a, f->url, 0, fixed_clock, &fake_now) != 0)
+    if (idmint__authority_open_clock(&f->a, f->url, 0, fixed_clock, &fake_now, NULL) != 0)
         return -1;
     *state = f;
     return 0;

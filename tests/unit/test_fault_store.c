@@ -37,7 +37,7 @@ static int setup(void **state)
         return -1;
     ts_fault_reset();
     snprintf(f->url, sizeof(f->url), "fault:sqlite:%s/fault.db", f->dir);
-    if (idmint__store_open(f->url, &f->st) != 0)
+    if (idmint__store_open(f->url, NULL, &f->st) != 0)
         return -1;
     memset(&ns, 0, sizeof(ns));
     snprintf(ns.name, sizeof(ns.name), "ledger");
@@ -97,7 +97,7 @@ static void test_fault_store__down_fails_every_call_and_changes_nothing(void **s
     assert_int_equal(idmint__store_range_reserve(f->st, "ledger", "inc", "a", 10, NOW_MS, &r),
                      IDMINT_EUNAVAILABLE);
     assert_int_equal(idmint__store_ns_get(f->st, "ledger", &ns), IDMINT_EUNAVAILABLE);
-    assert_int_equal(idmint__store_open(f->url, &other), IDMINT_EUNAVAILABLE);
+    assert_int_equal(idmint__store_open(f->url, NULL, &other), IDMINT_EUNAVAILABLE);
     assert_null(other);
     assert_int_equal(r.start, 5);
     ts_fault_set_down(0);
