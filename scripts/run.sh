@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
-# Build idmint (release) and mint IDs on the embedded SQLite default authority.
-# Usage: scripts/run.sh [idmint mint flags...]   (default: -n 10)
+# Build idmintd (release) and serve the idmint HTTP API on the embedded SQLite
+# default authority. Usage: scripts/run.sh [idmintd flags...]
+# (default: --listen 127.0.0.1:8080; IDMINT_AUTHORITY defaults to sqlite:./idmint.db)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-cmake --build build/release -j"$(nproc)" --target idmint_cli >/dev/null
+cmake --build build/release -j"$(nproc)" --target idmintd idmint_cli >/dev/null
 export IDMINT_AUTHORITY="${IDMINT_AUTHORITY:-sqlite:./idmint.db}"
-echo "idmint: minting from namespace 'default' on $IDMINT_AUTHORITY" >&2
-if [ $# -eq 0 ]; then set -- -n 10; fi
-exec build/release/idmint mint "$@"
+listen="${IDMINT_LISTEN:-127.0.0.1:8080}"
+for ((i = 1; i <= $#; i++)); do
+    case "${!i}" in
+    --listen=*) a="${!i}"; listen="${a#--listen=}" ;;
+    --listen) j=$((i + 1)); listen="${!j:-$listen}" ;;
+    esac
+done
+cat >&2 <<MSG
+idmintd: serving http://$listen on $IDMINT_AUTHORITY (Ctrl-C stops it and releases its lease)
+try:     curl 'http://$listen/v1/ids?count=5'
+         curl -H 'Accept: text/plain' 'http://$listen/v1/ids?count=3'
+         curl 'http://$listen/v1/namespaces'
+MSG
+exec build/release/idmintd --listen "$listen" "$@"

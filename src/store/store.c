@@ -13,8 +13,9 @@
 #define STORE_MAX_BACKENDS 8
 #define STORE_MAX_ID_LEN   128 /* incarnation and request id, bytes */
 
-static const struct store_ops *registry[STORE_MAX_BACKENDS] = {&idmint__store_sqlite};
-static size_t registry_len = 1;
+static const struct store_ops *registry[STORE_MAX_BACKENDS] = {
+    &idmint__store_sqlite, &idmint__store_http, &idmint__store_postgres, &idmint__store_postgresql};
+static size_t registry_len = 4;
 
 int idmint__store_register(const struct store_ops *ops)
 {

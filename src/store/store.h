@@ -113,6 +113,9 @@ struct store {
 };
 
 extern const struct store_ops idmint__store_sqlite;
+extern const struct store_ops idmint__store_http;
+extern const struct store_ops idmint__store_postgres;   /* "postgres:" */
+extern const struct store_ops idmint__store_postgresql; /* "postgresql:", the same backend */
 
 /*
  * Register an extra backend (tests: the fault wrapper). Not thread-safe;

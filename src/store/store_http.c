@@ -1,3 +1,933 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Placeholder until the http:// backend lands. */
+/*
+ * http:// backend: every store call is one request to a remote idmintd
+ * (docs/http-api.md), which applies the rules and owns the clock. The only
+ * file of the library that includes curl/curl.h or jansson.h. One keep-alive
+ * connection per store; only idempotent calls are retried.
+ */
 #include "store.h"
+#include "internal.h"
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HTTP_CONNECT_TIMEOUT_MS 1000L
+#define HTTP_TIMEOUT_MS         5000L
+#define HTTP_RETRY_FIRST_MS     50u   /* first backoff; doubles per retry */
+#define HTTP_RETRY_BUDGET_MS    2000u /* no retry starts later than this after the first try */
+#define HTTP_MAX_REPLY_BYTES    (64u * 1024u * 1024u)
+#define HTTP_AUDIT_PAGE         1000u /* the daemon's largest audit limit */
+#define HTTP_URL_MAX            512
+
+struct http_store {
+    struct store base; /* must be first */
+    CURL *curl;        /* one easy handle: its connection is reused (keep-alive) */
+    struct curl_slist *headers;
+    char base_url[HTTP_URL_MAX]; /* "http://host:port", no trailing slash */
+    char url[HTTP_URL_MAX];      /* URL of the request in flight, for messages */
+    const char *method;          /* "GET" or "POST", for messages */
+    char *reply;                 /* body of the last reply; NUL-terminated */
+    size_t reply_len;            /* bytes */
+    size_t reply_cap;            /* bytes */
+    int is_reply_too_big;
+    char curl_err[CURL_ERROR_SIZE];
+    char layout_ns[64]; /* namespace whose layout is cached; "" for none */
+    idmint_layout layout;
+};
+
+/* ==== curl global state ==== */
+
+static pthread_once_t http_once = PTHREAD_ONCE_INIT;
+static CURLcode http_global_rc = CURLE_FAILED_INIT;
+
+static void http_global_init(void)
+{
+    http_global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* ==== errors ==== */
+
+static const struct {
+    const char *code;
+    int err;
+} http_codes[] = {
+    {"invalid_argument", IDMINT_EINVAL}, {"not_found", IDMINT_ENOTFOUND},
+    {"conflict", IDMINT_ECONFLICT},      {"disabled", IDMINT_EDISABLED},
+    {"exhausted", IDMINT_EEXHAUSTED},    {"no_worker", IDMINT_ENOWORKER},
+    {"lease_lost", IDMINT_ELEASELOST},   {"unavailable", IDMINT_EUNAVAILABLE},
+    {"unauthenticated", IDMINT_EACCESS}, {"permission_denied", IDMINT_EACCESS},
+};
+
+static int http_code_err(const char *code, long status)
+{
+    size_t i;
+
+    if (code != NULL)
+        for (i = 0; i < sizeof(http_codes) / sizeof(http_codes[0]); i++)
+            if (strcmp(http_codes[i].code, code) == 0)
+                return http_codes[i].err;
+    /* A code we do not know: the status class still says whose fault it is. */
+    return status >= 500 ? IDMINT_EUNAVAILABLE : IDMINT_EINVAL;
+}
+
+/* A 2xx reply we cannot read: the server is not the idmintd we expect. */
+static int http_bad_reply(const struct http_store *h, const char *what)
+{
+    return idmint__fail(IDMINT_ESTORE, "%s %s: reply has no valid %s", h->method, h->url, what);
+}
+
+/* ==== transport ==== */
+
+static size_t http_on_data(char *data, size_t size, size_t nmemb, void *arg)
+{
+    struct http_store *h = arg;
+    size_t len = size * nmemb, cap;
+    char *grown;
+
+    if (h->reply_len + len + 1 > HTTP_MAX_REPLY_BYTES) {
+        h->is_reply_too_big = 1;
+        return 0; /* curl aborts the transfer */
+    }
+    if (h->reply_len + len + 1 > h->reply_cap) {
+        cap = h->reply_cap == 0 ? 4096 : h->reply_cap;
+        while (cap < h->reply_len + len + 1)
+            cap *= 2;
+        grown = realloc(h->reply, cap);
+        if (grown == NULL)
+            return 0;
+        h->reply = grown;
+        h->reply_cap = cap;
+    }
+    memcpy(h->reply + h->reply_len, data, len);
+    h->reply_len += len;
+    h->reply[h->reply_len] = '\0';
+    return len;
+}
+
+/*
+ * One attempt. Returns 0 with *reply (2xx), else an IDMINT code with the
+ * message set; *is_retryable says whether the same request may be sent again
+ * (the server could not be reached or answered "unavailable").
+ */
+static int http_once_try(struct http_store *h, const char *body, size_t body_len, json_t **reply,
+                         int *is_retryable)
+{
+    json_error_t jerr;
+    json_t *doc, *error;
+    const char *code = NULL, *message = "";
+    long status = 0;
+    CURLcode cc;
+    int err;
+
+    *is_retryable = 0;
+    h->reply_len = 0;
+    h->is_reply_too_big = 0;
+    h->curl_err[0] = '\0';
+    curl_easy_setopt(h->curl, CURLOPT_URL, h->url);
+    if (body != NULL) {
+        curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+        curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
+    } else {
+        curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+    }
+    cc = curl_easy_perform(h->curl);
+    if (cc != CURLE_OK) {
+        if (h->is_reply_too_big)
+            return idmint__fail(IDMINT_ESTORE, "%s %s: reply is larger than %u bytes", h->method,
+                                h->url, HTTP_MAX_REPLY_BYTES);
+        if (cc == CURLE_WRITE_ERROR || cc == CURLE_OUT_OF_MEMORY)
+            return idmint__fail(IDMINT_ENOMEM, "%s %s: out of memory reading the reply", h->method,
+                                h->url);
+        /* Refused, reset, timed out: the authority is unreachable for now. */
+        *is_retryable = 1;
+        return idmint__fail(IDMINT_EUNAVAILABLE, "%s %s: %s", h->method, h->url,
+                            h->curl_err[0] != '\0' ? h->curl_err : curl_easy_strerror(cc));
+    }
+    curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+    doc = json_loadb(h->reply != NULL ? h->reply : "", h->reply_len, 0, &jerr);
+    if (status >= 200 && status < 300) {
+        if (doc == NULL && h->reply_len == 0)
+            doc = json_object(); /* e.g. 204: success with nothing to read */
+        if (doc == NULL || !json_is_object(doc)) {
+            json_decref(doc);
+            return idmint__fail(IDMINT_ESTORE, "%s %s: %ld reply is not a JSON object: %s",
+                                h->method, h->url, status, doc == NULL ? jerr.text : "");
+        }
+        *reply = doc;
+        return 0;
+    }
+    error = json_object_get(doc, "error");
+    if (json_is_object(error)) {
+        code = json_string_value(json_object_get(error, "code"));
+        if (json_is_string(json_object_get(error, "message")))
+            message = json_string_value(json_object_get(error, "message"));
+    }
+    err = http_code_err(code, status);
+    /* no_worker and lease_lost are answers, not outages: asking again cannot help. */
+    *is_retryable = status >= 500 && err == IDMINT_EUNAVAILABLE;
+    err = idmint__fail(err, "%s %s: %ld %s", h->method, h->url, status,
+                       message[0] != '\0' ? message : (code != NULL ? code : "(no message)"));
+    json_decref(doc);
+    return err;
+}
+
+/*
+ * Send @p method @p path with @p body (NULL: none; borrowed) and return the
+ * parsed 2xx reply in *reply (the caller decrefs). An idempotent request is
+ * retried with exponential backoff while the server is unreachable or
+ * unavailable, for at most HTTP_RETRY_BUDGET_MS; any other is sent once.
+ */
+static int http_call(struct http_store *h, const char *method, const char *path, json_t *body,
+                     int is_idempotent, json_t **reply)
+{
+    uint64_t start_ms = idmint__deadline_now_ms();
+    uint32_t backoff_ms = HTTP_RETRY_FIRST_MS;
+    char *text = NULL;
+    size_t text_len = 0;
+    int rc, is_retryable;
+
+    h->method = method;
+    if ((size_t)snprintf(h->url, sizeof(h->url), "%s%s", h->base_url, path) >= sizeof(h->url))
+        return idmint__fail(IDMINT_EINVAL, "%s %s%s: URL is too long", method, h->base_url, path);
+    if (strcmp(method, "POST") == 0) {
+        text = body != NULL ? json_dumps(body, JSON_COMPACT) : strdup("");
+        if (text == NULL)
+            return idmint__fail(IDMINT_ENOMEM, "%s %s: cannot encode the request", method, h->url);
+        text_len = strlen(text);
+    }
+    for (;;) {
+        rc = http_once_try(h, text, text_len, reply, &is_retryable);
+        if (rc == 0 || !is_idempotent || !is_retryable ||
+            idmint__deadline_now_ms() + backoff_ms > start_ms + HTTP_RETRY_BUDGET_MS)
+            break;
+        idmint__sleep_ms(backoff_ms);
+        backoff_ms *= 2;
+    }
+    free(text);
+    return rc;
+}
+
+/* ==== JSON fields ==== */
+
+/* Digits only, no sign, at most 2^64-1. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (s == NULL || s[0] == '\0')
+        return -1;
+    for (i = 0; s[i] != '\0'; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+
+        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - d) / 10u)
+            return -1;
+        v = v * 10u + d;
+    }
+    *out = v;
+    return 0;
+}
+
+/*
+ * A non-negative integer: a decimal string (how 64-bit values travel) or a
+ * JSON number (small values). 0 or -1.
+ */
+static int get_u64(json_t *obj, const char *key, uint64_t *out)
+{
+    json_t *v = json_object_get(obj, key);
+
+    if (json_is_string(v))
+        return parse_u64(json_string_value(v), out);
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *out = (uint64_t)json_integer_value(v);
+        return 0;
+    }
+    return -1;
+}
+
+static int get_u32(json_t *obj, const char *key, uint32_t *out)
+{
+    uint64_t v;
+
+    if (get_u64(obj, key, &v) != 0 || v > UINT32_MAX)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* A signed integer as a JSON number or a decimal string with an optional '-'. */
+static int get_i64(json_t *obj, const char *key, int64_t *out)
+{
+    json_t *v = json_object_get(obj, key);
+    const char *s;
+    uint64_t mag;
+
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return 0;
+    }
+    if (!json_is_string(v))
+        return -1;
+    s = json_string_value(v);
+    if (s[0] == '-') {
+        if (parse_u64(s + 1, &mag) != 0 || mag > (uint64_t)INT64_MAX + 1u)
+            return -1;
+        *out = mag == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)mag;
+        return 0;
+    }
+    if (parse_u64(s, &mag) != 0 || mag > (uint64_t)INT64_MAX)
+        return -1;
+    *out = (int64_t)mag;
+    return 0;
+}
+
+/* Copy a string field into @p buf; longer text is cut (free-text fields only). */
+static int get_text(json_t *obj, const char *key, char *buf, size_t size)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+
+    if (s == NULL)
+        return -1;
+    snprintf(buf, size, "%s", s);
+    return 0;
+}
+
+/* An identifier field (name, holder) that must fit @p size without cutting. */
+static int get_name(json_t *obj, const char *key, char *buf, size_t size)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+
+    if (s == NULL || strlen(s) >= size)
+        return -1;
+    memcpy(buf, s, strlen(s) + 1);
+    return 0;
+}
+
+static json_t *json_u64_text(uint64_t v)
+{
+    char buf[24];
+
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+    return json_string(buf);
+}
+
+static json_t *json_i64_text(int64_t v)
+{
+    char buf[24];
+
+    snprintf(buf, sizeof(buf), "%lld", (long long)v);
+    return json_string(buf);
+}
+
+/* json_pack failed: out of memory, or text that is not UTF-8. */
+static int http_body_fail(const struct http_store *h, const char *what)
+{
+    return idmint__fail(IDMINT_EINVAL,
+                        "%s: cannot encode the %s request as JSON (text must be "
+                        "UTF-8)",
+                        h->base_url, what);
+}
+
+/* ==== open / close ==== */
+
+static void http_close(struct store *st)
+{
+    struct http_store *h = (struct http_store *)st;
+
+    if (h == NULL)
+        return;
+    if (h->curl != NULL)
+        curl_easy_cleanup(h->curl);
+    curl_slist_free_all(h->headers);
+    free(h->reply);
+    free(h);
+}
+
+/*
+ * "//host:port" or "//host:port/" (the URL was "http://host:port"); host is
+ * a name, an IPv4 address or a bracketed IPv6 address. Writes the base URL.
+ */
+static int http_location(const char *location, char *base, size_t size)
+{
+    const char *host = location + 2, *p, *port;
+    size_t host_len;
+    unsigned long port_num = 0;
+
+    if (strncmp(location, "//", 2) != 0)
+        return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': expected http://host:port",
+                            location);
+    if (host[0] == '[') {
+        p = strchr(host, ']');
+        if (p == NULL || p == host + 1 ||
+            strspn(host + 1, "0123456789abcdefABCDEF:.") != (size_t)(p - host - 1))
+            return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': bad IPv6 address", location);
+        p++;
+    } else {
+        p = host + strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-");
+        if (p == host)
+            return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': host is missing", location);
+    }
+    host_len = (size_t)(p - host);
+    if (*p != ':')
+        return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': expected http://host:port",
+                            location);
+    port = ++p;
+    while (*p >= '0' && *p <= '9' && p - port < 6)
+        port_num = port_num * 10u + (unsigned long)(*p++ - '0');
+    if (p == port || port_num < 1 || port_num > 65535)
+        return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': port must be 1..65535", location);
+    if (!(p[0] == '\0' || (p[0] == '/' && p[1] == '\0')))
+        return idmint__fail(IDMINT_EINVAL,
+                            "authority 'http:%s': unexpected '%s' after the port (expected "
+                            "http://host:port)",
+                            location, p);
+    if ((size_t)snprintf(base, size, "http://%.*s:%lu", (int)host_len, host, port_num) >= size)
+        return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': host name is too long", location);
+    return 0;
+}
+
+/* Visible ASCII only: a token must not be able to end the header line. */
+static int http_token_check(const char *token)
+{
+    size_t i;
+
+    for (i = 0; token[i] != '\0'; i++)
+        if (token[i] < 0x21 || token[i] > 0x7e)
+            return idmint__fail(IDMINT_EINVAL, "bearer token: character %zu is not visible ASCII",
+                                i + 1);
+    return 0;
+}
+
+static int http_open(const char *location, const char *token, struct store **out)
+{
+    struct http_store *h;
+    struct curl_slist *list;
+    char auth[1024];
+    int rc;
+
+    pthread_once(&http_once, http_global_init);
+    if (http_global_rc != CURLE_OK)
+        return idmint__fail(IDMINT_EUNAVAILABLE, "libcurl cannot start: %s",
+                            curl_easy_strerror(http_global_rc));
+    if (token != NULL && token[0] != '\0' && (rc = http_token_check(token)) != 0)
+        return rc;
+    h = calloc(1, sizeof(*h));
+    if (h == NULL)
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening http store");
+    h->base.ops = &idmint__store_http;
+    if ((rc = http_location(location, h->base_url, sizeof(h->base_url))) != 0) {
+        free(h);
+        return rc;
+    }
+    h->curl = curl_easy_init();
+    /* "Expect:" stops curl waiting for 100-continue before a body. */
+    list = h->curl != NULL ? curl_slist_append(NULL, "Accept: application/json") : NULL;
+    h->headers = list;
+    if (list != NULL)
+        list = curl_slist_append(h->headers, "Content-Type: application/json");
+    if (list != NULL)
+        list = curl_slist_append(h->headers, "Expect:");
+    if (list != NULL && token != NULL && token[0] != '\0') {
+        if ((size_t)snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token) >=
+            sizeof(auth)) {
+            http_close(&h->base);
+            return idmint__fail(IDMINT_EINVAL, "bearer token is longer than %zu bytes",
+                                sizeof(auth) - 32);
+        }
+        list = curl_slist_append(h->headers, auth);
+        memset(auth, 0, sizeof(auth));
+    }
+    if (list == NULL) {
+        http_close(&h->base);
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening http store %s", h->base_url);
+    }
+    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
+    curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, http_on_data);
+    curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
+    curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->curl_err);
+    /* The renewal thread must never be hit by SIGALRM from name lookups. */
+    curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, HTTP_CONNECT_TIMEOUT_MS);
+    curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, HTTP_TIMEOUT_MS);
+    curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http");
+    /* The authority is reached directly: a proxy from the environment would
+     * receive the bearer token and add its own delays to lease renewals. */
+    curl_easy_setopt(h->curl, CURLOPT_PROXY, "");
+    *out = &h->base;
+    return 0;
+}
+
+/* ==== namespaces ==== */
+
+static int ns_from_json(const struct http_store *h, json_t *o, idmint_ns_info *out)
+{
+    idmint_ns_info ns;
+    const char *kind, *layout;
+    json_t *disabled;
+
+    memset(&ns, 0, sizeof(ns));
+    if (!json_is_object(o) || get_name(o, "name", ns.name, sizeof(ns.name)) != 0)
+        return http_bad_reply(h, "namespace name");
+    kind = json_string_value(json_object_get(o, "kind"));
+    disabled = json_object_get(o, "disabled");
+    if (kind == NULL || (strcmp(kind, "snowflake") != 0 && strcmp(kind, "range") != 0))
+        return http_bad_reply(h, "namespace kind");
+    if (!json_is_boolean(disabled))
+        return http_bad_reply(h, "'disabled'");
+    ns.is_disabled = json_is_true(disabled);
+    if (get_i64(o, "created_ms", &ns.created_ms) != 0)
+        return http_bad_reply(h, "'created_ms'");
+    if (strcmp(kind, "snowflake") == 0) {
+        ns.kind = IDMINT_KIND_SNOWFLAKE;
+        layout = json_string_value(json_object_get(o, "layout"));
+        if (layout == NULL || idmint_layout_parse(layout, &ns.layout) != 0 ||
+            get_u32(o, "unit_ms", &ns.layout.unit_ms) != 0 ||
+            get_i64(o, "epoch_ms", &ns.layout.epoch_ms) != 0)
+            return http_bad_reply(h, "snowflake layout, unit_ms or epoch_ms");
+    } else {
+        ns.kind = IDMINT_KIND_RANGE;
+        if (get_u64(o, "next_value", &ns.next_value) != 0 ||
+            get_u64(o, "max_value", &ns.max_value) != 0 || get_u32(o, "block", &ns.block) != 0 ||
+            get_u32(o, "max_block", &ns.max_block) != 0)
+            return http_bad_reply(h, "range next_value, max_value, block or max_block");
+    }
+    *out = ns;
+    return 0;
+}
+
+/* Not retried: a lost reply to a create that went through would turn into a conflict. */
+static int http_ns_create(struct store *st, const idmint_ns_info *ns, const char *actor,
+                          int64_t now_ms)
+{
+    struct http_store *h = (struct http_store *)st;
+    const idmint_layout *l = &ns->layout;
+    char layout[32];
+    json_t *body, *reply = NULL;
+    int rc;
+
+    (void)actor;  /* the daemon names the caller by its token */
+    (void)now_ms; /* and stamps the record with its own clock */
+    if (ns->kind == IDMINT_KIND_SNOWFLAKE) {
+        snprintf(layout, sizeof(layout), "%u/%u/%u/%u", (unsigned)l->time_bits,
+                 (unsigned)l->region_bits, (unsigned)l->worker_bits, (unsigned)l->sequence_bits);
+        body = json_pack("{s:s, s:s, s:s, s:I, s:o}", "name", ns->name, "kind", "snowflake",
+                         "layout", layout, "unit_ms", (json_int_t)l->unit_ms, "epoch",
+                         json_i64_text(l->epoch_ms));
+    } else {
+        body =
+            json_pack("{s:s, s:s, s:o, s:o, s:I, s:I}", "name", ns->name, "kind", "range", "start",
+                      json_u64_text(ns->next_value), "max", json_u64_text(ns->max_value), "block",
+                      (json_int_t)ns->block, "max_block", (json_int_t)ns->max_block);
+    }
+    if (body == NULL)
+        return http_body_fail(h, "namespace create");
+    rc = http_call(h, "POST", "/v1/namespaces", body, 0, &reply);
+    json_decref(body);
+    json_decref(reply);
+    return rc;
+}
+
+static int http_ns_get(struct store *st, const char *name, idmint_ns_info *out)
+{
+    struct http_store *h = (struct http_store *)st;
+    idmint_ns_info info;
+    char path[128];
+    json_t *reply = NULL;
+    int rc;
+
+    snprintf(path, sizeof(path), "/v1/namespaces/%s", name);
+    rc = http_call(h, "GET", path, NULL, 1, &reply);
+    if (rc == 0)
+        rc = ns_from_json(h, reply, &info);
+    json_decref(reply);
+    if (rc != 0)
+        return rc;
+    /* A layout never changes: keep it, and the lease calls after a
+     * handle's first read need no request of their own. */
+    if (info.kind == IDMINT_KIND_SNOWFLAKE) {
+        h->layout = info.layout;
+        snprintf(h->layout_ns, sizeof(h->layout_ns), "%s", info.name);
+    }
+    *out = info;
+    return 0;
+}
+
+static int http_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
+{
+    struct http_store *h = (struct http_store *)st;
+    idmint_ns_info *list = NULL;
+    json_t *reply = NULL, *arr;
+    size_t i, len = 0;
+    int rc = http_call(h, "GET", "/v1/namespaces", NULL, 1, &reply);
+
+    if (rc != 0)
+        return rc;
+    arr = json_object_get(reply, "namespaces");
+    if (!json_is_array(arr)) {
+        rc = http_bad_reply(h, "'namespaces' array");
+        goto done;
+    }
+    len = json_array_size(arr);
+    if (len > 0 && (list = calloc(len, sizeof(*list))) == NULL) {
+        rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing namespaces");
+        goto done;
+    }
+    for (i = 0; i < len && rc == 0; i++)
+        rc = ns_from_json(h, json_array_get(arr, i), &list[i]);
+done:
+    json_decref(reply);
+    if (rc != 0) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = len;
+    return 0;
+}
+
+/* Not retried: each call is audited, and an admin can simply ask again. */
+static int http_ns_set_disabled(struct store *st, const char *name, int disabled, const char *actor,
+                                int64_t now_ms)
+{
+    struct http_store *h = (struct http_store *)st;
+    char path[128];
+    json_t *reply = NULL;
+    int rc;
+
+    (void)actor;
+    (void)now_ms;
+    snprintf(path, sizeof(path), "/v1/namespaces/%s/%s", name, disabled ? "disable" : "enable");
+    rc = http_call(h, "POST", path, NULL, 0, &reply);
+    json_decref(reply);
+    return rc;
+}
+
+/* ==== worker leases ==== */
+
+/* The layout of @p ns, read once per store (http_ns_get keeps it). */
+static int http_layout(struct http_store *h, const char *ns, idmint_layout *out)
+{
+    idmint_ns_info info;
+    int rc;
+
+    if (strcmp(h->layout_ns, ns) != 0) {
+        if ((rc = http_ns_get(&h->base, ns, &info)) != 0)
+            return rc;
+        if (info.kind != IDMINT_KIND_SNOWFLAKE)
+            return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a range namespace, not snowflake",
+                                ns);
+    }
+    *out = h->layout;
+    return 0;
+}
+
+/*
+ * The daemon's clock sets now and E = now + lease_ms, so the caller's
+ * until_unit becomes a length. At least one unit: a lease of 0 is no lease.
+ */
+static int http_lease_ms(const idmint_layout *l, uint64_t now_unit, uint64_t until_unit,
+                         json_int_t *out)
+{
+    uint64_t units = until_unit > now_unit ? until_unit - now_unit : 1;
+
+    if (units > (uint64_t)INT64_MAX / l->unit_ms)
+        return idmint__fail(IDMINT_EINVAL, "lease of %llu time units is too long",
+                            (unsigned long long)units);
+    *out = (json_int_t)(units * l->unit_ms);
+    return 0;
+}
+
+/* The caller's clock in the namespace's units, for turning a renewal's E into a length. */
+static uint64_t http_now_unit(const idmint_layout *l)
+{
+    struct clock c;
+    int64_t now_ms;
+
+    idmint__clock_init(&c, NULL, NULL, NULL);
+    now_ms = idmint__clock_read_ms(&c);
+    return now_ms <= l->epoch_ms ? 0 : (uint64_t)(now_ms - l->epoch_ms) / l->unit_ms;
+}
+
+/* Fill the lease fields the daemon decides from a take/renew/release reply. */
+static int lease_from_json(const struct http_store *h, json_t *o, int is_take,
+                           struct store_lease *out)
+{
+    struct store_lease res = *out;
+
+    if (get_u64(o, "lease_until", &res.lease_until) != 0)
+        return http_bad_reply(h, "'lease_until'");
+    if (is_take &&
+        (get_u32(o, "region", &res.region) != 0 || get_u32(o, "worker_id", &res.worker_id) != 0 ||
+         get_u64(o, "generation", &res.generation) != 0 ||
+         get_u64(o, "fence_found", &res.fence_found) != 0))
+        return http_bad_reply(h, "region, worker_id, generation or fence_found");
+    *out = res;
+    return 0;
+}
+
+/*
+ * Never retried. If the reply to a take is lost, the daemon may have given
+ * us a worker id we do not know about: it stays held until its E (lease_ms
+ * from now) and then returns to the pool. That costs one worker id for one
+ * lease length, never uniqueness; retrying instead would take a second id.
+ */
+static int http_lease_take(struct store *st, const char *ns, uint64_t worker_count,
+                           uint64_t now_unit, uint64_t until_unit, struct store_lease *lease)
+{
+    struct http_store *h = (struct http_store *)st;
+    idmint_layout l = {0};
+    json_int_t lease_ms = 0;
+    json_t *body, *reply = NULL;
+    int rc;
+
+    (void)worker_count; /* the daemon derives it from the namespace's layout */
+    if ((rc = http_layout(h, ns, &l)) != 0 ||
+        (rc = http_lease_ms(&l, now_unit, until_unit, &lease_ms)) != 0)
+        return rc;
+    body = json_pack("{s:s, s:s, s:I, s:s, s:I}", "op", "take", "namespace", ns, "region",
+                     (json_int_t)lease->region, "holder", lease->holder, "lease_ms", lease_ms);
+    if (body == NULL)
+        return http_body_fail(h, "lease take");
+    rc = http_call(h, "POST", "/internal/workers/lease", body, 0, &reply);
+    json_decref(body);
+    if (rc == 0)
+        rc = lease_from_json(h, reply, 1, lease);
+    json_decref(reply);
+    return rc;
+}
+
+/* Body of renew and release: the lease key plus @p extra_key (stolen value). */
+static json_t *lease_body(const char *op, const char *ns, const struct store_lease *lease,
+                          const char *extra_key, json_t *extra)
+{
+    return json_pack("{s:s, s:s, s:I, s:I, s:s, s:o, s:o}", "op", op, "namespace", ns, "region",
+                     (json_int_t)lease->region, "worker_id", (json_int_t)lease->worker_id, "holder",
+                     lease->holder, "generation", json_u64_text(lease->generation), extra_key,
+                     extra);
+}
+
+/* Retried: E = max(E, now + lease_ms) for the same holder and generation is idempotent. */
+static int http_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
+                            uint64_t until_unit)
+{
+    struct http_store *h = (struct http_store *)st;
+    idmint_layout l = {0};
+    json_int_t lease_ms = 0;
+    json_t *body, *reply = NULL;
+    int rc;
+
+    if ((rc = http_layout(h, ns, &l)) != 0 ||
+        (rc = http_lease_ms(&l, http_now_unit(&l), until_unit, &lease_ms)) != 0)
+        return rc;
+    body = lease_body("renew", ns, lease, "lease_ms", json_integer(lease_ms));
+    if (body == NULL)
+        return http_body_fail(h, "lease renew");
+    rc = http_call(h, "POST", "/internal/workers/lease", body, 1, &reply);
+    json_decref(body);
+    if (rc == 0)
+        rc = lease_from_json(h, reply, 0, lease);
+    json_decref(reply);
+    return rc;
+}
+
+/*
+ * Retried. If an earlier attempt went through and only its reply was lost,
+ * the retry finds the holder cleared and reports ELEASELOST; the id is free
+ * either way.
+ */
+static int http_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
+                              uint64_t final_unit)
+{
+    struct http_store *h = (struct http_store *)st;
+    json_t *body, *reply = NULL;
+    int rc;
+
+    body = lease_body("release", ns, lease, "final_time", json_u64_text(final_unit));
+    if (body == NULL)
+        return http_body_fail(h, "lease release");
+    rc = http_call(h, "POST", "/internal/workers/lease", body, 1, &reply);
+    json_decref(body);
+    json_decref(reply);
+    return rc;
+}
+
+static int http_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n)
+{
+    struct http_store *h = (struct http_store *)st;
+    idmint_worker_info *list = NULL, *w;
+    json_t *reply = NULL, *arr, *o;
+    char path[128];
+    size_t i, len = 0;
+    int rc;
+
+    snprintf(path, sizeof(path), "/v1/namespaces/%s/workers", ns);
+    if ((rc = http_call(h, "GET", path, NULL, 1, &reply)) != 0)
+        return rc;
+    arr = json_object_get(reply, "workers");
+    if (!json_is_array(arr)) {
+        rc = http_bad_reply(h, "'workers' array");
+        goto done;
+    }
+    len = json_array_size(arr);
+    if (len > 0 && (list = calloc(len, sizeof(*list))) == NULL) {
+        rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing worker ids");
+        goto done;
+    }
+    for (i = 0; i < len; i++) {
+        o = json_array_get(arr, i);
+        w = &list[i];
+        if (get_u32(o, "region", &w->region) != 0 || get_u32(o, "worker_id", &w->worker_id) != 0 ||
+            get_name(o, "holder", w->holder, sizeof(w->holder)) != 0 ||
+            get_u64(o, "generation", &w->generation) != 0 ||
+            get_u64(o, "lease_until", &w->lease_until) != 0) {
+            rc = http_bad_reply(h, "worker row");
+            goto done;
+        }
+    }
+done:
+    json_decref(reply);
+    if (rc != 0) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = len;
+    return 0;
+}
+
+/* Not retried: a second forced release would bump the generation again and audit it twice. */
+static int http_lease_force_release(struct store *st, const char *ns, uint32_t region,
+                                    uint32_t worker_id, const char *actor, int64_t now_ms)
+{
+    struct http_store *h = (struct http_store *)st;
+    json_t *body, *reply = NULL;
+    int rc;
+
+    (void)actor;
+    (void)now_ms;
+    body = json_pack("{s:s, s:s, s:I, s:I}", "op", "force_release", "namespace", ns, "region",
+                     (json_int_t)region, "worker_id", (json_int_t)worker_id);
+    if (body == NULL)
+        return http_body_fail(h, "force release");
+    rc = http_call(h, "POST", "/internal/workers/lease", body, 0, &reply);
+    json_decref(body);
+    json_decref(reply);
+    return rc;
+}
+
+/* ==== ranges ==== */
+
+/* Retried: the same (incarnation, request id, count) returns the saved range. */
+static int http_range_reserve(struct store *st, const char *ns, const char *incarnation,
+                              const char *request_id, uint64_t count, int64_t now_ms,
+                              struct store_range *out)
+{
+    struct http_store *h = (struct http_store *)st;
+    struct store_range res;
+    json_t *body, *reply = NULL;
+    int rc;
+
+    (void)now_ms;
+    if (count > (uint64_t)INT64_MAX)
+        return idmint__fail(IDMINT_EINVAL, "range count %llu is too large",
+                            (unsigned long long)count);
+    body = json_pack("{s:s, s:s, s:s, s:I}", "namespace", ns, "incarnation", incarnation,
+                     "request_id", request_id, "count", (json_int_t)count);
+    if (body == NULL)
+        return http_body_fail(h, "range reserve");
+    rc = http_call(h, "POST", "/internal/ranges/lease", body, 1, &reply);
+    json_decref(body);
+    if (rc == 0) {
+        if (get_u64(reply, "start", &res.start) != 0 || get_u64(reply, "end", &res.end) != 0 ||
+            res.start < 1 || res.end <= res.start || res.end - res.start > count)
+            rc = http_bad_reply(h, "range start and end");
+        else
+            *out = res;
+    }
+    json_decref(reply);
+    return rc;
+}
+
+/* ==== audit ==== */
+
+static int audit_from_json(const struct http_store *h, json_t *o, idmint_audit_entry *e)
+{
+    memset(e, 0, sizeof(*e));
+    if (get_i64(o, "seq", &e->seq) != 0 || get_i64(o, "at_ms", &e->at_ms) != 0 ||
+        get_text(o, "actor", e->actor, sizeof(e->actor)) != 0 ||
+        get_text(o, "action", e->action, sizeof(e->action)) != 0 ||
+        get_text(o, "namespace", e->ns, sizeof(e->ns)) != 0 ||
+        get_text(o, "detail", e->detail, sizeof(e->detail)) != 0)
+        return http_bad_reply(h, "audit entry");
+    return 0;
+}
+
+/* The daemon serves at most HTTP_AUDIT_PAGE records per request: page until @p limit. */
+static int http_audit_list(struct store *st, int64_t after_seq, size_t limit,
+                           idmint_audit_entry **out, size_t *n)
+{
+    struct http_store *h = (struct http_store *)st;
+    idmint_audit_entry *list = NULL, *grown;
+    json_t *reply, *arr;
+    char path[96];
+    size_t len = 0, page, got, i;
+    int rc = 0;
+
+    while (len < limit) {
+        page = limit - len < HTTP_AUDIT_PAGE ? limit - len : HTTP_AUDIT_PAGE;
+        snprintf(path, sizeof(path), "/v1/audit?after=%lld&limit=%zu", (long long)after_seq, page);
+        reply = NULL;
+        if ((rc = http_call(h, "GET", path, NULL, 1, &reply)) != 0)
+            break;
+        arr = json_object_get(reply, "entries");
+        got = json_array_size(arr);
+        if (!json_is_array(arr) || got > page) {
+            rc = http_bad_reply(h, "'entries' array");
+        } else if (got > 0 && (grown = realloc(list, (len + got) * sizeof(*list))) == NULL) {
+            rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing audit records");
+        } else {
+            if (got > 0)
+                list = grown;
+            for (i = 0; i < got && rc == 0; i++)
+                rc = audit_from_json(h, json_array_get(arr, i), &list[len + i]);
+        }
+        json_decref(reply);
+        if (rc != 0)
+            break;
+        len += got;
+        if (got < page)
+            break;
+        after_seq = list[len - 1].seq;
+    }
+    if (rc != 0) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = len;
+    return 0;
+}
+
+const struct store_ops idmint__store_http = {
+    .version = STORE_OPS_V1,
+    .scheme = "http",
+    .caps = 0,
+    .open = http_open,
+    .close = http_close,
+    .ns_create = http_ns_create,
+    .ns_get = http_ns_get,
+    .ns_list = http_ns_list,
+    .ns_set_disabled = http_ns_set_disabled,
+    .lease_take = http_lease_take,
+    .lease_renew = http_lease_renew,
+    .lease_release = http_lease_release,
+    .lease_list = http_lease_list,
+    .lease_force_release = http_lease_force_release,
+    .range_reserve = http_range_reserve,
+    .audit_list = http_audit_list,
+};

@@ -1,3 +1,1312 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Placeholder until the PostgreSQL backend lands. */
+/*
+ * PostgreSQL backend ("postgres://…", "postgresql://…", or "postgres:" and a
+ * libpq key=value string). Many idmintd nodes share one database: takes,
+ * renewals and reservations are single transactions over row locks, so two
+ * nodes never win the same worker id or range. The only file that includes
+ * libpq-fe.h. No namespace rules (authority.c has them).
+ *
+ * Values up to 2^63 - 1 live in BIGINT columns; the two that may reach 2^63
+ * (a range's exclusive end cut at max_value, and next_value after it) are
+ * NUMERIC(20,0), so the database shows true values and compares them right.
+ */
 #include "store.h"
+#include "internal.h"
+
+#include <libpq-fe.h>
+
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PG_SCHEMA_VERSION      1
+#define PG_CONNECT_TIMEOUT_S   "3"    /* libpq default when the URL names none */
+#define PG_STATEMENT_TIMEOUT   "5000" /* ms; a stuck lock or server fails the call */
+#define PG_RECONNECT_BUDGET_MS 3000   /* total time one call may spend reconnecting */
+#define PG_MAX_ATTEMPTS        4      /* runs of one call after retryable failures */
+#define PG_MAX_PARAMS          16
+#define PG_REPLY_TIMEOUT_MS    6000 /* our own bound: a frozen server never answers */
+
+/* Advisory lock keys (bigint form): "idmint" in ASCII, then a tag byte. */
+#define PG_LOCK_SCHEMA "29665293637678081"
+#define PG_LOCK_AUDIT  "29665293637678082"
+
+/* ==== statements ==== */
+
+enum pg_stmt_id {
+    ST_NS_INSERT,
+    ST_NS_GET,
+    ST_NS_LIST,
+    ST_NS_DISABLE,
+    ST_AUDIT_INSERT,
+    ST_AUDIT_LIST,
+    ST_REGION_LOCK,
+    ST_LEASE_TAKE,
+    ST_LEASE_COUNT,
+    ST_LEASE_INSERT,
+    ST_LEASE_RENEW,
+    ST_LEASE_RELEASE,
+    ST_LEASE_GET,
+    ST_LEASE_FORCE,
+    ST_LEASE_LIST,
+    ST_RANGE_RESERVE,
+    ST__COUNT
+};
+
+#define NS_COLUMNS                                                                                 \
+    "name, kind, time_bits, region_bits, worker_bits, sequence_bits, unit_ms, epoch_ms, "          \
+    "next_value, max_value, block, max_block, disabled, created_ms"
+
+#define LEASE_KEY "namespace = $1::text AND region = $2::bigint AND worker_id = $3::bigint"
+
+static const char *const pg_sql[ST__COUNT] = {
+    [ST_NS_INSERT] = "INSERT INTO idmint.namespaces (" NS_COLUMNS ") VALUES ($1::text, $2::text, "
+                     "$3::integer, $4::integer, $5::integer, $6::integer, $7::bigint, $8::bigint, "
+                     "$9::numeric, $10::bigint, $11::bigint, $12::bigint, $13::boolean, "
+                     "$14::bigint)",
+    [ST_NS_GET] = "SELECT " NS_COLUMNS " FROM idmint.namespaces WHERE name = $1::text",
+    /* COLLATE "C": the same byte order as SQLite and every client's strcmp. */
+    [ST_NS_LIST] = "SELECT " NS_COLUMNS " FROM idmint.namespaces ORDER BY name COLLATE \"C\"",
+    [ST_NS_DISABLE] = "UPDATE idmint.namespaces SET disabled = $2::boolean WHERE name = $1::text",
+    /* The lock orders audit writers by commit, so a reader paging by seq
+     * never skips a record that commits late with a lower seq. */
+    [ST_AUDIT_INSERT] = "INSERT INTO idmint.audit (at_ms, actor, action, namespace, detail) "
+                        "SELECT $1::bigint, $2::text, $3::text, $4::text, $5::text "
+                        "FROM pg_advisory_xact_lock(" PG_LOCK_AUDIT ")",
+    [ST_AUDIT_LIST] = "SELECT seq, at_ms, actor, action, namespace, detail FROM idmint.audit "
+                      "WHERE seq > $1::bigint ORDER BY seq LIMIT $2::bigint",
+    /* Takers of one (namespace, region) queue here until commit, which makes
+     * "a new id is the row count" safe. */
+    [ST_REGION_LOCK] = "SELECT pg_advisory_xact_lock(hashtext($1::text), "
+                       "($2::bigint & 2147483647)::integer)",
+    /* A CTE runs once: a LIMIT subquery in FROM may be rescanned per row
+     * and so claim a second id. */
+    [ST_LEASE_TAKE] = "WITH c AS MATERIALIZED (SELECT worker_id, lease_until "
+                      "FROM idmint.worker_leases WHERE namespace = $1::text "
+                      "AND region = $2::bigint AND worker_id < $3::bigint "
+                      "AND (holder = '' OR lease_until < $6::bigint) "
+                      "ORDER BY worker_id LIMIT 1 FOR UPDATE) "
+                      "UPDATE idmint.worker_leases w SET holder = $4::text, "
+                      "generation = w.generation + 1, "
+                      "lease_until = greatest(w.lease_until, $5::bigint) FROM c "
+                      "WHERE w.namespace = $1::text AND w.region = $2::bigint "
+                      "AND w.worker_id = c.worker_id "
+                      "RETURNING w.worker_id, w.generation, c.lease_until, w.lease_until",
+    [ST_LEASE_COUNT] = "SELECT count(*) FROM idmint.worker_leases "
+                       "WHERE namespace = $1::text AND region = $2::bigint",
+    [ST_LEASE_INSERT] = "INSERT INTO idmint.worker_leases "
+                        "(namespace, region, worker_id, holder, generation, lease_until) "
+                        "VALUES ($1::text, $2::bigint, $3::bigint, $4::text, 1, $5::bigint)",
+    [ST_LEASE_RENEW] = "UPDATE idmint.worker_leases SET lease_until = greatest(lease_until, "
+                       "$6::bigint) WHERE " LEASE_KEY
+                       " AND holder = $4::text AND generation = $5::bigint RETURNING lease_until",
+    [ST_LEASE_RELEASE] = "UPDATE idmint.worker_leases SET lease_until = $6::bigint, holder = '' "
+                         "WHERE " LEASE_KEY " AND holder = $4::text AND generation = $5::bigint",
+    [ST_LEASE_GET] = "SELECT holder, generation, lease_until FROM idmint.worker_leases "
+                     "WHERE " LEASE_KEY " FOR UPDATE",
+    [ST_LEASE_FORCE] = "UPDATE idmint.worker_leases SET holder = '', generation = generation + 1 "
+                       "WHERE " LEASE_KEY,
+    [ST_LEASE_LIST] = "SELECT region, worker_id, holder, generation, lease_until "
+                      "FROM idmint.worker_leases WHERE namespace = $1::text "
+                      "ORDER BY region, worker_id",
+    [ST_RANGE_RESERVE] = "SELECT status, r_start, r_end, r_info FROM idmint.range_reserve("
+                         "$1::text, $2::text, $3::text, $4::bigint, $5::bigint)",
+};
+
+/*
+ * Versioned migrations: pg_migrations[v - 1] takes the schema from v - 1 to
+ * v. Append only; never edit a released step. Rows are never deleted:
+ * worker ids are handed out in order and a new id is the row count.
+ */
+static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
+    "CREATE TABLE idmint.namespaces ("
+    " name text PRIMARY KEY,"
+    " kind text NOT NULL CHECK (kind IN ('snowflake', 'range')),"
+    " time_bits integer NOT NULL, region_bits integer NOT NULL,"
+    " worker_bits integer NOT NULL, sequence_bits integer NOT NULL,"
+    " unit_ms bigint NOT NULL, epoch_ms bigint NOT NULL,"
+    " next_value numeric(20, 0) NOT NULL, max_value bigint NOT NULL,"
+    " block bigint NOT NULL, max_block bigint NOT NULL,"
+    " disabled boolean NOT NULL, created_ms bigint NOT NULL);"
+    "CREATE TABLE idmint.worker_leases ("
+    " namespace text NOT NULL, region bigint NOT NULL, worker_id bigint NOT NULL,"
+    " holder text NOT NULL, generation bigint NOT NULL, lease_until bigint NOT NULL,"
+    " PRIMARY KEY (namespace, region, worker_id));"
+    "CREATE TABLE idmint.range_leases ("
+    " namespace text NOT NULL, incarnation text NOT NULL, request_id text NOT NULL,"
+    " count bigint NOT NULL, start_value bigint NOT NULL, end_value numeric(20, 0) NOT NULL,"
+    " created_ms bigint NOT NULL,"
+    " PRIMARY KEY (namespace, incarnation, request_id));"
+    "CREATE TABLE idmint.audit ("
+    " seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at_ms bigint NOT NULL,"
+    " actor text NOT NULL, action text NOT NULL, namespace text NOT NULL,"
+    " detail text NOT NULL);"
+    /*
+     * One reservation is one statement and so one round trip and one
+     * transaction. The namespace row is locked first, so a replay racing
+     * its original waits and then finds the saved record. status: 0 done
+     * (or replayed), 1 replay with another count (r_info: saved count),
+     * 2 no namespace, 3 not a range namespace, 4 disabled, 5 count above
+     * max_block (r_info), 6 exhausted (r_info: max_value).
+     */
+    "CREATE FUNCTION idmint.range_reserve(p_ns text, p_inc text, p_req text,"
+    " p_count bigint, p_now bigint, OUT status integer, OUT r_start numeric,"
+    " OUT r_end numeric, OUT r_info numeric) LANGUAGE plpgsql AS $fn$"
+    " DECLARE n idmint.namespaces%ROWTYPE; saved bigint;"
+    " BEGIN"
+    "  SELECT * INTO n FROM idmint.namespaces WHERE name = p_ns FOR UPDATE;"
+    "  IF NOT FOUND THEN status := 2; RETURN; END IF;"
+    "  SELECT l.count, l.start_value, l.end_value INTO saved, r_start, r_end"
+    "   FROM idmint.range_leases l"
+    "   WHERE l.namespace = p_ns AND l.incarnation = p_inc AND l.request_id = p_req;"
+    "  IF FOUND THEN"
+    "   IF saved <> p_count THEN"
+    "    status := 1; r_info := saved; r_start := NULL; r_end := NULL;"
+    "   ELSE status := 0; END IF;"
+    "   RETURN;"
+    "  END IF;"
+    "  IF n.kind <> 'range' THEN status := 3; RETURN; END IF;"
+    "  IF n.disabled THEN status := 4; RETURN; END IF;"
+    "  IF p_count > n.max_block THEN status := 5; r_info := n.max_block; RETURN; END IF;"
+    "  IF n.next_value > n.max_value THEN status := 6; r_info := n.max_value; RETURN; END IF;"
+    "  r_start := n.next_value;"
+    "  r_end := least(n.next_value + p_count, n.max_value::numeric + 1);"
+    "  INSERT INTO idmint.range_leases"
+    "   (namespace, incarnation, request_id, count, start_value, end_value, created_ms)"
+    "   VALUES (p_ns, p_inc, p_req, p_count, r_start, r_end, p_now);"
+    "  UPDATE idmint.namespaces SET next_value = r_end WHERE name = p_ns;"
+    "  status := 0;"
+    " END $fn$;",
+};
+
+struct pg_store {
+    struct store base;                    /* must be first */
+    PGconn *conn;                         /* one connection, used by one thread at a time */
+    char *where;                          /* host:port/db for messages; never the password */
+    unsigned char is_prepared[ST__COUNT]; /* on this connection; cleared by a reset */
+    int failure;   /* enum pg_failure of the last error, for the retry loop */
+    int is_broken; /* a reply timed out: the connection must be reset before reuse */
+};
+
+/* ==== errors ==== */
+
+enum pg_failure {
+    PGF_NONE,
+    PGF_CONNECTION, /* the connection broke: the outcome of what was sent is unknown */
+    PGF_TRANSIENT,  /* the server rolled the transaction back: safe to run again */
+    PGF_OTHER,
+};
+
+/* The message of @p res (or of the connection), on one line without "ERROR:". */
+static void pg_message(const struct pg_store *s, const PGresult *res, char *buf, size_t size)
+{
+    const char *msg = res != NULL ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    size_t len;
+    char *p;
+
+    if (msg == NULL && res != NULL)
+        msg = PQresultErrorMessage(res);
+    if (msg == NULL || msg[0] == '\0')
+        msg = s->conn != NULL ? PQerrorMessage(s->conn) : "no connection";
+    snprintf(buf, size, "%s", msg);
+    for (p = buf; *p != '\0'; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+            *p = ' ';
+    len = strlen(buf);
+    while (len > 0 && buf[len - 1] == ' ')
+        buf[--len] = '\0';
+}
+
+/*
+ * Map a failed call to an IDMINT code with the server's message, and note
+ * for the retry loop whether running the call again is safe. @p res may be
+ * NULL (libpq could not even build a result).
+ */
+static int pg_fail(struct pg_store *s, const PGresult *res, const char *what)
+{
+    const char *state = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    char msg[512];
+
+    if (res == NULL && s->is_broken) {
+        s->failure = PGF_OTHER; /* the statement may still run: never repeat it */
+        return idmint__fail(IDMINT_EUNAVAILABLE, "postgres %s: %s: no reply within %d ms", s->where,
+                            what, PG_REPLY_TIMEOUT_MS);
+    }
+    pg_message(s, res, msg, sizeof(msg));
+    if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK || state == NULL ||
+        strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
+        strncmp(state, "53", 2) == 0) {
+        /* Connection exceptions, shutdown, too many connections. */
+        s->failure = PGF_CONNECTION;
+        return idmint__fail(IDMINT_EUNAVAILABLE, "postgres %s: %s: %s", s->where, what, msg);
+    }
+    if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0) {
+        s->failure = PGF_TRANSIENT; /* serialization failure, deadlock */
+        return idmint__fail(IDMINT_EUNAVAILABLE, "postgres %s: %s: %s", s->where, what, msg);
+    }
+    s->failure = PGF_OTHER;
+    if (strcmp(state, "57014") == 0 || strcmp(state, "55P03") == 0 || strcmp(state, "25006") == 0)
+        /* Statement timeout, lock timeout, a read-only (standby) server. */
+        return idmint__fail(IDMINT_EUNAVAILABLE, "postgres %s: %s: %s", s->where, what, msg);
+    if (strcmp(state, "23505") == 0)
+        return idmint__fail(IDMINT_ECONFLICT, "postgres %s: %s: %s", s->where, what, msg);
+    return idmint__fail(IDMINT_ESTORE, "postgres %s: %s: %s (SQLSTATE %s)", s->where, what, msg,
+                        state);
+}
+
+/* ==== parameters and columns ==== */
+
+/* Text parameters for one statement; numbers are formatted in place. */
+struct pg_args {
+    const char *v[PG_MAX_PARAMS];
+    char num[PG_MAX_PARAMS][24];
+    int n;
+};
+
+static void arg_text(struct pg_args *a, const char *v)
+{
+    a->v[a->n++] = v;
+}
+
+static void arg_i64(struct pg_args *a, int64_t v)
+{
+    snprintf(a->num[a->n], sizeof(a->num[0]), "%" PRId64, v);
+    a->v[a->n] = a->num[a->n];
+    a->n++;
+}
+
+static void arg_u64(struct pg_args *a, uint64_t v)
+{
+    snprintf(a->num[a->n], sizeof(a->num[0]), "%" PRIu64, v);
+    a->v[a->n] = a->num[a->n];
+    a->n++;
+}
+
+static uint64_t col_u64(const PGresult *r, int row, int col)
+{
+    return strtoull(PQgetvalue(r, row, col), NULL, 10);
+}
+
+static int64_t col_i64(const PGresult *r, int row, int col)
+{
+    return strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+static void col_text(const PGresult *r, int row, int col, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", PQgetvalue(r, row, col));
+}
+
+/* ==== connection ==== */
+
+/*
+ * Wait for the reply to what was just sent, at most PG_REPLY_TIMEOUT_MS:
+ * statement_timeout runs on the server, so it cannot bound a server that is
+ * frozen or cut off. Returns the last result (the error, if any), or NULL
+ * when nothing came; on a timeout the connection is marked for a reset.
+ */
+static PGresult *pg_reply(struct pg_store *s, int is_sent)
+{
+    uint64_t deadline_ms = idmint__deadline_now_ms() + PG_REPLY_TIMEOUT_MS;
+    PGresult *last = NULL, *r;
+
+    if (!is_sent)
+        return NULL;
+    for (;;) {
+        while (PQisBusy(s->conn)) {
+            uint64_t now_ms = idmint__deadline_now_ms();
+            struct pollfd pfd = {PQsocket(s->conn), POLLIN, 0};
+
+            if (now_ms >= deadline_ms) {
+                s->is_broken = 1;
+                PQclear(last);
+                return NULL;
+            }
+            if (poll(&pfd, 1, (int)(deadline_ms - now_ms)) < 0 || !PQconsumeInput(s->conn))
+                break; /* PQgetResult now reports the broken connection */
+        }
+        if ((r = PQgetResult(s->conn)) == NULL)
+            return last;
+        if (last != NULL && PQresultStatus(last) == PGRES_FATAL_ERROR)
+            PQclear(r); /* keep the first error */
+        else {
+            PQclear(last);
+            last = r;
+        }
+    }
+}
+
+static PGresult *pg_query(struct pg_store *s, const char *sql)
+{
+    return pg_reply(s, PQsendQuery(s->conn, sql));
+}
+
+/* Session settings, again after every reconnect. */
+static int pg_session(struct pg_store *s)
+{
+    /* synchronous_commit on: a COMMIT returns only once its WAL is flushed
+     * (and, with synchronous standbys, replicated), so an acknowledged lease
+     * or range survives a crash or a failover. */
+    PGresult *r = pg_query(s, "SET synchronous_commit = on; "
+                              "SET statement_timeout = " PG_STATEMENT_TIMEOUT "; "
+                              "SET idle_in_transaction_session_timeout = 10000; "
+                              "SET default_transaction_isolation = 'read committed'");
+    int rc = 0;
+
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        rc = pg_fail(s, r, "set session options");
+    PQclear(r);
+    return rc;
+}
+
+/*
+ * Make the connection usable before a call: a server that restarted while we
+ * were idle has closed our socket, which only a read reveals; then reset with
+ * short pauses, within PG_RECONNECT_BUDGET_MS. EUNAVAILABLE when it stays down.
+ */
+static int pg_ready(struct pg_store *s)
+{
+    static const uint32_t pause_ms[] = {0, 50, 200, 500, 1000};
+    uint64_t deadline_ms;
+    struct pollfd pfd;
+    size_t i;
+
+    if (!s->is_broken && PQstatus(s->conn) == CONNECTION_OK &&
+        PQtransactionStatus(s->conn) == PQTRANS_IDLE) {
+        pfd.fd = PQsocket(s->conn);
+        pfd.events = POLLIN;
+        pfd.revents = 0;
+        if (pfd.fd < 0 || poll(&pfd, 1, 0) == 0)
+            return 0;
+        /* Input while idle: a shutdown notice or EOF. Reading it updates the status. */
+        if (PQconsumeInput(s->conn) == 1 && PQstatus(s->conn) == CONNECTION_OK)
+            return 0;
+    }
+    deadline_ms = idmint__deadline_now_ms() + PG_RECONNECT_BUDGET_MS;
+    for (i = 0; i < sizeof(pause_ms) / sizeof(pause_ms[0]); i++) {
+        if (i > 0) {
+            if (idmint__deadline_now_ms() + pause_ms[i] >= deadline_ms)
+                break;
+            idmint__sleep_ms(pause_ms[i]);
+        }
+        memset(s->is_prepared, 0, sizeof(s->is_prepared));
+        s->is_broken = 0;
+        PQreset(s->conn);
+        if (PQstatus(s->conn) == CONNECTION_OK && pg_session(s) == 0)
+            return 0;
+    }
+    s->failure = PGF_CONNECTION;
+    {
+        char msg[512];
+
+        pg_message(s, NULL, msg, sizeof(msg));
+        return idmint__fail(IDMINT_EUNAVAILABLE, "postgres %s: cannot reconnect: %s", s->where,
+                            msg);
+    }
+}
+
+/* ==== statement helpers ==== */
+
+/*
+ * Run statement @p id (prepared on first use on this connection). On success
+ * *out holds the result, which the caller clears; on failure nothing is left
+ * to clear.
+ */
+static int pg_exec(struct pg_store *s, enum pg_stmt_id id, const struct pg_args *a, PGresult **out,
+                   const char *what)
+{
+    char name[16];
+    PGresult *r;
+    int rc;
+
+    snprintf(name, sizeof(name), "idmint_%d", (int)id);
+    if (!s->is_prepared[id]) {
+        r = pg_reply(s, PQsendPrepare(s->conn, name, pg_sql[id], 0, NULL));
+        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+            rc = pg_fail(s, r, what);
+            PQclear(r);
+            return rc;
+        }
+        PQclear(r);
+        s->is_prepared[id] = 1;
+    }
+    r = pg_reply(s, PQsendQueryPrepared(s->conn, name, a != NULL ? a->n : 0,
+                                        a != NULL ? a->v : NULL, NULL, NULL, 0));
+    switch (PQresultStatus(r)) {
+    case PGRES_COMMAND_OK:
+    case PGRES_TUPLES_OK:
+        *out = r;
+        return 0;
+    default:
+        rc = pg_fail(s, r, what);
+        PQclear(r);
+        return rc;
+    }
+}
+
+/* Run a statement whose rows we do not need; *changed (if not NULL) gets the row count. */
+static int pg_run(struct pg_store *s, enum pg_stmt_id id, const struct pg_args *a,
+                  uint64_t *changed, const char *what)
+{
+    PGresult *r = NULL;
+    int rc = pg_exec(s, id, a, &r, what);
+
+    if (rc == 0 && changed != NULL)
+        *changed = strtoull(PQcmdTuples(r), NULL, 10);
+    PQclear(r);
+    return rc;
+}
+
+static int pg_simple(struct pg_store *s, const char *sql, const char *what)
+{
+    PGresult *r = pg_query(s, sql);
+    int rc = 0;
+
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
+        rc = pg_fail(s, r, what);
+    PQclear(r);
+    return rc;
+}
+
+/* Commit if @p rc is 0, else roll back; returns the outcome. */
+static int pg_finish(struct pg_store *s, int rc)
+{
+    if (rc == 0)
+        return pg_simple(s, "COMMIT", "commit");
+    if (!s->is_broken && PQstatus(s->conn) == CONNECTION_OK &&
+        PQtransactionStatus(s->conn) != PQTRANS_IDLE) {
+        char saved[512];
+        int failure = s->failure;
+
+        /* Keep the message of the failure that caused the rollback. */
+        snprintf(saved, sizeof(saved), "%s", idmint_errmsg());
+        (void)pg_simple(s, "ROLLBACK", "rollback");
+        idmint__fail(0, "%s", saved);
+        s->failure = failure;
+    }
+    return rc;
+}
+
+enum {
+    PG_TXN = 1u << 0,        /* wrap the body in BEGIN … COMMIT */
+    PG_IDEMPOTENT = 1u << 1, /* running it twice is the same as once: retry a lost connection */
+};
+
+/*
+ * Run @p body (which fills its own result in @p ctx and must reset it on
+ * entry) with the connection ready, again after a deadlock or serialization
+ * failure, and again after a lost connection when @p flags say that is safe.
+ */
+static int pg_call(struct pg_store *s, unsigned flags, int (*body)(struct pg_store *, void *),
+                   void *ctx)
+{
+    int rc = 0, attempt;
+
+    for (attempt = 0; attempt < PG_MAX_ATTEMPTS; attempt++) {
+        if (attempt > 0)
+            idmint__sleep_ms((uint32_t)(5 << attempt));
+        s->failure = PGF_NONE;
+        if ((rc = pg_ready(s)) != 0)
+            return rc;
+        if ((flags & PG_TXN) != 0 && (rc = pg_simple(s, "BEGIN", "begin transaction")) != 0) {
+            if (s->failure == PGF_CONNECTION)
+                continue; /* nothing was done yet */
+            return rc;
+        }
+        rc = body(s, ctx);
+        if ((flags & PG_TXN) != 0)
+            rc = pg_finish(s, rc);
+        if (rc == 0)
+            return 0;
+        if (s->failure == PGF_TRANSIENT)
+            continue;
+        if (s->failure == PGF_CONNECTION && (flags & PG_IDEMPOTENT) != 0)
+            continue;
+        return rc;
+    }
+    return rc;
+}
+
+/* ==== open / close ==== */
+
+static void postgres_close(struct store *st)
+{
+    struct pg_store *s = (struct pg_store *)st;
+
+    if (s == NULL)
+        return;
+    PQfinish(s->conn);
+    free(s->where);
+    free(s);
+}
+
+/* 0 when the schema does not exist yet, else its version; negative on failure. */
+static int pg_schema_version(struct pg_store *s)
+{
+    PGresult *r = pg_query(s, "SELECT to_regclass('idmint.schema_version') IS NOT NULL");
+    int rc = 0, has_table;
+
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        rc = pg_fail(s, r, "look for the schema");
+        PQclear(r);
+        return rc;
+    }
+    has_table = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    PQclear(r);
+    if (!has_table)
+        return 0;
+    r = pg_query(s, "SELECT coalesce(max(version), 0) FROM idmint.schema_version");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+        rc = pg_fail(s, r, "read schema version");
+    else
+        rc = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return rc;
+}
+
+static int pg_migrate_body(struct pg_store *s, void *ctx)
+{
+    int version, v, rc;
+    char sql[128];
+
+    (void)ctx;
+    /* Nodes starting at once queue here; DDL is transactional, so each
+     * step and its version row commit together or not at all. */
+    if ((rc = pg_simple(s, "SELECT pg_advisory_xact_lock(" PG_LOCK_SCHEMA ")", "lock schema")) != 0)
+        return rc;
+    if ((version = pg_schema_version(s)) < 0)
+        return version;
+    if (version > PG_SCHEMA_VERSION)
+        return idmint__fail(IDMINT_ESTORE,
+                            "postgres %s: schema version %d is newer than this build (%d)",
+                            s->where, version, PG_SCHEMA_VERSION);
+    if (version == 0 &&
+        (rc = pg_simple(s,
+                        "CREATE SCHEMA IF NOT EXISTS idmint; "
+                        "CREATE TABLE IF NOT EXISTS idmint.schema_version ("
+                        " version integer PRIMARY KEY, applied_at timestamptz NOT NULL)",
+                        "create schema")) != 0)
+        return rc;
+    for (v = version + 1; v <= PG_SCHEMA_VERSION; v++) {
+        if ((rc = pg_simple(s, pg_migrations[v - 1], "migrate schema")) != 0)
+            return rc;
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO idmint.schema_version (version, applied_at) VALUES (%d, now())", v);
+        if ((rc = pg_simple(s, sql, "record schema version")) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* libpq prints server notices to stderr by default; a library never prints. */
+static void pg_notice_ignore(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+/*
+ * libpq defaults that the URL may override (it comes last, and later
+ * keywords win): a bounded connect, dead-peer detection, and never a standby.
+ */
+static const char *const pg_keywords[] = {
+    "connect_timeout",  "keepalives",
+    "keepalives_idle",  "keepalives_interval",
+    "keepalives_count", "tcp_user_timeout",
+    "application_name", "target_session_attrs",
+    "dbname",           NULL,
+};
+
+static int pg_open_as(const struct store_ops *ops, const char *location, struct store **out)
+{
+    const char *values[sizeof(pg_keywords) / sizeof(pg_keywords[0])] = {
+        PG_CONNECT_TIMEOUT_S, "1", "5", "2", "2", "5000", "idmint", "read-write", NULL, NULL};
+    struct pg_store *s;
+    char *conninfo, where[300];
+    size_t len;
+    int rc;
+
+    /* A URL keeps its scheme for libpq; anything else is a key=value string. */
+    len = strlen(ops->scheme) + 1 + strlen(location) + 1;
+    conninfo = malloc(len);
+    s = calloc(1, sizeof(*s));
+    if (conninfo == NULL || s == NULL) {
+        free(conninfo);
+        free(s);
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening postgres store");
+    }
+    if (strncmp(location, "//", 2) == 0)
+        snprintf(conninfo, len, "%s:%s", ops->scheme, location);
+    else
+        snprintf(conninfo, len, "%s", location);
+    values[8] = conninfo;
+    s->base.ops = ops;
+    s->conn = PQconnectdbParams(pg_keywords, values, 1);
+    free(conninfo);
+    if (s->conn == NULL) {
+        free(s);
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening postgres store");
+    }
+    /* Kept across PQreset. */
+    PQsetNoticeProcessor(s->conn, pg_notice_ignore, NULL);
+    snprintf(where, sizeof(where), "%s:%s/%s", PQhost(s->conn) != NULL ? PQhost(s->conn) : "?",
+             PQport(s->conn) != NULL ? PQport(s->conn) : "?",
+             PQdb(s->conn) != NULL ? PQdb(s->conn) : "?");
+    s->where = strdup(where);
+    if (s->where == NULL) {
+        postgres_close(&s->base);
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening postgres store");
+    }
+    if (PQstatus(s->conn) != CONNECTION_OK) {
+        char msg[512];
+
+        pg_message(s, NULL, msg, sizeof(msg));
+        rc = idmint__fail(IDMINT_EUNAVAILABLE, "postgres %s: cannot connect: %s", s->where, msg);
+        postgres_close(&s->base);
+        return rc;
+    }
+    if ((rc = pg_session(s)) != 0 || (rc = pg_call(s, PG_TXN, pg_migrate_body, NULL)) != 0) {
+        postgres_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return 0;
+}
+
+/* Credentials belong in the connection string, ~/.pgpass or PGPASSWORD: @p token is unused. */
+static int postgres_open(const char *location, const char *token, struct store **out)
+{
+    (void)token;
+    return pg_open_as(&idmint__store_postgres, location, out);
+}
+
+static int postgresql_open(const char *location, const char *token, struct store **out)
+{
+    (void)token;
+    return pg_open_as(&idmint__store_postgresql, location, out);
+}
+
+/* ==== namespaces ==== */
+
+static void ns_from_row(const PGresult *r, int row, idmint_ns_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    col_text(r, row, 0, out->name, sizeof(out->name));
+    out->kind =
+        strcmp(PQgetvalue(r, row, 1), "range") == 0 ? IDMINT_KIND_RANGE : IDMINT_KIND_SNOWFLAKE;
+    out->layout.time_bits = (uint8_t)col_u64(r, row, 2);
+    out->layout.region_bits = (uint8_t)col_u64(r, row, 3);
+    out->layout.worker_bits = (uint8_t)col_u64(r, row, 4);
+    out->layout.sequence_bits = (uint8_t)col_u64(r, row, 5);
+    out->layout.unit_ms = (uint32_t)col_u64(r, row, 6);
+    out->layout.epoch_ms = col_i64(r, row, 7);
+    out->next_value = col_u64(r, row, 8);
+    out->max_value = col_u64(r, row, 9);
+    out->block = (uint32_t)col_u64(r, row, 10);
+    out->max_block = (uint32_t)col_u64(r, row, 11);
+    out->is_disabled = strcmp(PQgetvalue(r, row, 12), "t") == 0;
+    out->created_ms = col_i64(r, row, 13);
+}
+
+static int pg_audit(struct pg_store *s, int64_t at_ms, const char *actor, const char *action,
+                    const char *ns, const char *detail)
+{
+    struct pg_args a = {.n = 0};
+
+    arg_i64(&a, at_ms);
+    arg_text(&a, actor);
+    arg_text(&a, action);
+    arg_text(&a, ns);
+    arg_text(&a, detail);
+    return pg_run(s, ST_AUDIT_INSERT, &a, NULL, "write audit record");
+}
+
+struct ns_create_call {
+    const idmint_ns_info *ns;
+    const char *actor;
+    int64_t now_ms;
+};
+
+static int ns_create_body(struct pg_store *s, void *ctx)
+{
+    const struct ns_create_call *c = ctx;
+    const idmint_ns_info *ns = c->ns;
+    const idmint_layout *l = &ns->layout;
+    struct pg_args a = {.n = 0};
+    char detail[256];
+    int rc;
+
+    if (ns->kind == IDMINT_KIND_RANGE)
+        snprintf(detail, sizeof(detail),
+                 "kind=range next_value=%llu max_value=%llu block=%u max_block=%u",
+                 (unsigned long long)ns->next_value, (unsigned long long)ns->max_value,
+                 (unsigned)ns->block, (unsigned)ns->max_block);
+    else
+        snprintf(detail, sizeof(detail),
+                 "kind=snowflake layout=%u/%u/%u/%u unit_ms=%u epoch_ms=%lld",
+                 (unsigned)l->time_bits, (unsigned)l->region_bits, (unsigned)l->worker_bits,
+                 (unsigned)l->sequence_bits, (unsigned)l->unit_ms, (long long)l->epoch_ms);
+    arg_text(&a, ns->name);
+    arg_text(&a, ns->kind == IDMINT_KIND_RANGE ? "range" : "snowflake");
+    arg_u64(&a, l->time_bits);
+    arg_u64(&a, l->region_bits);
+    arg_u64(&a, l->worker_bits);
+    arg_u64(&a, l->sequence_bits);
+    arg_u64(&a, l->unit_ms);
+    arg_i64(&a, l->epoch_ms);
+    arg_u64(&a, ns->next_value);
+    arg_u64(&a, ns->max_value);
+    arg_u64(&a, ns->block);
+    arg_u64(&a, ns->max_block);
+    arg_text(&a, ns->is_disabled ? "true" : "false");
+    arg_i64(&a, c->now_ms);
+    rc = pg_run(s, ST_NS_INSERT, &a, NULL, "create namespace");
+    if (rc == IDMINT_ECONFLICT)
+        rc = idmint__fail(IDMINT_ECONFLICT, "namespace '%s' already exists", ns->name);
+    if (rc == 0)
+        rc = pg_audit(s, c->now_ms, c->actor, "ns.create", ns->name, detail);
+    return rc;
+}
+
+static int postgres_ns_create(struct store *st, const idmint_ns_info *ns, const char *actor,
+                              int64_t now_ms)
+{
+    struct ns_create_call c = {ns, actor, now_ms};
+
+    return pg_call((struct pg_store *)st, PG_TXN, ns_create_body, &c);
+}
+
+struct ns_get_call {
+    const char *name;
+    idmint_ns_info info;
+};
+
+static int ns_get_body(struct pg_store *s, void *ctx)
+{
+    struct ns_get_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    int rc;
+
+    arg_text(&a, c->name);
+    if ((rc = pg_exec(s, ST_NS_GET, &a, &r, "read namespace")) != 0)
+        return rc;
+    if (PQntuples(r) == 1)
+        ns_from_row(r, 0, &c->info);
+    else
+        rc = idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->name);
+    PQclear(r);
+    return rc;
+}
+
+static int postgres_ns_get(struct store *st, const char *name, idmint_ns_info *out)
+{
+    struct ns_get_call c;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    c.name = name;
+    rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, ns_get_body, &c);
+    if (rc == 0)
+        *out = c.info;
+    return rc;
+}
+
+struct ns_list_call {
+    idmint_ns_info *list;
+    size_t n;
+};
+
+static int ns_list_body(struct pg_store *s, void *ctx)
+{
+    struct ns_list_call *c = ctx;
+    PGresult *r = NULL;
+    int rc, i, rows;
+
+    if ((rc = pg_exec(s, ST_NS_LIST, NULL, &r, "list namespaces")) != 0)
+        return rc;
+    rows = PQntuples(r);
+    if (rows > 0) {
+        c->list = calloc((size_t)rows, sizeof(*c->list));
+        if (c->list == NULL) {
+            PQclear(r);
+            return idmint__fail(IDMINT_ENOMEM, "out of memory listing namespaces");
+        }
+    }
+    for (i = 0; i < rows; i++)
+        ns_from_row(r, i, &c->list[i]);
+    c->n = (size_t)rows;
+    PQclear(r);
+    return 0;
+}
+
+static int postgres_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
+{
+    struct ns_list_call c = {NULL, 0};
+    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, ns_list_body, &c);
+
+    if (rc != 0)
+        return rc;
+    *out = c.list;
+    *n = c.n;
+    return 0;
+}
+
+struct ns_disable_call {
+    const char *name;
+    int disabled;
+    const char *actor;
+    int64_t now_ms;
+};
+
+static int ns_disable_body(struct pg_store *s, void *ctx)
+{
+    const struct ns_disable_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    uint64_t changed = 0;
+    int rc;
+
+    arg_text(&a, c->name);
+    arg_text(&a, c->disabled ? "true" : "false");
+    rc = pg_run(s, ST_NS_DISABLE, &a, &changed,
+                c->disabled ? "disable namespace" : "enable namespace");
+    if (rc == 0 && changed == 0)
+        rc = idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->name);
+    if (rc == 0)
+        rc = pg_audit(s, c->now_ms, c->actor, c->disabled ? "ns.disable" : "ns.enable", c->name,
+                      c->disabled ? "disabled" : "enabled");
+    return rc;
+}
+
+static int postgres_ns_set_disabled(struct store *st, const char *name, int disabled,
+                                    const char *actor, int64_t now_ms)
+{
+    struct ns_disable_call c = {name, disabled != 0, actor, now_ms};
+
+    return pg_call((struct pg_store *)st, PG_TXN, ns_disable_body, &c);
+}
+
+/* ==== worker leases ==== */
+
+struct lease_take_call {
+    const char *ns;
+    uint64_t worker_count, now_unit, until_unit;
+    const struct store_lease *in;
+    struct store_lease res;
+};
+
+static int lease_take_body(struct pg_store *s, void *ctx)
+{
+    struct lease_take_call *c = ctx;
+    struct store_lease *res = &c->res;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    idmint_ns_info info;
+    uint64_t count;
+    int rc, rows;
+
+    *res = *c->in;
+    arg_text(&a, c->ns);
+    if ((rc = pg_exec(s, ST_NS_GET, &a, &r, "read namespace")) != 0)
+        return rc;
+    rows = PQntuples(r);
+    if (rows == 1)
+        ns_from_row(r, 0, &info);
+    PQclear(r);
+    if (rows != 1)
+        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->ns);
+    if (info.kind != IDMINT_KIND_SNOWFLAKE)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a range namespace, not snowflake",
+                            c->ns);
+    if (info.is_disabled)
+        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", c->ns);
+
+    arg_u64(&a, c->in->region);
+    if ((rc = pg_run(s, ST_REGION_LOCK, &a, NULL, "lock the region's worker ids")) != 0)
+        return rc;
+
+    /* $1 ns, $2 region, $3 worker_count, $4 holder, $5 until, $6 now. */
+    arg_u64(&a, c->worker_count);
+    arg_text(&a, c->in->holder);
+    arg_u64(&a, c->until_unit);
+    arg_u64(&a, c->now_unit);
+    if ((rc = pg_exec(s, ST_LEASE_TAKE, &a, &r, "take worker id")) != 0)
+        return rc;
+    if (PQntuples(r) > 1) {
+        PQclear(r);
+        return idmint__fail(IDMINT_ESTORE, "postgres %s: take worker id changed several rows",
+                            s->where);
+    }
+    if (PQntuples(r) == 1) {
+        res->worker_id = (uint32_t)col_u64(r, 0, 0);
+        res->generation = col_u64(r, 0, 1);
+        res->fence_found = col_u64(r, 0, 2);
+        res->lease_until = col_u64(r, 0, 3);
+        PQclear(r);
+        return 0;
+    }
+    PQclear(r);
+
+    a.n = 2;
+    if ((rc = pg_exec(s, ST_LEASE_COUNT, &a, &r, "count worker ids")) != 0)
+        return rc;
+    count = PQntuples(r) == 1 ? col_u64(r, 0, 0) : UINT64_MAX;
+    PQclear(r);
+    if (count >= c->worker_count)
+        return idmint__fail(IDMINT_ENOWORKER,
+                            "namespace '%s' region %u: all %llu worker ids are held", c->ns,
+                            (unsigned)c->in->region, (unsigned long long)c->worker_count);
+    res->worker_id = (uint32_t)count;
+    res->generation = 1;
+    res->fence_found = 0;
+    res->lease_until = c->until_unit;
+    a.n = 2;
+    arg_u64(&a, count);
+    arg_text(&a, c->in->holder);
+    arg_u64(&a, c->until_unit);
+    return pg_run(s, ST_LEASE_INSERT, &a, NULL, "add worker id");
+}
+
+static int postgres_lease_take(struct store *st, const char *ns, uint64_t worker_count,
+                               uint64_t now_unit, uint64_t until_unit, struct store_lease *lease)
+{
+    struct lease_take_call c;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    c.ns = ns;
+    c.worker_count = worker_count;
+    c.now_unit = now_unit;
+    c.until_unit = until_unit;
+    c.in = lease;
+    rc = pg_call((struct pg_store *)st, PG_TXN, lease_take_body, &c);
+    if (rc == 0)
+        *lease = c.res;
+    return rc;
+}
+
+static void arg_lease_key(struct pg_args *a, const char *ns, const struct store_lease *lease)
+{
+    arg_text(a, ns);
+    arg_u64(a, lease->region);
+    arg_u64(a, lease->worker_id);
+    arg_text(a, lease->holder);
+    arg_u64(a, lease->generation);
+}
+
+static int lease_lost(const char *ns, const struct store_lease *lease)
+{
+    return idmint__fail(IDMINT_ELEASELOST,
+                        "namespace '%s' region %u worker %u: lease generation %llu is no longer "
+                        "held by %s",
+                        ns, (unsigned)lease->region, (unsigned)lease->worker_id,
+                        (unsigned long long)lease->generation, lease->holder);
+}
+
+struct lease_renew_call {
+    const char *ns;
+    const struct store_lease *lease;
+    uint64_t unit; /* renew: the new E; release: the final E */
+    uint64_t stored;
+};
+
+static int lease_renew_body(struct pg_store *s, void *ctx)
+{
+    struct lease_renew_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    int rc;
+
+    arg_lease_key(&a, c->ns, c->lease);
+    arg_u64(&a, c->unit);
+    if ((rc = pg_exec(s, ST_LEASE_RENEW, &a, &r, "renew worker lease")) != 0)
+        return rc;
+    if (PQntuples(r) == 1)
+        c->stored = col_u64(r, 0, 0);
+    else
+        rc = lease_lost(c->ns, c->lease);
+    PQclear(r);
+    return rc;
+}
+
+static int postgres_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
+                                uint64_t until_unit)
+{
+    struct lease_renew_call c = {ns, lease, until_unit, 0};
+    /* E = max(E, until) under a holder and generation match: a repeat is harmless. */
+    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, lease_renew_body, &c);
+
+    if (rc == 0)
+        lease->lease_until = c.stored;
+    return rc;
+}
+
+static int lease_release_body(struct pg_store *s, void *ctx)
+{
+    struct lease_renew_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    uint64_t changed = 0;
+    int rc;
+
+    arg_lease_key(&a, c->ns, c->lease);
+    arg_u64(&a, c->unit);
+    rc = pg_run(s, ST_LEASE_RELEASE, &a, &changed, "release worker lease");
+    if (rc == 0 && changed == 0)
+        rc = lease_lost(c->ns, c->lease);
+    return rc;
+}
+
+static int postgres_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
+                                  uint64_t final_unit)
+{
+    struct lease_renew_call c = {ns, lease, final_unit, 0};
+
+    /* Not retried after a lost connection: a repeat would report a lease lost. */
+    return pg_call((struct pg_store *)st, 0, lease_release_body, &c);
+}
+
+struct lease_list_call {
+    const char *ns;
+    idmint_worker_info *list;
+    size_t n;
+};
+
+static int lease_list_body(struct pg_store *s, void *ctx)
+{
+    struct lease_list_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    int rc, i, rows;
+
+    arg_text(&a, c->ns);
+    if ((rc = pg_exec(s, ST_LEASE_LIST, &a, &r, "list worker ids")) != 0)
+        return rc;
+    rows = PQntuples(r);
+    if (rows > 0) {
+        c->list = calloc((size_t)rows, sizeof(*c->list));
+        if (c->list == NULL) {
+            PQclear(r);
+            return idmint__fail(IDMINT_ENOMEM, "out of memory listing worker ids");
+        }
+    }
+    for (i = 0; i < rows; i++) {
+        idmint_worker_info *w = &c->list[i];
+
+        w->region = (uint32_t)col_u64(r, i, 0);
+        w->worker_id = (uint32_t)col_u64(r, i, 1);
+        col_text(r, i, 2, w->holder, sizeof(w->holder));
+        w->generation = col_u64(r, i, 3);
+        w->lease_until = col_u64(r, i, 4);
+    }
+    c->n = (size_t)rows;
+    PQclear(r);
+    return 0;
+}
+
+static int postgres_lease_list(struct store *st, const char *ns, idmint_worker_info **out,
+                               size_t *n)
+{
+    struct lease_list_call c = {ns, NULL, 0};
+    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, lease_list_body, &c);
+
+    if (rc != 0)
+        return rc;
+    *out = c.list;
+    *n = c.n;
+    return 0;
+}
+
+struct force_call {
+    const char *ns;
+    uint32_t region, worker_id;
+    const char *actor;
+    int64_t now_ms;
+};
+
+static int force_body(struct pg_store *s, void *ctx)
+{
+    const struct force_call *c = ctx;
+    char holder[33] = "", detail[256];
+    uint64_t generation = 0, until = 0;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    int rc, rows;
+
+    arg_text(&a, c->ns);
+    arg_u64(&a, c->region);
+    arg_u64(&a, c->worker_id);
+    if ((rc = pg_exec(s, ST_LEASE_GET, &a, &r, "read worker id")) != 0)
+        return rc;
+    rows = PQntuples(r);
+    if (rows == 1) {
+        col_text(r, 0, 0, holder, sizeof(holder));
+        generation = col_u64(r, 0, 1);
+        until = col_u64(r, 0, 2);
+    }
+    PQclear(r);
+    if (rows != 1)
+        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no worker id %u in region %u",
+                            c->ns, (unsigned)c->worker_id, (unsigned)c->region);
+    if ((rc = pg_run(s, ST_LEASE_FORCE, &a, NULL, "force release")) != 0)
+        return rc;
+    snprintf(detail, sizeof(detail),
+             "region=%u worker_id=%u holder=%s generation=%llu->%llu lease_until=%llu",
+             (unsigned)c->region, (unsigned)c->worker_id, holder[0] != '\0' ? holder : "(none)",
+             (unsigned long long)generation, (unsigned long long)(generation + 1),
+             (unsigned long long)until);
+    return pg_audit(s, c->now_ms, c->actor, "worker.force_release", c->ns, detail);
+}
+
+static int postgres_lease_force_release(struct store *st, const char *ns, uint32_t region,
+                                        uint32_t worker_id, const char *actor, int64_t now_ms)
+{
+    struct force_call c = {ns, region, worker_id, actor, now_ms};
+
+    return pg_call((struct pg_store *)st, PG_TXN, force_body, &c);
+}
+
+/* ==== ranges ==== */
+
+struct range_call {
+    const char *ns, *incarnation, *request_id;
+    uint64_t count;
+    int64_t now_ms;
+    struct store_range res;
+};
+
+static int range_body(struct pg_store *s, void *ctx)
+{
+    struct range_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    long status;
+    uint64_t info;
+    int rc;
+
+    arg_text(&a, c->ns);
+    arg_text(&a, c->incarnation);
+    arg_text(&a, c->request_id);
+    arg_u64(&a, c->count);
+    arg_i64(&a, c->now_ms);
+    if ((rc = pg_exec(s, ST_RANGE_RESERVE, &a, &r, "reserve range")) != 0)
+        return rc;
+    if (PQntuples(r) != 1 || PQnfields(r) != 4) {
+        PQclear(r);
+        return idmint__fail(IDMINT_ESTORE, "postgres %s: reserve range returned no row", s->where);
+    }
+    status = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    c->res.start = col_u64(r, 0, 1);
+    c->res.end = col_u64(r, 0, 2);
+    info = col_u64(r, 0, 3);
+    PQclear(r);
+    switch (status) {
+    case 0:
+        return 0;
+    case 1:
+        return idmint__fail(
+            IDMINT_ECONFLICT, "namespace '%s': request %s/%s was for %llu values, not %llu", c->ns,
+            c->incarnation, c->request_id, (unsigned long long)info, (unsigned long long)c->count);
+    case 2:
+        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->ns);
+    case 3:
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a snowflake namespace, not range",
+                            c->ns);
+    case 4:
+        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", c->ns);
+    case 5:
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': count %llu is above max_block %llu",
+                            c->ns, (unsigned long long)c->count, (unsigned long long)info);
+    case 6:
+        return idmint__fail(IDMINT_EEXHAUSTED, "namespace '%s': all values up to %llu are issued",
+                            c->ns, (unsigned long long)info);
+    default:
+        return idmint__fail(IDMINT_ESTORE, "postgres %s: reserve range: unknown status %ld",
+                            s->where, status);
+    }
+}
+
+static int postgres_range_reserve(struct store *st, const char *ns, const char *incarnation,
+                                  const char *request_id, uint64_t count, int64_t now_ms,
+                                  struct store_range *out)
+{
+    struct range_call c = {ns, incarnation, request_id, count, now_ms, {0, 0}};
+    /* The request record makes a repeat return the saved range: safe to retry. */
+    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, range_body, &c);
+
+    if (rc == 0)
+        *out = c.res;
+    return rc;
+}
+
+/* ==== audit ==== */
+
+struct audit_call {
+    int64_t after_seq;
+    size_t limit;
+    idmint_audit_entry *list;
+    size_t n;
+};
+
+static int audit_body(struct pg_store *s, void *ctx)
+{
+    struct audit_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    int rc, i, rows;
+
+    arg_i64(&a, c->after_seq);
+    arg_i64(&a, c->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)c->limit);
+    if ((rc = pg_exec(s, ST_AUDIT_LIST, &a, &r, "list audit records")) != 0)
+        return rc;
+    rows = PQntuples(r);
+    if (rows > 0) {
+        c->list = calloc((size_t)rows, sizeof(*c->list));
+        if (c->list == NULL) {
+            PQclear(r);
+            return idmint__fail(IDMINT_ENOMEM, "out of memory listing audit records");
+        }
+    }
+    for (i = 0; i < rows; i++) {
+        idmint_audit_entry *e = &c->list[i];
+
+        e->seq = col_i64(r, i, 0);
+        e->at_ms = col_i64(r, i, 1);
+        col_text(r, i, 2, e->actor, sizeof(e->actor));
+        col_text(r, i, 3, e->action, sizeof(e->action));
+        col_text(r, i, 4, e->ns, sizeof(e->ns));
+        col_text(r, i, 5, e->detail, sizeof(e->detail));
+    }
+    c->n = (size_t)rows;
+    PQclear(r);
+    return 0;
+}
+
+static int postgres_audit_list(struct store *st, int64_t after_seq, size_t limit,
+                               idmint_audit_entry **out, size_t *n)
+{
+    struct audit_call c = {after_seq, limit, NULL, 0};
+    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, audit_body, &c);
+
+    if (rc != 0)
+        return rc;
+    *out = c.list;
+    *n = c.n;
+    return 0;
+}
+
+/* Two schemes, one backend: libpq accepts both URL spellings. */
+#define PG_OPS(scheme_name, open_fn)                                                               \
+    {                                                                                              \
+        .version = STORE_OPS_V1, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
+        .close = postgres_close, .ns_create = postgres_ns_create, .ns_get = postgres_ns_get,       \
+        .ns_list = postgres_ns_list, .ns_set_disabled = postgres_ns_set_disabled,                  \
+        .lease_take = postgres_lease_take, .lease_renew = postgres_lease_renew,                    \
+        .lease_release = postgres_lease_release, .lease_list = postgres_lease_list,                \
+        .lease_force_release = postgres_lease_force_release,                                       \
+        .range_reserve = postgres_range_reserve, .audit_list = postgres_audit_list,                \
+    }
+
+const struct store_ops idmint__store_postgres = PG_OPS("postgres", postgres_open);
+const struct store_ops idmint__store_postgresql = PG_OPS("postgresql", postgresql_open);

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Durable range reservations per second through the store seam, on
+ * PostgreSQL and SQLite with 1 and 8 caller processes, beside the raw
+ * engine doing the bare durable transaction in the same run: pgbench with a
+ * one-line UPDATE … RETURNING, and the sqlite3 shell running BEGIN IMMEDIATE;
+ * UPDATE … RETURNING; COMMIT in WAL with synchronous=FULL. No thresholds: it
+ * prints rates, ratios and whether the targets are met. Starts its own
+ * PostgreSQL with tests/support/pg-start.sh unless given a URL.
+ */
+#include "idmint.h"
+#include "internal.h"
+#include "store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BLOCK      100 /* values per reservation: one reservation is one transaction */
+#define MAX_PROCS  8
+#define TARGET_OPS 1000.0 /* reservations per second, per backend */
+#define TARGET_RAW 0.80   /* share of the raw engine's rate */
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void wait_closed(int fd)
+{
+    char c;
+
+    while (read(fd, &c, 1) > 0)
+        ;
+}
+
+/* One caller: reserve for @p secs, then write the count to @p out. */
+static void caller(const char *url, const char *ns, unsigned idx, double secs, int go, int out)
+{
+    struct store *st = NULL;
+    struct store_range r;
+    char inc[32], req[32];
+    uint64_t n = 0;
+    double end;
+    int code = 0;
+
+    if (idmint__store_open(url, NULL, &st) != 0) {
+        fprintf(stderr, "bench_reserve: open %s: %s\n", url, idmint_errmsg());
+        _exit(2);
+    }
+    snprintf(inc, sizeof(inc), "bench-%u-%d", idx, (int)getpid());
+    wait_closed(go);
+    end = seconds_now() + secs;
+    while (seconds_now() < end) {
+        snprintf(req, sizeof(req), "r%llu", (unsigned long long)n);
+        if (idmint__store_range_reserve(st, ns, inc, req, BLOCK, 0, &r) != 0) {
+            fprintf(stderr, "bench_reserve: reserve: %s\n", idmint_errmsg());
+            code = 3;
+            break;
+        }
+        n++;
+    }
+    idmint__store_close(st);
+    if (write(out, &n, sizeof(n)) != (ssize_t)sizeof(n))
+        code = 4;
+    _exit(code);
+}
+
+/* Reservations per second by @p procs processes at once; negative on failure. */
+static double run_store(const char *url, const char *ns, unsigned procs, double secs)
+{
+    int go[2], res[2], failed = 0;
+    pid_t pids[MAX_PROCS];
+    uint64_t total = 0, n;
+    double t0, t1;
+
+    if (pipe(go) != 0 || pipe(res) != 0)
+        return -1;
+    for (unsigned i = 0; i < procs; i++) {
+        pids[i] = fork();
+        if (pids[i] < 0)
+            return -1;
+        if (pids[i] == 0) {
+            close(go[1]);
+            close(res[0]);
+            caller(url, ns, i, secs, go[0], res[1]);
+        }
+    }
+    close(go[0]);
+    close(res[1]);
+    idmint__sleep_ms(300); /* let every caller connect */
+    t0 = seconds_now();
+    close(go[1]);
+    for (unsigned i = 0; i < procs; i++) {
+        if (read(res[0], &n, sizeof(n)) == (ssize_t)sizeof(n))
+            total += n;
+        else
+            failed = 1;
+    }
+    t1 = seconds_now();
+    close(res[0]);
+    for (unsigned i = 0; i < procs; i++) {
+        int status;
+
+        if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0)
+            failed = 1;
+    }
+    return failed ? -1 : (double)total / (t1 - t0);
+}
+
+static int make_range_ns(const char *url, const char *ns)
+{
+    struct store *st = NULL;
+    idmint_ns_info info;
+    int rc;
+
+    idmint_ns_info_init(&info, IDMINT_KIND_RANGE);
+    snprintf(info.name, sizeof(info.name), "%s", ns);
+    info.block = BLOCK;
+    info.max_block = BLOCK;
+    if ((rc = idmint__store_open(url, NULL, &st)) == 0)
+        rc = idmint__store_ns_create(st, &info, "bench", 0);
+    if (rc != 0)
+        fprintf(stderr, "bench_reserve: create %s on %s: %s\n", ns, url, idmint_errmsg());
+    idmint__store_close(st);
+    return rc;
+}
+
+/* Run a shell command and return its first output line in @p buf; 0 on success. */
+static int sh_line(const char *cmd, char *buf, size_t size)
+{
+    FILE *p = popen(cmd, "r");
+    int rc;
+
+    if (p == NULL)
+        return -1;
+    buf[0] = '\0';
+    if (fgets(buf, (int)size, p) == NULL)
+        buf[0] = '\0';
+    rc = pclose(p);
+    buf[strcspn(buf, "\r\n")] = '\0';
+    return rc == 0 ? 0 : -1;
+}
+
+/* pgbench: the bare UPDATE … RETURNING on the namespace row, @p clients at once. */
+static double run_pgbench(const char *url, const char *ns, const char *dir, unsigned clients,
+                          double secs)
+{
+    char script[512], cmd[2048], line[256];
+    FILE *f;
+
+    snprintf(script, sizeof(script), "%s/reserve.sql", dir);
+    if ((f = fopen(script, "w")) == NULL)
+        return -1;
+    fprintf(f,
+            "UPDATE idmint.namespaces SET next_value = next_value + %d "
+            "WHERE name = :ns RETURNING next_value;\n",
+            BLOCK);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd),
+             "pgbench -n -M prepared -f '%s' -D ns='%s' -c %u -j %u -T %d '%s' 2>&1 | "
+             "sed -n 's/^tps = \\([0-9.]*\\).*/\\1/p' | tail -n 1",
+             script, ns, clients, clients, (int)(secs + 0.5), url);
+    if (sh_line(cmd, line, sizeof(line)) != 0 || line[0] == '\0')
+        return -1;
+    return strtod(line, NULL);
+}
+
+/* The sqlite3 shell: BEGIN IMMEDIATE; UPDATE … RETURNING; COMMIT, @p procs shells at once. */
+static double run_sqlite_raw(const char *dir, unsigned procs, double secs)
+{
+    char db[512], script[512], cmd[2048], line[256];
+    /* Enough transactions to outlast @p secs at a few thousand per second. */
+    unsigned long txns = (unsigned long)(secs * 2500.0 / procs) + 100;
+    double t0, t1;
+    FILE *f;
+
+    snprintf(db, sizeof(db), "%s/raw.db", dir);
+    snprintf(script, sizeof(script), "%s/raw.sql", dir);
+    if ((f = fopen(script, "w")) == NULL)
+        return -1;
+    fprintf(f, ".timeout 10000\nPRAGMA journal_mode=WAL;\nPRAGMA synchronous=FULL;\n");
+    for (unsigned long i = 0; i < txns; i++)
+        fprintf(f,
+                "BEGIN IMMEDIATE;\nUPDATE counter SET next_value = next_value + %d "
+                "WHERE name = 'bench' RETURNING next_value;\nCOMMIT;\n",
+                BLOCK);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd),
+             "rm -f '%s'* && sqlite3 '%s' 'PRAGMA journal_mode=WAL; CREATE TABLE counter "
+             "(name TEXT PRIMARY KEY, next_value INTEGER NOT NULL); INSERT INTO counter "
+             "VALUES (\"bench\", 1);' >/dev/null && echo ok",
+             db, db);
+    if (sh_line(cmd, line, sizeof(line)) != 0)
+        return -1;
+    snprintf(cmd, sizeof(cmd),
+             "for i in $(seq %u); do sqlite3 '%s' < '%s' >/dev/null & done; wait; echo done", procs,
+             db, script);
+    t0 = seconds_now();
+    if (sh_line(cmd, line, sizeof(line)) != 0)
+        return -1;
+    t1 = seconds_now();
+    return (double)txns * procs / (t1 - t0);
+}
+
+static char *pg_url_from_env(void)
+{
+    const char *url = getenv("IDMINT_TEST_PG_URL");
+    const char *env = getenv("IDMINT_PG_ENV");
+    char line[1024];
+    FILE *fp;
+
+    if (url != NULL && url[0] != '\0')
+        return strdup(url);
+    if (env == NULL || env[0] == '\0' || (fp = fopen(env, "r")) == NULL)
+        return NULL;
+    if (fgets(line, sizeof(line), fp) == NULL)
+        line[0] = '\0';
+    fclose(fp);
+    line[strcspn(line, "\r\n")] = '\0';
+    return line[0] != '\0' ? strdup(line) : NULL;
+}
+
+/* The source tree: $IDMINT_SOURCE_DIR, else the folder above this file. */
+static void source_dir(char *buf, size_t size)
+{
+    const char *env = getenv("IDMINT_SOURCE_DIR");
+    char *slash;
+
+    snprintf(buf, size, "%s", env != NULL && env[0] != '\0' ? env : __FILE__);
+    if (env != NULL && env[0] != '\0')
+        return;
+    for (int i = 0; i < 2 && (slash = strrchr(buf, '/')) != NULL; i++)
+        *slash = '\0';
+    if (strchr(buf, '/') == NULL && strcmp(buf, "bench") == 0)
+        snprintf(buf, size, ".");
+}
+
+static void print_row(const char *backend, unsigned procs, double ours, double raw)
+{
+    if (ours < 0 || raw < 0) {
+        printf("%-10s %7u %12s %12s %7s\n", backend, procs, ours < 0 ? "error" : "",
+               raw < 0 ? "error" : "", "");
+        return;
+    }
+    printf("%-10s %7u %12.0f %12.0f %6.0f%%\n", backend, procs, ours, raw, 100.0 * ours / raw);
+}
+
+int main(int argc, char **argv)
+{
+    static const unsigned callers[] = {1, 8};
+    double secs = 3.0, pg_ours[2], pg_raw[2], sq_ours[2], sq_raw[2];
+    char tmpl[] = "/tmp/idmint-bench-XXXXXX", src[1024], cmd[4096], line[1024], ns[64];
+    char *url = NULL, *sq_url = NULL, *dir;
+    int own_pg = 0, failed = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
+            secs = strtod(argv[++i], NULL);
+        else if (strcmp(argv[i], "--pg-url") == 0 && i + 1 < argc)
+            url = strdup(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_reserve [--seconds S] [--pg-url URL]\n"
+                            "  URL defaults to $IDMINT_TEST_PG_URL, the file $IDMINT_PG_ENV, or a\n"
+                            "  private cluster started with tests/support/pg-start.sh\n");
+            return 2;
+        }
+    }
+    if (secs <= 0)
+        secs = 3.0;
+    if ((dir = mkdtemp(tmpl)) == NULL) {
+        fprintf(stderr, "bench_reserve: mkdtemp: %s\n", strerror(errno));
+        return 1;
+    }
+    source_dir(src, sizeof(src));
+    if (url == NULL)
+        url = pg_url_from_env();
+    if (url == NULL) {
+        snprintf(cmd, sizeof(cmd), "bash '%s/tests/support/pg-start.sh' '%s/pg' && cat '%s/pg/env'",
+                 src, dir, dir);
+        if (sh_line(cmd, line, sizeof(line)) != 0 || line[0] == '\0') {
+            fprintf(stderr, "bench_reserve: cannot start PostgreSQL with %s\n", cmd);
+            return 1;
+        }
+        url = strdup(line);
+        own_pg = 1;
+    }
+    sq_url = malloc(strlen(dir) + 32);
+    if (url == NULL || sq_url == NULL)
+        return 1;
+    snprintf(sq_url, strlen(dir) + 32, "sqlite:%s/store.db", dir);
+
+    for (int k = 0; k < 2; k++) {
+        snprintf(ns, sizeof(ns), "bench-%lx-%x-%u", (unsigned long)time(NULL), (unsigned)getpid(),
+                 callers[k]);
+        pg_ours[k] = make_range_ns(url, ns) == 0 ? run_store(url, ns, callers[k], secs) : -1;
+        pg_raw[k] = run_pgbench(url, ns, dir, callers[k], secs);
+        sq_ours[k] = make_range_ns(sq_url, ns) == 0 ? run_store(sq_url, ns, callers[k], secs) : -1;
+        sq_raw[k] = run_sqlite_raw(dir, callers[k], secs);
+    }
+
+    printf("durable range reservations per second (%d values each, %.1f s per case)\n", BLOCK,
+           secs);
+    printf("postgres: %s\n", url);
+    printf("%-10s %7s %12s %12s %7s\n", "backend", "callers", "idmint/s", "raw/s", "ratio");
+    for (int k = 0; k < 2; k++)
+        print_row("postgres", callers[k], pg_ours[k], pg_raw[k]);
+    for (int k = 0; k < 2; k++)
+        print_row("sqlite", callers[k], sq_ours[k], sq_raw[k]);
+    printf("raw: pgbench -M prepared, one UPDATE ... RETURNING per transaction; sqlite3 shell,\n"
+           "BEGIN IMMEDIATE; UPDATE ... RETURNING; COMMIT in WAL with synchronous=FULL\n");
+    printf("targets (>= %.0f/s, >= %.0f%% of raw):\n", TARGET_OPS, 100.0 * TARGET_RAW);
+    for (int k = 0; k < 2; k++) {
+        const char *names[2] = {"postgres", "sqlite"};
+        const double *ours[2] = {pg_ours, sq_ours}, *raw[2] = {pg_raw, sq_raw};
+
+        for (int b = 0; b < 2; b++) {
+            double o = ours[b][k], r = raw[b][k];
+            int met = o >= TARGET_OPS && r > 0 && o >= TARGET_RAW * r;
+
+            if (o < 0 || r < 0)
+                failed = 1;
+            printf("  %-8s %u caller%s: %s\n", names[b], callers[k], callers[k] == 1 ? " " : "s",
+                   o < 0 || r < 0 ? "error"
+                   : met          ? "met"
+                                  : "NOT MET");
+        }
+    }
+
+    if (own_pg) {
+        snprintf(cmd, sizeof(cmd), "bash '%s/tests/support/pg-stop.sh' '%s/pg' && echo ok", src,
+                 dir);
+        (void)sh_line(cmd, line, sizeof(line));
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && echo ok", dir);
+    (void)sh_line(cmd, line, sizeof(line));
+    free(url);
+    free(sq_url);
+    return failed;
+}

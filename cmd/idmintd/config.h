@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * idmintd's settings: defaults, then the INI file, then IDMINT_* variables,
+ * then flags (main.c), each overriding the one before.
+ */
+#ifndef IDMINTD_CONFIG_H
+#define IDMINTD_CONFIG_H
+
+#include "daemon.h"
+
+#include <stddef.h>
+
+void config_defaults(struct config *cfg);
+/* Read @p path. 0, or -1 with "<file>:<line>: <problem>" in @p err. */
+int config_load_file(struct config *cfg, const char *path, char *err, size_t err_size);
+/* Apply IDMINT_LISTEN, _AUTHORITY, _REGION, _LOG_LEVEL, _MAX_COUNT. 0 or -1 with @p err. */
+int config_apply_env(struct config *cfg, char *err, size_t err_size);
+/*
+ * Set one [section] key from text, as the file and the flags do. 0, or -1
+ * with the problem in @p err.
+ */
+int config_set(struct config *cfg, const char *section, const char *key, const char *value,
+               char *err, size_t err_size);
+/* Cross-field checks after every source is applied. 0 or -1 with @p err. */
+int config_finish(struct config *cfg, char *err, size_t err_size);
+
+#endif /* IDMINTD_CONFIG_H */

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * idmintd's shared state: the configuration after every override, the table
+ * of minting handles shared by all event-loop threads, and the per-thread
+ * state the routes work with. Nothing here knows the HTTP or JSON library.
+ */
+#ifndef IDMINTD_DAEMON_H
+#define IDMINTD_DAEMON_H
+
+#include "idmint.h"
+
+#include "auth.h"
+#include "http.h"
+#include "metrics.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DAEMON_VERSION    "0.1.0"
+#define DAEMON_MAX_TOKENS 64
+#define HANDLES_MAX       METRICS_MAX_NS /* namespaces one daemon mints from */
+
+struct config {
+    char listen[256]; /* "ADDR:PORT" */
+    unsigned threads;
+    unsigned max_connections;
+    size_t max_body_bytes;
+    size_t max_header_bytes;
+    uint32_t request_timeout_ms;
+    uint32_t max_count;   /* largest count one GET /v1/ids may ask for */
+    char authority[1024]; /* store URL */
+    uint32_t region;
+    char namespaces[1024]; /* comma list, opened at start */
+    uint32_t lease_ms;     /* worker lease of the daemon's own handles */
+    uint32_t renew_ms;
+    uint32_t ready_margin_ms; /* 0 until set: then lease_ms / 10 */
+    int log_level;            /* LOG_* */
+    char log_file[1024];      /* "" : stderr */
+    char port_file[1024];     /* "" : none */
+    struct auth_token tokens[DAEMON_MAX_TOKENS];
+    size_t n_tokens;
+};
+
+/* One namespace the daemon mints from. Written once before it is published. */
+struct ns_handle {
+    char name[64];
+    idmint *m; /* owned; closed at shutdown */
+    int is_range;
+    idmint_layout layout; /* snowflake only */
+    int64_t end_ms;       /* snowflake: when the time bits run out */
+    size_t slot;          /* index in struct handles and in the metrics arrays */
+    /* Observed by the 1 s tick on the main thread only. */
+    uint64_t seen_lease_until;
+    uint64_t seen_range_left;
+};
+
+/*
+ * Namespace -> handle, shared by every thread. Readers scan without a lock
+ * (slots are append-only and n is published with release order); opening
+ * happens under mu so two threads never open the same namespace twice.
+ */
+struct handles {
+    pthread_mutex_t mu;
+    _Atomic size_t n;
+    struct ns_handle *slots[HANDLES_MAX];
+    const struct config *cfg;
+    _Atomic uint64_t renewals;         /* lease extensions observed */
+    _Atomic uint64_t renewal_failures; /* leases observed lost or run out */
+    _Atomic uint64_t range_refills;    /* range supplies observed refilled */
+};
+
+/* Everything one event-loop thread owns. */
+struct worker {
+    unsigned index;
+    struct daemon *d;
+    idmint_authority *auth; /* opened on first use; never shared across threads */
+    const char *actor;      /* the current request's token name (audit log) */
+    int status;             /* the current request's answer, for the metrics */
+    struct metrics_thread metrics;
+};
+
+struct daemon {
+    struct config cfg;
+    struct handles handles;
+    struct worker *workers; /* cfg.threads of them */
+    _Atomic int is_ready;   /* the eager handles are open */
+    _Atomic uint64_t clock_backsteps;
+};
+
+/* ==== handles.c ==== */
+void handles_init(struct handles *h, const struct config *cfg);
+/* The handle of @p ns, opening it on first use. 0 or an IDMINT_E* code. */
+int handles_get(struct handles *h, const char *ns, struct ns_handle **out);
+/* Open every name in cfg->namespaces. 0 or the first failure (logged). */
+int handles_open_eager(struct handles *h);
+/* The 1 s tick: count renewals, losses and refills from idmint_info. */
+void handles_observe(struct handles *h);
+/* 1 and reason "" when every handle holds its lease with margin; else 0. */
+int handles_ready(struct handles *h, char *reason, size_t size);
+void handles_close_all(struct handles *h);
+
+/* ==== routes.c: the dispatcher and its helpers for routes_*.c ==== */
+void routes_handle(struct http_req *r);
+void *routes_thread_init(unsigned index, void *daemon);
+void routes_thread_fini(void *worker);
+/* The per-thread authority, opened on first use. 0 or IDMINT_E*. */
+int routes_authority(struct worker *w, idmint_authority **out);
+/* Reply with the error row of @p err and a message. */
+void routes_fail(struct http_req *r, int err, const char *message);
+/* Reply with a protocol error that has no library code (401, 405, 413, 431). */
+void routes_fail_http(struct http_req *r, int status, const char *code, const char *message);
+/* Send a response and note its status for the metrics. @p body as in http_respond. */
+void routes_reply(struct http_req *r, int status, const char *content_type, const char *body,
+                  size_t len);
+/* Reply with @p status and the JSON text @p body (malloc'd; freed here). NULL: 503. */
+void routes_json(struct http_req *r, int status, char *body, size_t len);
+struct json;
+/* Dump @p v (freed here) and reply with it. */
+void routes_json_tree(struct http_req *r, int status, struct json *v);
+/* Time a store call started at @p t0 (metrics_now_ns()). */
+void routes_store_done(struct worker *w, uint64_t t0);
+/* Value of query parameter @p name, percent-decoded into @p buf. 1 found, 0 absent, -1 bad. */
+int routes_query(const struct http_req *r, const char *name, char *buf, size_t size);
+/* Wall clock in Unix ms. */
+int64_t routes_now_ms(void);
+/* Who the audit log names for this request. */
+const char *routes_actor(const struct worker *w);
+
+/* ==== routes_*.c ==== */
+void routes_ids_get(struct http_req *r, struct worker *w);
+void routes_ids_decode(struct http_req *r, struct worker *w, const char *id);
+void routes_ns_list(struct http_req *r, struct worker *w);
+void routes_ns_create(struct http_req *r, struct worker *w);
+void routes_ns_get(struct http_req *r, struct worker *w, const char *ns);
+void routes_ns_set_disabled(struct http_req *r, struct worker *w, const char *ns, int disabled);
+void routes_ns_workers(struct http_req *r, struct worker *w, const char *ns);
+void routes_audit(struct http_req *r, struct worker *w);
+/* @p role is the caller's: force_release needs admin. */
+void routes_internal_workers(struct http_req *r, struct worker *w, int role);
+void routes_internal_ranges(struct http_req *r, struct worker *w);
+void routes_healthz(struct http_req *r, struct worker *w);
+void routes_readyz(struct http_req *r, struct worker *w);
+void routes_metrics(struct http_req *r, struct worker *w);
+
+#endif /* IDMINTD_DAEMON_H */

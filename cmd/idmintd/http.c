@@ -1,0 +1,813 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The only file that calls h2o (the evloop library, HTTP/1.1 without TLS).
+ * One event loop per thread, each with its own SO_REUSEPORT listener. Each
+ * new connection is screened first (header size and count, declared body
+ * size) so that oversized requests get a 431/413 instead of the silent close
+ * h2o gives past its own limits; then h2o owns the socket. Connections are
+ * counted per thread to pause accepting at the limit and to drain at stop.
+ */
+#define H2O_USE_LIBUV 0 /* the evloop flavour of the library */
+
+#include "http.h"
+
+#include <h2o.h>
+#include <h2o/http1.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_HEADER_LINES 100  /* h2o drops a request with more (H2O_MAX_HEADERS) */
+#define LINGER_MS        2000 /* after an early error reply, read and drop this long */
+#define LOOP_WAIT_MS     100  /* how soon a loop notices the stop flag */
+#define DRAIN_FORCE_MS   1000 /* after the drain bound, how long closing may take */
+#define ACCEPTS_PER_WAKE 32
+
+#ifndef SO_REUSEPORT
+#define SO_REUSEPORT 15 /* Linux; hidden from strict POSIX builds */
+#endif
+
+struct http_thread;
+
+struct conn {
+    struct conn *prev, *next; /* in the thread's list */
+    struct http_thread *th;
+    h2o_socket_t *sock;
+    h2o_timeout_entry_t timeout; /* screening or lingering */
+    int is_handed_over;          /* h2o owns the socket now */
+    int is_shut_rd;              /* drain asked it to stop reading */
+};
+
+struct http_thread {
+    h2o_context_t ctx;
+    h2o_evloop_t *loop;
+    h2o_accept_ctx_t accept_ctx;
+    h2o_socket_t *listener; /* NULL once closed */
+    int listen_fd;
+    struct http_server *srv;
+    unsigned index;
+    void *user;
+    pthread_t thread;
+    int has_thread;
+    unsigned n_conns;
+    unsigned max_conns;
+    int is_paused;
+    struct conn head; /* list sentinel */
+    h2o_timeout_t screen_timeout;
+    h2o_timeout_t linger_timeout;
+};
+
+struct server_handler {
+    h2o_handler_t super;
+    struct http_server *srv;
+};
+
+struct http_server {
+    h2o_globalconf_t config;
+    struct http_server_config cfg;
+    struct http_thread *threads;
+    unsigned n_threads;
+    uint16_t port;
+    _Atomic int is_stopping;
+    uint32_t drain_ms;
+    char reply_431[512]; /* whole responses sent before h2o sees a request */
+    char reply_413[512];
+    char reply_400[512];
+};
+
+#if defined(__SANITIZE_ADDRESS__)
+/*
+ * h2o 2.2 keeps per-thread recycle pools and each context's message queue
+ * until the process exits (h2o_context_dispose does not free them); tell
+ * LeakSanitizer so that a clean stop still exits 0 in sanitizer builds.
+ */
+__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libh2o-evloop.so\n";
+}
+
+__attribute__((visibility("default"))) const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+    return "print_suppressions=0";
+}
+#endif
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ==== requests ==== */
+
+static const char *reason_of(int status)
+{
+    switch (status) {
+    case 200:
+        return "OK";
+    case 201:
+        return "Created";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 409:
+        return "Conflict";
+    case 413:
+        return "Payload Too Large";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Unknown";
+    }
+}
+
+char *http_alloc(struct http_req *r, size_t size)
+{
+    h2o_req_t *req = r->priv;
+
+    return h2o_mem_alloc_pool(&req->pool, size);
+}
+
+void http_add_header(struct http_req *r, const char *name, const char *value)
+{
+    h2o_req_t *req = r->priv;
+    size_t name_len = strlen(name), value_len = strlen(value);
+    char *n = h2o_mem_alloc_pool(&req->pool, name_len + 1);
+    char *v = h2o_mem_alloc_pool(&req->pool, value_len + 1);
+
+    memcpy(n, name, name_len + 1);
+    memcpy(v, value, value_len + 1);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, n, name_len, 1, NULL, v, value_len);
+}
+
+void http_respond(struct http_req *r, int status, const char *content_type, const char *body,
+                  size_t len)
+{
+    static h2o_generator_t generator = {NULL, NULL};
+    h2o_req_t *req = r->priv;
+    h2o_iovec_t buf = h2o_iovec_init(body, len);
+
+    req->res.status = status;
+    req->res.reason = reason_of(status);
+    req->res.content_length = len;
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, content_type,
+                   strlen(content_type));
+    h2o_start_response(req, &generator);
+    h2o_send(req, &buf, 1, H2O_SEND_STATE_FINAL);
+}
+
+static struct http_thread *thread_of(h2o_context_t *ctx)
+{
+    return (struct http_thread *)(void *)((char *)ctx - offsetof(struct http_thread, ctx));
+}
+
+static int on_req(h2o_handler_t *self, h2o_req_t *req)
+{
+    struct server_handler *h = (struct server_handler *)self;
+    struct http_thread *th = thread_of(req->conn->ctx);
+    struct http_req r;
+    ssize_t i;
+    size_t k;
+
+    memset(&r, 0, sizeof(r));
+    r.method = req->method.base;
+    r.method_len = req->method.len;
+    r.path = req->path.base;
+    r.path_len = req->path.len;
+    if (req->query_at != SIZE_MAX && req->query_at < req->path.len) {
+        r.path_len = req->query_at;
+        r.query = req->path.base + req->query_at + 1;
+        r.query_len = req->path.len - req->query_at - 1;
+    }
+    if (req->entity.base != NULL && req->entity.len > 0) {
+        r.body = req->entity.base;
+        r.body_len = req->entity.len;
+    }
+    if ((i = h2o_find_header(&req->headers, H2O_TOKEN_AUTHORIZATION, -1)) != -1) {
+        r.authorization = req->headers.entries[i].value.base;
+        r.authorization_len = req->headers.entries[i].value.len;
+    }
+    if ((i = h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT, -1)) != -1) {
+        r.accept = req->headers.entries[i].value.base;
+        r.accept_len = req->headers.entries[i].value.len;
+    }
+    /* RFC 9112 §6.3: a message whose length two headers state differently
+     * cannot be framed safely (request smuggling); refuse it outright. */
+    if ((i = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_LENGTH, -1)) != -1 &&
+        (h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_LENGTH, i) != -1 ||
+         h2o_find_header(&req->headers, H2O_TOKEN_TRANSFER_ENCODING, -1) != -1))
+        r.has_bad_framing = 1;
+    r.header_bytes = req->method.len + req->path.len + req->authority.len + 16;
+    for (k = 0; k < req->headers.size; k++)
+        r.header_bytes += req->headers.entries[k].name->len + req->headers.entries[k].value.len + 4;
+    r.thread = th->user;
+    r.priv = req;
+    h->srv->cfg.on_request(&r);
+    return 0;
+}
+
+/* ==== connections: screening, early replies, counting ==== */
+
+static struct conn *conn_of_timeout(h2o_timeout_entry_t *entry)
+{
+    return (struct conn *)(void *)((char *)entry - offsetof(struct conn, timeout));
+}
+
+static void listener_on_accept(h2o_socket_t *listener, const char *err);
+
+static void conn_on_close(void *data)
+{
+    struct conn *c = data;
+    struct http_thread *th = c->th;
+
+    if (h2o_timeout_is_linked(&c->timeout))
+        h2o_timeout_unlink(&c->timeout);
+    c->prev->next = c->next;
+    c->next->prev = c->prev;
+    free(c);
+    th->n_conns--;
+    if (th->is_paused && th->listener != NULL && !atomic_load(&th->srv->is_stopping)) {
+        th->is_paused = 0;
+        h2o_socket_read_start(th->listener, listener_on_accept);
+    }
+}
+
+static void conn_close(struct conn *c)
+{
+    if (h2o_timeout_is_linked(&c->timeout))
+        h2o_timeout_unlink(&c->timeout);
+    h2o_socket_close(c->sock); /* calls conn_on_close */
+}
+
+static void linger_on_read(h2o_socket_t *sock, const char *err)
+{
+    struct conn *c = sock->data;
+
+    if (err != NULL) {
+        conn_close(c);
+        return;
+    }
+    h2o_buffer_consume(&sock->input, sock->input->size);
+}
+
+static void linger_on_timeout(h2o_timeout_entry_t *entry)
+{
+    conn_close(conn_of_timeout(entry));
+}
+
+static void early_reply_written(h2o_socket_t *sock, const char *err)
+{
+    struct conn *c = sock->data;
+
+    if (err != NULL) {
+        conn_close(c);
+        return;
+    }
+    /* Closing while the client still sends would reset the connection and
+     * could destroy the reply in flight: half-close, then drain its input. */
+    shutdown(h2o_socket_get_fd(sock), SHUT_WR);
+    c->timeout.cb = linger_on_timeout;
+    h2o_timeout_link(c->th->loop, &c->th->linger_timeout, &c->timeout);
+    h2o_socket_read_start(sock, linger_on_read);
+}
+
+static void early_reply(struct conn *c, int status)
+{
+    struct http_server *srv = c->th->srv;
+    const char *text = status == 431   ? srv->reply_431
+                       : status == 413 ? srv->reply_413
+                                       : srv->reply_400;
+
+    if (h2o_timeout_is_linked(&c->timeout))
+        h2o_timeout_unlink(&c->timeout);
+    h2o_socket_read_stop(c->sock);
+    /* The server outlives every connection, so the text outlives the write. */
+    h2o_iovec_t buf = h2o_iovec_init(text, strlen(text));
+    h2o_socket_write(c->sock, &buf, 1, early_reply_written);
+}
+
+static void screen_on_timeout(h2o_timeout_entry_t *entry)
+{
+    /* A client that sends no complete request head in time (slowloris). */
+    conn_close(conn_of_timeout(entry));
+}
+
+/*
+ * Length of the header block of @p p (through the empty line), or 0 when it
+ * is not complete within @p n bytes; *lines counts the lines seen.
+ */
+static size_t header_block_len(const char *p, size_t n, size_t *lines)
+{
+    size_t i, count = 0;
+
+    for (i = 0; i < n; i++) {
+        if (p[i] != '\n')
+            continue;
+        count++;
+        if (i + 1 < n && p[i + 1] == '\n') {
+            *lines = count;
+            return i + 2;
+        }
+        if (i + 2 < n && p[i + 1] == '\r' && p[i + 2] == '\n') {
+            *lines = count;
+            return i + 3;
+        }
+    }
+    *lines = count;
+    return 0;
+}
+
+/*
+ * 1 when the header block frames its body ambiguously: two Content-Length
+ * lines, or one beside Transfer-Encoding (RFC 9112 §6.3; request smuggling).
+ * h2o keeps only one of them, so this is checked on the raw bytes.
+ */
+static int has_bad_framing(const char *p, size_t n)
+{
+    static const char cl[] = "content-length:", te[] = "transfer-encoding:";
+    size_t i = 0;
+    int lengths = 0, encodings = 0;
+
+    while (i < n) {
+        const char *line = p + i;
+        const char *nl = memchr(line, '\n', n - i);
+        size_t len = nl != NULL ? (size_t)(nl - line) : n - i;
+
+        if (len >= sizeof(cl) - 1 && strncasecmp(line, cl, sizeof(cl) - 1) == 0)
+            lengths++;
+        else if (len >= sizeof(te) - 1 && strncasecmp(line, te, sizeof(te) - 1) == 0)
+            encodings++;
+        i += len + 1;
+    }
+    return lengths > 1 || (lengths == 1 && encodings > 0);
+}
+
+/* The Content-Length declared in the header block, or 0 when there is none. */
+static uint64_t declared_length(const char *p, size_t n)
+{
+    static const char name[] = "content-length:";
+    size_t i = 0;
+
+    while (i < n) {
+        const char *line = p + i;
+        const char *nl = memchr(line, '\n', n - i);
+        size_t len = nl != NULL ? (size_t)(nl - line) : n - i;
+
+        if (len > sizeof(name) - 1 && strncasecmp(line, name, sizeof(name) - 1) == 0) {
+            size_t k = sizeof(name) - 1;
+            uint64_t v = 0;
+
+            while (k < len && (line[k] == ' ' || line[k] == '\t'))
+                k++;
+            for (; k < len && line[k] >= '0' && line[k] <= '9'; k++) {
+                if (v > UINT64_MAX / 16)
+                    return UINT64_MAX;
+                v = v * 10 + (uint64_t)(line[k] - '0');
+            }
+            return v;
+        }
+        i += len + 1;
+    }
+    return 0;
+}
+
+static void screen_on_read(h2o_socket_t *sock, const char *err)
+{
+    struct conn *c = sock->data;
+    const struct http_server_config *cfg = &c->th->srv->cfg;
+    size_t window, len, lines = 0, n = sock->input->size;
+
+    if (err != NULL) {
+        conn_close(c);
+        return;
+    }
+    window = n < cfg->max_header_bytes + 4 ? n : cfg->max_header_bytes + 4;
+    len = header_block_len(sock->input->bytes, window, &lines);
+    if (len == 0) {
+        if (n >= cfg->max_header_bytes + 4 || lines > MAX_HEADER_LINES + 1)
+            early_reply(c, 431);
+        return;
+    }
+    if (lines > MAX_HEADER_LINES + 2) {
+        early_reply(c, 431);
+        return;
+    }
+    if (has_bad_framing(sock->input->bytes, len)) {
+        early_reply(c, 400);
+        return;
+    }
+    if (declared_length(sock->input->bytes, len) > cfg->max_body_bytes) {
+        early_reply(c, 413);
+        return;
+    }
+    h2o_timeout_unlink(&c->timeout);
+    c->is_handed_over = 1;
+    /* h2o parses what is already buffered at once and takes over reading. */
+    h2o_accept(&c->th->accept_ctx, sock);
+}
+
+static void listener_on_accept(h2o_socket_t *listener, const char *err)
+{
+    struct http_thread *th = listener->data;
+    int i;
+
+    if (err != NULL)
+        return;
+    for (i = 0; i < ACCEPTS_PER_WAKE; i++) {
+        h2o_socket_t *sock;
+        struct conn *c;
+
+        if (th->n_conns >= th->max_conns) {
+            /* Leave the rest in the kernel's backlog until one closes. */
+            h2o_socket_read_stop(listener);
+            th->is_paused = 1;
+            return;
+        }
+        if ((sock = h2o_evloop_socket_accept(listener)) == NULL)
+            return;
+        if ((c = calloc(1, sizeof(*c))) == NULL) {
+            h2o_socket_close(sock);
+            continue;
+        }
+        c->th = th;
+        c->sock = sock;
+        c->next = th->head.next;
+        c->prev = &th->head;
+        th->head.next->prev = c;
+        th->head.next = c;
+        th->n_conns++;
+        sock->data = c;
+        sock->on_close.cb = conn_on_close;
+        sock->on_close.data = c;
+        c->timeout.cb = screen_on_timeout;
+        h2o_timeout_link(th->loop, &th->screen_timeout, &c->timeout);
+        h2o_socket_read_start(sock, screen_on_read);
+    }
+}
+
+/* ==== threads ==== */
+
+/* Ask idle connections to close: they read EOF and h2o closes them. */
+static void drain_idle(struct http_thread *th, int is_forced)
+{
+    struct conn *c, *next;
+
+    for (c = th->head.next; c != &th->head; c = next) {
+        next = c->next;
+        if (is_forced) {
+            shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
+            if (!c->is_handed_over)
+                conn_close(c);
+            continue;
+        }
+        if (!c->is_shut_rd && c->sock->input->size == 0 && !h2o_socket_is_writing(c->sock)) {
+            shutdown(h2o_socket_get_fd(c->sock), SHUT_RD);
+            c->is_shut_rd = 1;
+        }
+    }
+}
+
+static void thread_main(struct http_thread *th)
+{
+    struct http_server *srv = th->srv;
+    uint64_t deadline;
+
+    while (!atomic_load(&srv->is_stopping))
+        h2o_evloop_run(th->loop, LOOP_WAIT_MS);
+
+    h2o_socket_read_stop(th->listener);
+    h2o_socket_close(th->listener);
+    th->listener = NULL;
+    /* Responses from now on close their connection. Only the flag: the full
+     * h2o_context_request_shutdown() also arms an HTTP/2 GOAWAY timer that
+     * would still be pending when the context is disposed. */
+    th->ctx.shutdown_requested = 1;
+    deadline = mono_ms() + srv->drain_ms;
+    while (th->n_conns > 0 && mono_ms() < deadline) {
+        drain_idle(th, 0);
+        h2o_evloop_run(th->loop, 10);
+    }
+    deadline = mono_ms() + DRAIN_FORCE_MS;
+    while (th->n_conns > 0 && mono_ms() < deadline) {
+        drain_idle(th, 1);
+        h2o_evloop_run(th->loop, 10);
+    }
+}
+
+/* Set up the loop and context of @p th on the calling thread. */
+static int thread_setup(struct http_thread *th)
+{
+    struct http_server *srv = th->srv;
+
+    th->head.next = th->head.prev = &th->head;
+    th->loop = h2o_evloop_create();
+    h2o_context_init(&th->ctx, th->loop, &srv->config);
+    th->accept_ctx.ctx = &th->ctx;
+    th->accept_ctx.hosts = srv->config.hosts;
+    h2o_timeout_init(th->loop, &th->screen_timeout, srv->cfg.request_timeout_ms);
+    h2o_timeout_init(th->loop, &th->linger_timeout, LINGER_MS);
+    th->listener = h2o_evloop_socket_create(th->loop, th->listen_fd, H2O_SOCKET_FLAG_DONT_READ);
+    if (th->listener == NULL)
+        return -1;
+    th->listen_fd = -1; /* the socket owns it now */
+    th->listener->data = th;
+    h2o_socket_read_start(th->listener, listener_on_accept);
+    return 0;
+}
+
+static void thread_teardown(struct http_thread *th)
+{
+    if (th->loop == NULL)
+        return;
+    if (th->listener != NULL) {
+        h2o_socket_close(th->listener);
+        th->listener = NULL;
+    }
+    /* With connections still open, freeing the context would leave h2o
+     * pointing at freed memory; exiting is then the safer leak. */
+    if (th->n_conns > 0)
+        return;
+    h2o_timeout_dispose(th->loop, &th->screen_timeout);
+    h2o_timeout_dispose(th->loop, &th->linger_timeout);
+    h2o_context_dispose(&th->ctx);
+    h2o_evloop_run(th->loop, 0); /* runs the deferred frees of closed sockets */
+    h2o_evloop_destroy(th->loop);
+    th->loop = NULL;
+}
+
+/* Everything h2o allocates for a loop happens on the loop's own thread:
+ * its socket buffers come from thread-local prototypes. */
+static void *thread_start(void *arg)
+{
+    struct http_thread *th = arg;
+
+    if (thread_setup(th) != 0) {
+        atomic_store(&th->srv->is_stopping, 1);
+        return NULL;
+    }
+    th->user = th->srv->cfg.thread_init(th->index, th->srv->cfg.arg);
+    thread_main(th);
+    if (th->srv->cfg.thread_fini != NULL)
+        th->srv->cfg.thread_fini(th->user);
+    thread_teardown(th);
+    return NULL;
+}
+
+/* ==== server ==== */
+
+static int bind_listener(const struct http_server_config *cfg, const struct sockaddr_storage *ss,
+                         socklen_t len, int *is_in_use, char *err, size_t err_size)
+{
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int on = 1;
+
+    if (fd < 0) {
+        snprintf(err, err_size, "socket: %s", strerror(errno));
+        return -1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    if (cfg->threads > 1)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
+    if (bind(fd, (const struct sockaddr *)ss, len) != 0 || listen(fd, SOMAXCONN) != 0) {
+        *is_in_use = errno == EADDRINUSE;
+        snprintf(err, err_size, "%s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int http_server_open(struct http_server **out, const struct http_server_config *cfg, int *is_in_use,
+                     char *err, size_t err_size)
+{
+    struct http_server *srv;
+    struct sockaddr_storage ss = cfg->addr;
+    struct server_handler *handler;
+    h2o_hostconf_t *host;
+    h2o_pathconf_t *path;
+    unsigned i, threads = cfg->threads < 1 ? 1 : cfg->threads;
+    static const char body_431[] = "{\"error\":{\"code\":\"headers_too_large\",\"message\":"
+                                   "\"request headers are larger than max_header_bytes\"}}";
+    static const char body_413[] = "{\"error\":{\"code\":\"payload_too_large\",\"message\":"
+                                   "\"request body is larger than max_body_bytes\"}}";
+    static const char body_400[] = "{\"error\":{\"code\":\"invalid_argument\",\"message\":"
+                                   "\"conflicting Content-Length or Transfer-Encoding "
+                                   "headers\"}}";
+    static const char head[] = "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+                               "Connection: close\r\nContent-Length: %zu\r\n\r\n%s";
+
+    *is_in_use = 0;
+    srv = calloc(1, sizeof(*srv));
+    if (srv == NULL || (srv->threads = calloc(threads, sizeof(*srv->threads))) == NULL) {
+        free(srv);
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    srv->cfg = *cfg;
+    srv->cfg.threads = threads;
+    srv->n_threads = threads;
+    snprintf(srv->reply_400, sizeof(srv->reply_400), head, 400, reason_of(400),
+             sizeof(body_400) - 1, body_400);
+    snprintf(srv->reply_431, sizeof(srv->reply_431), head, 431, reason_of(431),
+             sizeof(body_431) - 1, body_431);
+    snprintf(srv->reply_413, sizeof(srv->reply_413), head, 413, reason_of(413),
+             sizeof(body_413) - 1, body_413);
+
+    for (i = 0; i < threads; i++) {
+        struct http_thread *th = &srv->threads[i];
+        struct sockaddr_storage bound;
+        socklen_t bound_len = sizeof(bound);
+
+        th->srv = srv;
+        th->index = i;
+        th->max_conns = (cfg->max_connections + threads - 1) / threads;
+        if (th->max_conns < 1)
+            th->max_conns = 1;
+        th->listen_fd = bind_listener(&srv->cfg, &ss, cfg->addr_len, is_in_use, err, err_size);
+        if (th->listen_fd < 0) {
+            while (i-- > 0)
+                close(srv->threads[i].listen_fd);
+            free(srv->threads);
+            free(srv);
+            return -1;
+        }
+        /* Port 0: every further listener shares the port the kernel chose. */
+        getsockname(th->listen_fd, (struct sockaddr *)&bound, &bound_len);
+        if (bound.ss_family == AF_INET) {
+            srv->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
+            ((struct sockaddr_in *)&ss)->sin_port = htons(srv->port);
+        } else {
+            srv->port = ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
+            ((struct sockaddr_in6 *)&ss)->sin6_port = htons(srv->port);
+        }
+    }
+
+    h2o_config_init(&srv->config);
+    srv->config.server_name = h2o_iovec_init("idmintd", 7);
+    /* h2o refuses bodies past this with its own 413 and closes; below it
+     * the routes answer 413 payload_too_large themselves. */
+    srv->config.max_request_entity_size = cfg->max_body_bytes * 2 + 65536;
+    srv->config.http1.req_timeout = cfg->request_timeout_ms;
+    srv->config.http1.upgrade_to_http2 = 0;
+    host = h2o_config_register_host(&srv->config, h2o_iovec_init("default", 7), 65535);
+    path = h2o_config_register_path(host, "/", 0);
+    handler = (struct server_handler *)h2o_create_handler(path, sizeof(*handler));
+    handler->super.on_req = on_req;
+    handler->srv = srv;
+    *out = srv;
+    return 0;
+}
+
+uint16_t http_server_port(const struct http_server *s)
+{
+    return s->port;
+}
+
+int http_server_start(struct http_server *s, char *err, size_t err_size)
+{
+    unsigned i;
+
+    for (i = 0; i < s->n_threads; i++) {
+        struct http_thread *th = &s->threads[i];
+
+        if (pthread_create(&th->thread, NULL, thread_start, th) != 0) {
+            snprintf(err, err_size, "cannot start event-loop thread %u", i);
+            return -1;
+        }
+        th->has_thread = 1;
+    }
+    return 0;
+}
+
+void http_server_stop(struct http_server *s, uint32_t drain_ms)
+{
+    unsigned i;
+
+    if (s == NULL)
+        return;
+    s->drain_ms = drain_ms;
+    atomic_store(&s->is_stopping, 1);
+    for (i = 0; i < s->n_threads; i++) {
+        struct http_thread *th = &s->threads[i];
+
+        if (th->has_thread)
+            pthread_join(th->thread, NULL);
+        if (th->listen_fd >= 0)
+            close(th->listen_fd);
+    }
+    h2o_config_dispose(&s->config);
+    free(s->threads);
+    free(s);
+}
+
+/* ==== addresses ==== */
+
+int http_parse_listen(const char *text, struct sockaddr_storage *ss, socklen_t *len, char *err,
+                      size_t err_size)
+{
+    char host[256];
+    const char *colon, *port_text;
+    struct addrinfo hints, *res = NULL;
+    size_t host_len;
+    int rc;
+
+    if (text[0] == '[') {
+        const char *close_br = strchr(text, ']');
+
+        if (close_br == NULL || close_br[1] != ':') {
+            snprintf(err, err_size, "'%s' is not [IPV6]:PORT", text);
+            return -1;
+        }
+        host_len = (size_t)(close_br - text - 1);
+        memcpy(host, text + 1, host_len < sizeof(host) ? host_len : 0);
+        port_text = close_br + 2;
+    } else {
+        colon = strrchr(text, ':');
+        if (colon == NULL) {
+            snprintf(err, err_size, "'%s' is not ADDR:PORT", text);
+            return -1;
+        }
+        host_len = (size_t)(colon - text);
+        if (host_len < sizeof(host))
+            memcpy(host, text, host_len);
+        port_text = colon + 1;
+    }
+    if (host_len == 0 || host_len >= sizeof(host)) {
+        snprintf(err, err_size, "'%s': the address is empty or too long", text);
+        return -1;
+    }
+    host[host_len] = '\0';
+    if (port_text[0] == '\0' || strspn(port_text, "0123456789") != strlen(port_text) ||
+        strlen(port_text) > 5 || atoi(port_text) > 65535) {
+        snprintf(err, err_size, "'%s': port must be 0..65535", text);
+        return -1;
+    }
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    if ((rc = getaddrinfo(host, port_text, &hints, &res)) != 0) {
+        snprintf(err, err_size, "'%s': %s", text, gai_strerror(rc));
+        return -1;
+    }
+    memset(ss, 0, sizeof(*ss));
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+int http_is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+        static const unsigned char loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+
+        return memcmp(&in6->sin6_addr, loop6, 16) == 0;
+    }
+    return 0;
+}
+
+void http_format_addr(const struct sockaddr_storage *ss, uint16_t port, char *buf, size_t size)
+{
+    char host[INET6_ADDRSTRLEN];
+
+    if (ss->ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, host, sizeof(host));
+        snprintf(buf, size, "[%s]:%u", host, (unsigned)port);
+    } else {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, host, sizeof(host));
+        snprintf(buf, size, "%s:%u", host, (unsigned)port);
+    }
+}

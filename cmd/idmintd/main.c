@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * idmintd: the HTTP daemon (DESIGN.md §7, docs/http-api.md). Reads flags,
+ * environment and config file, binds, starts the event-loop threads, opens
+ * the eager namespaces, then waits for signals on the main thread: SIGHUP
+ * reopens the log, SIGTERM/SIGINT drain and release every lease. Exit
+ * status: 0 clean stop, 1 a runtime failure, 2 bad usage or configuration.
+ */
+#include "config.h"
+#include "daemon.h"
+#include "errors_http.h"
+#include "log.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DRAIN_MS        5000u
+#define TICK_MS         1000
+#define BACKSTEP_MIN_NS 10000000 /* a wall-clock step back smaller than this is noise */
+#define TOKEN_MAX_BYTES 4096
+
+static const char usage_text[] =
+    "usage: idmintd [--config FILE] [--listen ADDR:PORT] [--authority URL] [--region N]\n"
+    "               [--port-file PATH] [--log-level LEVEL]\n"
+    "       idmintd --hash-token < token      print the sha256: hash of a token\n"
+    "       idmintd --self-check              check the error table, exit 0 or 1\n"
+    "       idmintd --version | --help\n"
+    "\n"
+    "Serves the idmint HTTP API (docs/http-api.md). Flags override IDMINT_LISTEN,\n"
+    "IDMINT_AUTHORITY, IDMINT_REGION, IDMINT_LOG_LEVEL and IDMINT_MAX_COUNT, which\n"
+    "override the config file (--config or IDMINT_CONFIG). Defaults: 127.0.0.1:8080,\n"
+    "sqlite:./idmint.db, region 0. Without [tokens] only loopback addresses are served.\n"
+    "Exit status: 0 stopped cleanly, 1 a runtime failure, 2 bad usage or configuration.\n";
+
+struct flags {
+    const char *config, *listen, *authority, *region, *port_file, *log_level;
+    int is_help, is_version, is_hash_token, is_self_check;
+};
+
+static int usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "idmintd: %s '%s'\n%s", what, arg, usage_text);
+    return 2;
+}
+
+static int parse_flags(int argc, char **argv, struct flags *f)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+    } valued[] = {
+        {"--config", offsetof(struct flags, config)},
+        {"--listen", offsetof(struct flags, listen)},
+        {"--authority", offsetof(struct flags, authority)},
+        {"--region", offsetof(struct flags, region)},
+        {"--port-file", offsetof(struct flags, port_file)},
+        {"--log-level", offsetof(struct flags, log_level)},
+    };
+    int i;
+
+    memset(f, 0, sizeof(*f));
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        size_t k, len;
+
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            f->is_help = 1;
+            continue;
+        }
+        if (strcmp(a, "--version") == 0) {
+            f->is_version = 1;
+            continue;
+        }
+        if (strcmp(a, "--hash-token") == 0) {
+            f->is_hash_token = 1;
+            continue;
+        }
+        if (strcmp(a, "--self-check") == 0) {
+            f->is_self_check = 1;
+            continue;
+        }
+        for (k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
+            const char **slot = (const char **)(void *)((char *)f + valued[k].offset);
+
+            len = strlen(valued[k].name);
+            if (strncmp(a, valued[k].name, len) != 0)
+                continue;
+            if (a[len] == '=') {
+                *slot = a + len + 1;
+                break;
+            }
+            if (a[len] == '\0') {
+                if (i + 1 >= argc)
+                    return usage_error("option needs a value:", a);
+                *slot = argv[++i];
+                break;
+            }
+        }
+        if (k == sizeof(valued) / sizeof(valued[0]))
+            return usage_error("unknown argument", a);
+    }
+    return 0;
+}
+
+static int hash_token(void)
+{
+    char token[TOKEN_MAX_BYTES + 2], hex[65];
+    size_t len = fread(token, 1, sizeof(token), stdin);
+
+    if (len > TOKEN_MAX_BYTES) {
+        fprintf(stderr, "idmintd: the token on stdin is longer than %d bytes\n", TOKEN_MAX_BYTES);
+        return 2;
+    }
+    while (len > 0 && (token[len - 1] == '\n' || token[len - 1] == '\r'))
+        len--;
+    if (len == 0) {
+        fprintf(stderr,
+                "idmintd: no token on stdin (e.g. echo \"$TOKEN\" | idmintd --hash-token)\n");
+        return 2;
+    }
+    if (auth_sha256_hex(token, len, hex) != 0) {
+        fprintf(stderr, "idmintd: SHA-256 is unavailable\n");
+        return 1;
+    }
+    printf("sha256:%s\n", hex);
+    return 0;
+}
+
+/* Apply the flags over file and environment. 0 or 2 (reported). */
+static int apply_flags(struct config *cfg, const struct flags *f)
+{
+    static const struct {
+        const char *flag, *section, *key;
+        size_t offset;
+    } map[] = {
+        {"--listen", "server", "listen", offsetof(struct flags, listen)},
+        {"--authority", "authority", "url", offsetof(struct flags, authority)},
+        {"--region", "authority", "region", offsetof(struct flags, region)},
+        {"--log-level", "log", "level", offsetof(struct flags, log_level)},
+    };
+    char err[512];
+    size_t i;
+
+    for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+        const char *value = *(const char *const *)(const void *)((const char *)f + map[i].offset);
+
+        if (value == NULL)
+            continue;
+        if (config_set(cfg, map[i].section, map[i].key, value, err, sizeof(err)) != 0) {
+            fprintf(stderr, "idmintd: %s: %s\n", map[i].flag, err);
+            return 2;
+        }
+    }
+    if (f->port_file != NULL)
+        snprintf(cfg->port_file, sizeof(cfg->port_file), "%s", f->port_file);
+    return 0;
+}
+
+/* Write the port where tests and scripts look for it, whole or not at all. */
+static int write_port_file(const char *path, uint16_t port)
+{
+    char tmp[1100];
+    FILE *f;
+
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    f = fopen(tmp, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "%u\n", (unsigned)port);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t wall_minus_mono_ns(void)
+{
+    struct timespec wall, mono;
+
+    clock_gettime(CLOCK_REALTIME, &wall);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    return ((int64_t)wall.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
+           (wall.tv_nsec - mono.tv_nsec);
+}
+
+/* Wait for signals; every second observe handles, the clock, and retry eager opens. */
+static void serve(struct daemon *d, const sigset_t *set)
+{
+    int64_t offset = wall_minus_mono_ns();
+    unsigned retry_in = 0;
+    struct timespec tick = {TICK_MS / 1000, 0};
+
+    for (;;) {
+        int sig = sigtimedwait(set, NULL, &tick);
+
+        if (sig == SIGTERM || sig == SIGINT) {
+            log_write(LOG_INFO, "stopping", "signal=%s draining_ms=%u",
+                      sig == SIGTERM ? "TERM" : "INT", DRAIN_MS);
+            return;
+        }
+        if (sig == SIGHUP) {
+            if (log_reopen() != 0)
+                log_write(LOG_ERROR, "cannot reopen the log file", "file=\"%s\" error=\"%s\"",
+                          d->cfg.log_file, strerror(errno));
+            else
+                log_write(LOG_INFO, "log reopened", NULL);
+            continue;
+        }
+        if (!atomic_load(&d->is_ready)) {
+            if (retry_in > 0) {
+                retry_in--;
+            } else if (handles_open_eager(&d->handles) == 0) {
+                atomic_store(&d->is_ready, 1);
+                log_write(LOG_INFO, "ready", NULL);
+            } else {
+                retry_in = 4;
+            }
+        }
+        handles_observe(&d->handles);
+        {
+            int64_t now = wall_minus_mono_ns();
+
+            /* The library never mints from the past; this only tells operators. */
+            if (now < offset - BACKSTEP_MIN_NS) {
+                atomic_fetch_add(&d->clock_backsteps, 1);
+                log_write(LOG_WARN, "wall clock stepped back", "by_ms=%lld",
+                          (long long)((offset - now) / 1000000));
+            }
+            offset = now;
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static struct daemon d; /* large (per-thread counters); lives for the whole run */
+    struct http_server_config hc;
+    struct http_server *srv = NULL;
+    struct flags f;
+    sigset_t set;
+    char err[1200], addr[300];
+    const char *config_path;
+    int rc, is_in_use = 0;
+
+    signal(SIGPIPE, SIG_IGN);
+    if ((rc = parse_flags(argc, argv, &f)) != 0)
+        return rc;
+    if (f.is_help) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (f.is_version) {
+        unsigned v = idmint_version();
+
+        printf("idmintd %s (libidmint %u.%u.%u)\n", DAEMON_VERSION, v >> 16, (v >> 8) & 0xffu,
+               v & 0xffu);
+        return 0;
+    }
+    if (f.is_hash_token)
+        return hash_token();
+    if (f.is_self_check)
+        return errors_http_check_all() == 0 ? 0 : 1;
+#ifndef NDEBUG
+    /* A debug build refuses to run with a library code the HTTP table lacks. */
+    if (errors_http_check_all() != 0)
+        return 1;
+#endif
+
+    config_defaults(&d.cfg);
+    config_path = f.config != NULL ? f.config : getenv("IDMINT_CONFIG");
+    if (config_path != NULL && config_path[0] != '\0' &&
+        config_load_file(&d.cfg, config_path, err, sizeof(err)) != 0) {
+        fprintf(stderr, "idmintd: %s\n", err);
+        return 2;
+    }
+    if (config_apply_env(&d.cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "idmintd: %s\n", err);
+        return 2;
+    }
+    if ((rc = apply_flags(&d.cfg, &f)) != 0)
+        return rc;
+    if (config_finish(&d.cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "idmintd: %s\n", err);
+        return 2;
+    }
+    memset(&hc, 0, sizeof(hc));
+    if (http_parse_listen(d.cfg.listen, &hc.addr, &hc.addr_len, err, sizeof(err)) != 0) {
+        fprintf(stderr, "idmintd: listen: %s\n", err);
+        return 2;
+    }
+    if (d.cfg.n_tokens == 0 && !http_is_loopback(&hc.addr)) {
+        fprintf(stderr,
+                "idmintd: refusing to listen on %s: no [tokens] are configured, so every "
+                "caller would be admin; listen on 127.0.0.1 or ::1, or add tokens "
+                "(idmintd --hash-token)\n",
+                d.cfg.listen);
+        return 2;
+    }
+    if (log_open(d.cfg.log_file, d.cfg.log_level) != 0) {
+        fprintf(stderr, "idmintd: cannot open log file '%s': %s\n", d.cfg.log_file,
+                strerror(errno));
+        return 2;
+    }
+    d.workers = calloc(d.cfg.threads, sizeof(*d.workers));
+    if (d.workers == NULL) {
+        fprintf(stderr, "idmintd: out of memory\n");
+        return 1;
+    }
+    handles_init(&d.handles, &d.cfg);
+
+    /* Every thread started from here on inherits the mask: signals reach
+     * only the sigtimedwait below. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+    hc.threads = d.cfg.threads;
+    hc.max_connections = d.cfg.max_connections;
+    hc.max_body_bytes = d.cfg.max_body_bytes;
+    hc.max_header_bytes = d.cfg.max_header_bytes;
+    hc.request_timeout_ms = d.cfg.request_timeout_ms;
+    hc.on_request = routes_handle;
+    hc.thread_init = routes_thread_init;
+    hc.thread_fini = routes_thread_fini;
+    hc.arg = &d;
+    if (http_server_open(&srv, &hc, &is_in_use, err, sizeof(err)) != 0) {
+        fprintf(stderr, "idmintd: cannot listen on %s: %s%s\n", d.cfg.listen, err,
+                is_in_use ? " (another process has this port; choose another with --listen)" : "");
+        log_write(LOG_ERROR, "cannot listen", "listen=%s error=\"%s\"", d.cfg.listen, err);
+        free(d.workers);
+        return 1;
+    }
+    http_format_addr(&hc.addr, http_server_port(srv), addr, sizeof(addr));
+    if (http_server_start(srv, err, sizeof(err)) != 0) {
+        fprintf(stderr, "idmintd: %s\n", err);
+        http_server_stop(srv, 0);
+        free(d.workers);
+        return 1;
+    }
+    {
+        char msg[340];
+
+        snprintf(msg, sizeof(msg), "listening on %s", addr);
+        log_write(LOG_INFO, msg, "authority=\"%s\" region=%u threads=%u tokens=%zu version=%s",
+                  d.cfg.authority, d.cfg.region, d.cfg.threads, d.cfg.n_tokens, DAEMON_VERSION);
+    }
+    if (d.cfg.port_file[0] != '\0' && write_port_file(d.cfg.port_file, http_server_port(srv)) != 0)
+        log_write(LOG_ERROR, "cannot write the port file", "file=\"%s\" error=\"%s\"",
+                  d.cfg.port_file, strerror(errno));
+    if (handles_open_eager(&d.handles) == 0) {
+        atomic_store(&d.is_ready, 1);
+        log_write(LOG_INFO, "ready", "namespaces=\"%s\"", d.cfg.namespaces);
+    } else {
+        log_write(LOG_WARN, "not ready; retrying the namespaces every 5 s", NULL);
+    }
+
+    serve(&d, &set);
+
+    http_server_stop(srv, DRAIN_MS);
+    handles_close_all(&d.handles);
+    if (d.cfg.port_file[0] != '\0')
+        unlink(d.cfg.port_file);
+    log_write(LOG_INFO, "stopped", NULL);
+    log_close();
+    free(d.workers);
+    return 0;
+}

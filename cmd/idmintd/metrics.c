@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * /metrics in the Prometheus text format. Request counters and histograms
+ * are per thread and summed here; lease and range gauges come from
+ * idmint_info() of the daemon's handles at scrape time; idmint_workers_free
+ * reads the store through the scraping thread's authority.
+ */
+#include "metrics.h"
+
+#include "daemon.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const route_names[ROUTE_COUNT] = {
+    "/v1/ids",
+    "/v1/ids/{id}/decode",
+    "/internal/workers/lease",
+    "/internal/ranges/lease",
+    "/v1/namespaces",
+    "/v1/namespaces/{ns}",
+    "/v1/namespaces/{ns}/disable",
+    "/v1/namespaces/{ns}/enable",
+    "/v1/namespaces/{ns}/workers",
+    "/v1/audit",
+    "/metrics",
+    "/healthz",
+    "/readyz",
+    "other",
+};
+
+static const int codes[METRICS_CODES] = {200, 201, 400, 401, 403, 404, 405,
+                                         409, 413, 431, 500, 503, 0};
+
+/* Upper bounds in seconds; the last bucket is +Inf. */
+static const double bounds_s[METRICS_BUCKETS - 1] = {
+    0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.005, 0.025, 0.1, 1.0};
+
+/* Range reservations served, by namespace: rare and slow, so a lock is fine. */
+static pthread_mutex_t ranges_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char name[64];
+    uint64_t n;
+} ranges[METRICS_MAX_NS];
+static size_t n_ranges;
+
+uint64_t metrics_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void hist_add(struct metrics_hist *h, uint64_t ns)
+{
+    size_t i;
+
+    for (i = 0; i < METRICS_BUCKETS - 1; i++)
+        if ((double)ns <= bounds_s[i] * 1e9)
+            break;
+    metrics_add(&h->bucket[i], 1);
+    metrics_add(&h->count, 1);
+    metrics_add(&h->sum_ns, ns);
+}
+
+void metrics_count_request(struct metrics_thread *m, enum metrics_route route, int status,
+                           uint64_t elapsed_ns)
+{
+    size_t i;
+
+    for (i = 0; i < METRICS_CODES - 1; i++)
+        if (codes[i] == status)
+            break;
+    metrics_add(&m->http[route][i], 1);
+    hist_add(&m->http_duration, elapsed_ns);
+}
+
+void metrics_store_time(struct metrics_thread *m, uint64_t elapsed_ns)
+{
+    hist_add(&m->store_latency, elapsed_ns);
+}
+
+void metrics_range_reserved(const char *ns)
+{
+    size_t i;
+
+    pthread_mutex_lock(&ranges_mu);
+    for (i = 0; i < n_ranges; i++)
+        if (strcmp(ranges[i].name, ns) == 0)
+            break;
+    if (i == n_ranges && n_ranges < METRICS_MAX_NS)
+        snprintf(ranges[n_ranges++].name, sizeof(ranges[0].name), "%s", ns);
+    if (i < n_ranges)
+        ranges[i].n++;
+    pthread_mutex_unlock(&ranges_mu);
+}
+
+/* ==== text building ==== */
+
+struct buf {
+    char *p;
+    size_t len, cap;
+    int is_oom;
+};
+
+static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (b->is_oom)
+        return;
+    for (;;) {
+        va_start(ap, fmt);
+        n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->is_oom = 1;
+            return;
+        }
+        if ((size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        {
+            size_t cap = (b->cap + (size_t)n + 1) * 2;
+            char *p = realloc(b->p, cap);
+
+            if (p == NULL) {
+                b->is_oom = 1;
+                return;
+            }
+            b->p = p;
+            b->cap = cap;
+        }
+    }
+}
+
+static void put_hist(struct buf *b, struct daemon *d, const char *name, const char *help,
+                     size_t offset)
+{
+    uint64_t bucket[METRICS_BUCKETS] = {0}, count = 0, sum_ns = 0, cum = 0;
+    unsigned t;
+    size_t i;
+
+    for (t = 0; t < d->cfg.threads; t++) {
+        const struct metrics_hist *h =
+            (const struct metrics_hist *)(const void *)((const char *)&d->workers[t].metrics +
+                                                        offset);
+
+        for (i = 0; i < METRICS_BUCKETS; i++)
+            bucket[i] += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
+        count += atomic_load_explicit(&h->count, memory_order_relaxed);
+        sum_ns += atomic_load_explicit(&h->sum_ns, memory_order_relaxed);
+    }
+    put(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    for (i = 0; i < METRICS_BUCKETS - 1; i++) {
+        cum += bucket[i];
+        put(b, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", name, bounds_s[i], cum);
+    }
+    cum += bucket[METRICS_BUCKETS - 1];
+    put(b, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", name, cum);
+    put(b, "%s_sum %.9f\n%s_count %" PRIu64 "\n", name, (double)sum_ns / 1e9, name, count);
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Worker ids of @p nh's region nobody holds now; -1 when the store cannot say. */
+static int64_t workers_free(struct daemon *d, struct worker *w, const struct ns_handle *nh,
+                            int64_t now_ms)
+{
+    idmint_authority *a;
+    idmint_worker_info *rows = NULL;
+    size_t n = 0, i;
+    uint64_t now_unit, busy = 0;
+    int64_t total = (int64_t)1 << nh->layout.worker_bits;
+
+    if (routes_authority(w, &a) != 0 || idmint_workers_list(a, nh->name, &rows, &n) != 0)
+        return -1;
+    now_unit = now_ms > nh->layout.epoch_ms
+                   ? (uint64_t)(now_ms - nh->layout.epoch_ms) / nh->layout.unit_ms
+                   : 0;
+    for (i = 0; i < n; i++)
+        if (rows[i].region == d->cfg.region && rows[i].holder[0] != '\0' &&
+            rows[i].lease_until >= now_unit)
+            busy++;
+    idmint_free(rows);
+    return total - (int64_t)busy;
+}
+
+char *metrics_render(struct daemon *d, struct worker *w, size_t *len)
+{
+    struct buf b = {NULL, 0, 0, 0};
+    size_t i, r, c, n = atomic_load_explicit(&d->handles.n, memory_order_acquire);
+    unsigned t;
+    int64_t now = wall_ms();
+
+    b.cap = 16384;
+    if ((b.p = malloc(b.cap)) == NULL)
+        return NULL;
+
+    put(&b, "# HELP idmint_ids_issued_total IDs minted by GET /v1/ids.\n"
+            "# TYPE idmint_ids_issued_total counter\n");
+    for (i = 0; i < n; i++) {
+        uint64_t sum = 0;
+
+        for (t = 0; t < d->cfg.threads; t++)
+            sum += atomic_load_explicit(&d->workers[t].metrics.ids_issued[i], memory_order_relaxed);
+        put(&b, "idmint_ids_issued_total{namespace=\"%s\"} %" PRIu64 "\n",
+            d->handles.slots[i]->name, sum);
+    }
+
+    put(&b,
+        "# HELP idmint_lease_renewals_total Lease extensions of the daemon's handles "
+        "(observed once a second).\n# TYPE idmint_lease_renewals_total counter\n"
+        "idmint_lease_renewals_total %" PRIu64 "\n",
+        atomic_load(&d->handles.renewals));
+    put(&b,
+        "# HELP idmint_lease_renewal_failures_total Leases of the daemon's handles lost or run "
+        "out.\n# TYPE idmint_lease_renewal_failures_total counter\n"
+        "idmint_lease_renewal_failures_total %" PRIu64 "\n",
+        atomic_load(&d->handles.renewal_failures));
+    put(&b,
+        "# HELP idmint_clock_backsteps_total Wall-clock steps back seen by the daemon.\n"
+        "# TYPE idmint_clock_backsteps_total counter\nidmint_clock_backsteps_total %" PRIu64 "\n",
+        atomic_load(&d->clock_backsteps));
+
+    put(&b, "# HELP idmint_lease_seconds_left Time until the worker lease ends.\n"
+            "# TYPE idmint_lease_seconds_left gauge\n");
+    for (i = 0; i < n; i++) {
+        const struct ns_handle *nh = d->handles.slots[i];
+        idmint_handle_info info;
+
+        if (nh->is_range || idmint_info(nh->m, &info) != 0)
+            continue;
+        put(&b, "idmint_lease_seconds_left{namespace=\"%s\"} %.3f\n", nh->name,
+            info.lease_until == 0
+                ? 0.0
+                : (double)(nh->layout.epoch_ms +
+                           (int64_t)info.lease_until * (int64_t)nh->layout.unit_ms - now) /
+                      1000.0);
+    }
+    put(&b, "# HELP idmint_time_bits_seconds_left Time until the layout's time bits run out.\n"
+            "# TYPE idmint_time_bits_seconds_left gauge\n");
+    for (i = 0; i < n; i++) {
+        const struct ns_handle *nh = d->handles.slots[i];
+
+        if (!nh->is_range)
+            put(&b, "idmint_time_bits_seconds_left{namespace=\"%s\"} %.3f\n", nh->name,
+                (double)(nh->end_ms - now) / 1000.0);
+    }
+    put(&b, "# HELP idmint_workers_free Worker ids of this region nobody holds.\n"
+            "# TYPE idmint_workers_free gauge\n");
+    for (i = 0; i < n; i++) {
+        const struct ns_handle *nh = d->handles.slots[i];
+        int64_t free_ids;
+        uint64_t t0;
+
+        if (nh->is_range)
+            continue;
+        t0 = metrics_now_ns();
+        free_ids = workers_free(d, w, nh, now);
+        metrics_store_time(&w->metrics, metrics_now_ns() - t0);
+        if (free_ids >= 0)
+            put(&b, "idmint_workers_free{namespace=\"%s\"} %" PRId64 "\n", nh->name, free_ids);
+    }
+    put(&b, "# HELP idmint_range_ids_left Values reserved by the daemon's range handles and not "
+            "yet issued.\n# TYPE idmint_range_ids_left gauge\n");
+    for (i = 0; i < n; i++) {
+        const struct ns_handle *nh = d->handles.slots[i];
+        idmint_handle_info info;
+
+        if (nh->is_range && idmint_info(nh->m, &info) == 0)
+            put(&b, "idmint_range_ids_left{namespace=\"%s\"} %" PRIu64 "\n", nh->name,
+                info.range_left);
+    }
+    put(&b, "# HELP idmint_range_reservations_total Ranges reserved through "
+            "/internal/ranges/lease.\n# TYPE idmint_range_reservations_total counter\n");
+    pthread_mutex_lock(&ranges_mu);
+    for (i = 0; i < n_ranges; i++)
+        put(&b, "idmint_range_reservations_total{namespace=\"%s\"} %" PRIu64 "\n", ranges[i].name,
+            ranges[i].n);
+    pthread_mutex_unlock(&ranges_mu);
+    put(&b,
+        "# HELP idmint_range_refills_total Refills of the daemon's own range handles "
+        "(observed once a second).\n# TYPE idmint_range_refills_total counter\n"
+        "idmint_range_refills_total %" PRIu64 "\n",
+        atomic_load(&d->handles.range_refills));
+
+    put_hist(&b, d, "idmint_store_latency_seconds",
+             "Store calls made by the daemon's routes and scrapes.",
+             offsetof(struct metrics_thread, store_latency));
+
+    put(&b, "# HELP idmint_http_requests_total HTTP requests by route and status.\n"
+            "# TYPE idmint_http_requests_total counter\n");
+    for (r = 0; r < ROUTE_COUNT; r++) {
+        for (c = 0; c < METRICS_CODES; c++) {
+            uint64_t sum = 0;
+
+            for (t = 0; t < d->cfg.threads; t++)
+                sum +=
+                    atomic_load_explicit(&d->workers[t].metrics.http[r][c], memory_order_relaxed);
+            if (sum == 0)
+                continue;
+            if (codes[c] != 0)
+                put(&b, "idmint_http_requests_total{route=\"%s\",code=\"%d\"} %" PRIu64 "\n",
+                    route_names[r], codes[c], sum);
+            else
+                put(&b, "idmint_http_requests_total{route=\"%s\",code=\"other\"} %" PRIu64 "\n",
+                    route_names[r], sum);
+        }
+    }
+    put_hist(&b, d, "idmint_http_request_duration_seconds", "Time to answer a request.",
+             offsetof(struct metrics_thread, http_duration));
+
+    if (b.is_oom) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.len;
+    return b.p;
+}

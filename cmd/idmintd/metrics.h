@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Counters for /metrics. Each event-loop thread owns one struct
+ * metrics_thread and is its only writer (relaxed load+store, no locked
+ * instruction on the hot path); a scrape sums every thread's copy.
+ */
+#ifndef IDMINTD_METRICS_H
+#define IDMINTD_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define METRICS_MAX_NS  256 /* namespaces with their own counters */
+#define METRICS_BUCKETS 13
+
+enum metrics_route {
+    ROUTE_IDS,
+    ROUTE_DECODE,
+    ROUTE_WORKERS_LEASE,
+    ROUTE_RANGES_LEASE,
+    ROUTE_NAMESPACES,
+    ROUTE_NAMESPACE,
+    ROUTE_NS_DISABLE,
+    ROUTE_NS_ENABLE,
+    ROUTE_NS_WORKERS,
+    ROUTE_AUDIT,
+    ROUTE_METRICS,
+    ROUTE_HEALTHZ,
+    ROUTE_READYZ,
+    ROUTE_OTHER,
+    ROUTE_COUNT
+};
+
+#define METRICS_CODES 13 /* the statuses the daemon sends, plus "other" */
+
+struct metrics_hist {
+    _Atomic uint64_t bucket[METRICS_BUCKETS]; /* not cumulative; summed at scrape */
+    _Atomic uint64_t count;
+    _Atomic uint64_t sum_ns;
+};
+
+struct metrics_thread {
+    _Atomic uint64_t http[ROUTE_COUNT][METRICS_CODES];
+    struct metrics_hist http_duration;
+    struct metrics_hist store_latency;
+    _Atomic uint64_t ids_issued[METRICS_MAX_NS]; /* by handle slot */
+};
+
+/* Single-writer add: the owner thread is the only one that stores. */
+static inline void metrics_add(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+void metrics_count_request(struct metrics_thread *m, enum metrics_route route, int status,
+                           uint64_t elapsed_ns);
+void metrics_store_time(struct metrics_thread *m, uint64_t elapsed_ns);
+/* A range reservation served on /internal/ranges/lease. Thread-safe. */
+void metrics_range_reserved(const char *ns);
+/* Monotonic ns, for timing. */
+uint64_t metrics_now_ns(void);
+
+struct daemon;
+struct worker;
+/* The Prometheus text for @p d, malloc'd; NULL when out of memory. */
+char *metrics_render(struct daemon *d, struct worker *w, size_t *len);
+
+#endif /* IDMINTD_METRICS_H */

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * GET /v1/ids (the hot route) and GET /v1/ids/{id}/decode. The ids body is
+ * written by hand into request memory: the namespace name needs no escaping
+ * (it matched [a-z0-9][a-z0-9_.-]*) and IDs are decimal strings.
+ */
+#include "daemon.h"
+
+#include "internal.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define U64_DIGITS_MAX 20
+
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
+
+/* Write @p v in decimal at @p dst; returns the number of digits. */
+static size_t u64_decimal(uint64_t v, char *dst)
+{
+    char tmp[U64_DIGITS_MAX];
+    size_t n = U64_DIGITS_MAX, len;
+
+    while (v >= 100) {
+        unsigned pair = (unsigned)(v % 100) * 2;
+
+        v /= 100;
+        tmp[--n] = digit_pairs[pair + 1];
+        tmp[--n] = digit_pairs[pair];
+    }
+    if (v >= 10) {
+        unsigned pair = (unsigned)v * 2;
+
+        tmp[--n] = digit_pairs[pair + 1];
+        tmp[--n] = digit_pairs[pair];
+    } else {
+        tmp[--n] = (char)('0' + v);
+    }
+    len = U64_DIGITS_MAX - n;
+    memcpy(dst, tmp + n, len);
+    return len;
+}
+
+/* "namespace" from the query (default "default"), checked. 0 or replied. */
+static int query_ns(struct http_req *r, char *ns, size_t size)
+{
+    int q = routes_query(r, "namespace", ns, size);
+
+    if (q < 0) {
+        routes_fail_http(r, 400, "invalid_argument", "namespace is malformed or too long");
+        return -1;
+    }
+    if (q == 0)
+        memcpy(ns, IDMINT_DEFAULT_NS, sizeof(IDMINT_DEFAULT_NS));
+    if (idmint__ns_name_check(ns) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+static int accepts_text(const struct http_req *r)
+{
+    static const char want[] = "text/plain";
+    size_t i;
+
+    if (r->accept == NULL || r->accept_len < sizeof(want) - 1)
+        return 0;
+    for (i = 0; i + sizeof(want) - 1 <= r->accept_len; i++)
+        if (memcmp(r->accept + i, want, sizeof(want) - 1) == 0)
+            return 1;
+    return 0;
+}
+
+void routes_ids_get(struct http_req *r, struct worker *w)
+{
+    const uint32_t max_count = w->d->cfg.max_count;
+    char ns[64], count_text[32];
+    struct ns_handle *nh;
+    uint64_t count = 1, *ids;
+    char *body, *p;
+    size_t i, ns_len;
+    int q, rc;
+
+    if (query_ns(r, ns, sizeof(ns)) != 0)
+        return;
+    q = routes_query(r, "count", count_text, sizeof(count_text));
+    if (q != 0) {
+        size_t len = q > 0 ? strlen(count_text) : 0;
+
+        count = 0;
+        if (len == 0 || len > 10 || strspn(count_text, "0123456789") != len) {
+            routes_fail_http(r, 400, "invalid_argument",
+                             "count must be a whole number from 1 to max_count");
+            return;
+        }
+        for (i = 0; i < len; i++)
+            count = count * 10 + (uint64_t)(count_text[i] - '0');
+        if (count < 1 || count > max_count) {
+            char text[96];
+
+            snprintf(text, sizeof(text), "count %llu is outside 1..%u", (unsigned long long)count,
+                     (unsigned)max_count);
+            routes_fail_http(r, 400, "invalid_argument", text);
+            return;
+        }
+    }
+    if ((rc = handles_get(&w->d->handles, ns, &nh)) != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    ids = (uint64_t *)(void *)http_alloc(r, (size_t)count * sizeof(uint64_t));
+    ns_len = strlen(ns);
+    body = http_alloc(r, (size_t)count * (U64_DIGITS_MAX + 3) + ns_len + 32);
+    if (ids == NULL || body == NULL) {
+        routes_fail(r, IDMINT_ENOMEM, "out of memory");
+        return;
+    }
+    if ((rc = idmint_next_n(nh->m, ids, (size_t)count)) != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    metrics_add(&w->metrics.ids_issued[nh->slot], count);
+
+    p = body;
+    if (accepts_text(r)) {
+        for (i = 0; i < count; i++) {
+            p += u64_decimal(ids[i], p);
+            *p++ = '\n';
+        }
+        routes_reply(r, 200, "text/plain; charset=utf-8", body, (size_t)(p - body));
+        return;
+    }
+    memcpy(p, "{\"namespace\":\"", 14);
+    p += 14;
+    memcpy(p, ns, ns_len);
+    p += ns_len;
+    memcpy(p, "\",\"ids\":[", 9);
+    p += 9;
+    for (i = 0; i < count; i++) {
+        if (i > 0)
+            *p++ = ',';
+        *p++ = '"';
+        p += u64_decimal(ids[i], p);
+        *p++ = '"';
+    }
+    memcpy(p, "]}", 2);
+    p += 2;
+    routes_reply(r, 200, "application/json", body, (size_t)(p - body));
+}
+
+void routes_ids_decode(struct http_req *r, struct worker *w, const char *id_text)
+{
+    char ns[64], when[32];
+    idmint_ns_info info;
+    idmint_decoded dec;
+    idmint_authority *a;
+    struct json *o;
+    uint64_t id, t0;
+    int rc;
+
+    if (query_ns(r, ns, sizeof(ns)) != 0)
+        return;
+    if (idmint_id_parse(id_text, &id) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return;
+    }
+    if ((rc = routes_authority(w, &a)) != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    t0 = metrics_now_ns();
+    rc = idmint__authority_ns_resolve(a, ns, &info);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    if (info.kind != IDMINT_KIND_SNOWFLAKE) {
+        routes_fail_http(r, 400, "invalid_argument",
+                         "namespace is a range namespace: its IDs carry no fields to decode");
+        return;
+    }
+    if (idmint_decode(&info.layout, id, &dec) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return;
+    }
+    if (idmint_format_iso8601(dec.unix_ms, when, sizeof(when)) != 0)
+        when[0] = '\0';
+    o = json_new_object();
+    json_set_u64_str(o, "id", id);
+    json_set_str(o, "namespace", ns);
+    json_set_str(o, "time", when);
+    json_set_int(o, "unix_ms", dec.unix_ms);
+    json_set_int(o, "region", dec.region);
+    json_set_int(o, "worker", dec.worker);
+    json_set_int(o, "sequence", dec.sequence);
+    routes_json_tree(r, 200, o);
+}

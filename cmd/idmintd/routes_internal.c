@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * POST /internal/workers/lease and /internal/ranges/lease: the authority's
+ * store over HTTP for remote generators (the http:// backend). The daemon's
+ * clock sets now and E; the store's conditional writes do the fencing.
+ */
+#include "daemon.h"
+
+#include "internal.h"
+#include "json.h"
+#include "store.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define ID_LEN_MAX 128 /* incarnation and request_id */
+
+static int bad(struct http_req *r, const char *field, const char *what)
+{
+    char text[192];
+
+    snprintf(text, sizeof(text), "field '%s' %s", field, what);
+    routes_fail_http(r, 400, "invalid_argument", text);
+    return -1;
+}
+
+/* A decimal-string 64-bit field (a JSON integer is accepted too). 0 or replied. */
+static int need_u64(struct http_req *r, const struct json *body, const char *key, uint64_t *out)
+{
+    const char *s;
+    int64_t v;
+    int q = json_get_str(body, key, &s);
+
+    if (q > 0) {
+        if (strcmp(s, "0") == 0) {
+            *out = 0;
+            return 0;
+        }
+        if (idmint_id_parse(s, out) == 0)
+            return 0;
+        return bad(r, key, "must be a decimal string below 2^63");
+    }
+    if (json_get_int(body, key, &v) == 1 && v >= 0) {
+        *out = (uint64_t)v;
+        return 0;
+    }
+    return bad(r, key, "is required as a decimal string");
+}
+
+static int need_u32(struct http_req *r, const struct json *body, const char *key, uint64_t max,
+                    uint32_t *out)
+{
+    int64_t v;
+    int q = json_get_int(body, key, &v);
+
+    if (q != 1 || v < 0 || (uint64_t)v > max) {
+        char what[96];
+
+        snprintf(what, sizeof(what), "is required as a whole number from 0 to %llu",
+                 (unsigned long long)max);
+        return bad(r, key, what);
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int is_hex32(const char *s)
+{
+    size_t i;
+
+    for (i = 0; i < 32; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return s[32] == '\0';
+}
+
+static uint64_t unit_at(const idmint_layout *l, int64_t unix_ms)
+{
+    return unix_ms <= l->epoch_ms ? 0 : (uint64_t)(unix_ms - l->epoch_ms) / l->unit_ms;
+}
+
+static void reply_lease(struct http_req *r, const char *ns, const struct store_lease *lease)
+{
+    struct json *o = json_new_object();
+
+    json_set_str(o, "namespace", ns);
+    json_set_int(o, "region", lease->region);
+    json_set_int(o, "worker_id", lease->worker_id);
+    json_set_str(o, "holder", lease->holder);
+    json_set_u64_str(o, "generation", lease->generation);
+    json_set_u64_str(o, "fence_found", lease->fence_found);
+    json_set_u64_str(o, "lease_until", lease->lease_until);
+    routes_json_tree(r, 200, o);
+}
+
+static void workers_op(struct http_req *r, struct worker *w, const struct json *body,
+                       const char *op, int role)
+{
+    const struct config *cfg = &w->d->cfg;
+    int is_take = strcmp(op, "take") == 0, is_renew = strcmp(op, "renew") == 0;
+    int is_release = strcmp(op, "release") == 0, is_force = strcmp(op, "force_release") == 0;
+    const char *ns, *holder = NULL, *ns_unused;
+    idmint_authority *a;
+    idmint_ns_info info;
+    struct store_lease lease;
+    uint32_t region = 0, lease_ms = cfg->lease_ms;
+    uint64_t t0, final_time = 0;
+    int64_t now_ms, v;
+    int rc;
+
+    if (!is_take && !is_renew && !is_release && !is_force) {
+        bad(r, "op", "must be take, renew, release or force_release");
+        return;
+    }
+    if (is_force && role < AUTH_ADMIN) {
+        routes_fail_http(r, 403, "permission_denied", "force_release needs the admin role");
+        return;
+    }
+    if (json_get_str(body, "namespace", &ns) != 1) {
+        bad(r, "namespace", "is required");
+        return;
+    }
+    if (idmint__ns_name_check(ns) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return;
+    }
+    memset(&lease, 0, sizeof(lease));
+    if (json_get_int(body, "region", &v) != 0 && need_u32(r, body, "region", 0xffff, &region) != 0)
+        return;
+    lease.region = region;
+    if (!is_take && need_u32(r, body, "worker_id", UINT32_MAX, &lease.worker_id) != 0)
+        return;
+    if (!is_force) {
+        if (json_get_str(body, "holder", &holder) != 1 || !is_hex32(holder)) {
+            bad(r, "holder", "is required as 32 lowercase hex digits");
+            return;
+        }
+        memcpy(lease.holder, holder, 33);
+    }
+    if ((is_renew || is_release) && need_u64(r, body, "generation", &lease.generation) != 0)
+        return;
+    if ((is_take || is_renew) && json_get_int(body, "lease_ms", &v) != 0) {
+        uint32_t ms;
+
+        if (need_u32(r, body, "lease_ms", 86400000, &ms) != 0)
+            return;
+        if (ms < 1) {
+            bad(r, "lease_ms", "must be at least 1");
+            return;
+        }
+        lease_ms = ms;
+    }
+    if (is_release && need_u64(r, body, "final_time", &final_time) != 0)
+        return;
+    if ((is_renew || is_release) && json_get_str(body, "fence_found", &ns_unused) != 0 &&
+        need_u64(r, body, "fence_found", &lease.fence_found) != 0)
+        return;
+
+    if ((rc = routes_authority(w, &a)) != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    t0 = metrics_now_ns();
+    rc = idmint__authority_ns_resolve(a, ns, &info);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    if (info.kind != IDMINT_KIND_SNOWFLAKE) {
+        routes_fail_http(r, 400, "invalid_argument",
+                         "worker leases are for snowflake namespaces; this one is a range");
+        return;
+    }
+    if (info.layout.region_bits < 32 && (region >> info.layout.region_bits) != 0) {
+        char text[128];
+
+        snprintf(text, sizeof(text), "region %u does not fit the %u region bits of '%s'", region,
+                 info.layout.region_bits, ns);
+        routes_fail_http(r, 400, "invalid_argument", text);
+        return;
+    }
+    now_ms = routes_now_ms();
+    t0 = metrics_now_ns();
+    if (is_force) {
+        rc = idmint__store_lease_force_release(a->st, ns, region, lease.worker_id, routes_actor(w),
+                                               now_ms);
+        routes_store_done(w, t0);
+        if (rc != 0) {
+            routes_fail(r, rc, NULL);
+            return;
+        }
+        {
+            struct json *o = json_new_object();
+
+            json_set_str(o, "namespace", ns);
+            json_set_int(o, "region", region);
+            json_set_int(o, "worker_id", lease.worker_id);
+            routes_json_tree(r, 200, o);
+        }
+        return;
+    }
+    {
+        uint64_t now_unit = unit_at(&info.layout, now_ms);
+        uint64_t until = unit_at(&info.layout, now_ms + (int64_t)lease_ms);
+        uint64_t max_time = (UINT64_C(1) << info.layout.time_bits) - 1;
+
+        if (is_take && now_unit > max_time) {
+            routes_store_done(w, t0);
+            routes_fail_http(r, 409, "exhausted", "the namespace's time bits ran out");
+            return;
+        }
+        if (until > max_time + 1)
+            until = max_time + 1;
+        if (is_take) {
+            rc = idmint__store_lease_take(a->st, ns, UINT64_C(1) << info.layout.worker_bits,
+                                          now_unit, until, &lease);
+        } else if (is_renew) {
+            rc = idmint__store_lease_renew(a->st, ns, &lease, until);
+        } else {
+            rc = idmint__store_lease_release(a->st, ns, &lease, final_time);
+            if (rc == 0)
+                lease.lease_until = final_time;
+        }
+    }
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    reply_lease(r, ns, &lease);
+}
+
+void routes_internal_workers(struct http_req *r, struct worker *w, int role)
+{
+    static const char *const known[] = {"op",          "namespace",  "region",   "holder",
+                                        "worker_id",   "generation", "lease_ms", "final_time",
+                                        "fence_found", NULL};
+    char err[256];
+    struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
+    const char *op, *unknown;
+
+    if (body == NULL) {
+        routes_fail_http(r, 400, "invalid_argument", err);
+        return;
+    }
+    if ((unknown = json_unknown_key(body, known)) != NULL)
+        bad(r, unknown, "is unknown");
+    else if (json_get_str(body, "op", &op) != 1)
+        bad(r, "op", "is required: take, renew, release or force_release");
+    else
+        workers_op(r, w, body, op, role);
+    json_free(body);
+}
+
+void routes_internal_ranges(struct http_req *r, struct worker *w)
+{
+    static const char *const known[] = {"namespace", "incarnation", "request_id", "count", NULL};
+    char err[256];
+    struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
+    const char *ns, *incarnation, *request_id, *unknown;
+    idmint_authority *a;
+    struct store_range range;
+    struct json *o;
+    int64_t count;
+    uint64_t t0;
+    int rc;
+
+    if (body == NULL) {
+        routes_fail_http(r, 400, "invalid_argument", err);
+        return;
+    }
+    if ((unknown = json_unknown_key(body, known)) != NULL) {
+        bad(r, unknown, "is unknown");
+        goto out;
+    }
+    if (json_get_str(body, "namespace", &ns) != 1) {
+        bad(r, "namespace", "is required");
+        goto out;
+    }
+    if (idmint__ns_name_check(ns) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        goto out;
+    }
+    if (json_get_str(body, "incarnation", &incarnation) != 1 || incarnation[0] == '\0' ||
+        strlen(incarnation) > ID_LEN_MAX) {
+        bad(r, "incarnation", "is required as a string of 1..128 characters");
+        goto out;
+    }
+    if (json_get_str(body, "request_id", &request_id) != 1 || request_id[0] == '\0' ||
+        strlen(request_id) > ID_LEN_MAX) {
+        bad(r, "request_id", "is required as a string of 1..128 characters");
+        goto out;
+    }
+    if (json_get_int(body, "count", &count) != 1 || count < 1) {
+        bad(r, "count", "is required as a whole number of at least 1");
+        goto out;
+    }
+    if ((rc = routes_authority(w, &a)) != 0) {
+        routes_fail(r, rc, NULL);
+        goto out;
+    }
+    t0 = metrics_now_ns();
+    rc = idmint__store_range_reserve(a->st, ns, incarnation, request_id, (uint64_t)count,
+                                     routes_now_ms(), &range);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        goto out;
+    }
+    metrics_range_reserved(ns);
+    o = json_new_object();
+    json_set_str(o, "namespace", ns);
+    json_set_u64_str(o, "start", range.start);
+    json_set_u64_str(o, "end", range.end);
+    routes_json_tree(r, 200, o);
+out:
+    json_free(body);
+}

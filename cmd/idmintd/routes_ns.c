@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Namespace administration and inspection: GET/POST /v1/namespaces,
+ * GET /v1/namespaces/{ns}, POST …/disable and …/enable, GET …/workers and
+ * GET /v1/audit. Each runs on the calling thread's own authority.
+ */
+#include "daemon.h"
+
+#include "internal.h"
+#include "json.h"
+#include "store.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define AUDIT_LIMIT_MAX     1000
+#define AUDIT_LIMIT_DEFAULT 100
+
+static void iso_or_empty(int64_t ms, char *buf, size_t size)
+{
+    if (idmint_format_iso8601(ms, buf, size) != 0)
+        buf[0] = '\0';
+}
+
+static struct json *ns_json(const idmint_ns_info *ns)
+{
+    struct json *o = json_new_object();
+    char when[32], layout[32];
+    int64_t end_ms;
+
+    json_set_str(o, "name", ns->name);
+    json_set_str(o, "kind", ns->kind == IDMINT_KIND_RANGE ? "range" : "snowflake");
+    json_set_bool(o, "disabled", ns->is_disabled != 0);
+    json_set_int(o, "created_ms", ns->created_ms);
+    iso_or_empty(ns->created_ms, when, sizeof(when));
+    json_set_str(o, "created", when);
+    if (ns->kind == IDMINT_KIND_RANGE) {
+        json_set_u64_str(o, "next_value", ns->next_value);
+        json_set_u64_str(o, "max_value", ns->max_value);
+        json_set_int(o, "block", ns->block);
+        json_set_int(o, "max_block", ns->max_block);
+        return o;
+    }
+    snprintf(layout, sizeof(layout), "%u/%u/%u/%u", ns->layout.time_bits, ns->layout.region_bits,
+             ns->layout.worker_bits, ns->layout.sequence_bits);
+    json_set_str(o, "layout", layout);
+    json_set_int(o, "unit_ms", ns->layout.unit_ms);
+    iso_or_empty(ns->layout.epoch_ms, when, sizeof(when));
+    json_set_str(o, "epoch", when);
+    json_set_int(o, "epoch_ms", ns->layout.epoch_ms);
+    if (idmint_layout_end_ms(&ns->layout, &end_ms) == 0) {
+        iso_or_empty(end_ms, when, sizeof(when));
+        json_set_str(o, "time_runs_out", when);
+    }
+    return o;
+}
+
+/* The thread's authority, or replied with the error. */
+static idmint_authority *authority(struct http_req *r, struct worker *w)
+{
+    idmint_authority *a;
+    int rc = routes_authority(w, &a);
+
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return NULL;
+    }
+    return a;
+}
+
+void routes_ns_list(struct http_req *r, struct worker *w)
+{
+    idmint_authority *a = authority(r, w);
+    idmint_ns_info *list = NULL;
+    struct json *o, *arr;
+    size_t n = 0, i;
+    uint64_t t0;
+    int rc;
+
+    if (a == NULL)
+        return;
+    t0 = metrics_now_ns();
+    rc = idmint_ns_list(a, &list, &n);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    o = json_new_object();
+    arr = json_new_array();
+    for (i = 0; i < n; i++)
+        json_push(arr, ns_json(&list[i]));
+    idmint_free(list);
+    json_set(o, "namespaces", arr);
+    routes_json_tree(r, 200, o);
+}
+
+static void reply_ns(struct http_req *r, struct worker *w, idmint_authority *a, const char *name,
+                     int status)
+{
+    idmint_ns_info info;
+    uint64_t t0 = metrics_now_ns();
+    int rc = idmint_ns_get(a, name, &info);
+
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    routes_json_tree(r, status, ns_json(&info));
+}
+
+void routes_ns_get(struct http_req *r, struct worker *w, const char *ns)
+{
+    idmint_authority *a;
+
+    if (idmint__ns_name_check(ns) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return;
+    }
+    if ((a = authority(r, w)) != NULL)
+        reply_ns(r, w, a, ns, 200);
+}
+
+/* A 64-bit value given as a decimal string or a JSON integer. 1, 0 absent, -1 bad. */
+static int get_u64(const struct json *body, const char *key, uint64_t *out)
+{
+    const char *s;
+    int q = json_get_str(body, key, &s);
+
+    if (q > 0) {
+        size_t len = strlen(s), i;
+        uint64_t x = 0;
+
+        if (len == 0 || len > 19 || strspn(s, "0123456789") != len)
+            return -1;
+        for (i = 0; i < len; i++)
+            x = x * 10 + (uint64_t)(s[i] - '0');
+        *out = x;
+        return 1;
+    }
+    /* 64-bit values travel as decimal strings (a JSON number loses
+     * precision past 2^53): a number here is a client mistake. */
+    return q == 0 ? 0 : -1;
+}
+
+static int bad_field(struct http_req *r, const char *field, const char *what)
+{
+    char text[160];
+
+    snprintf(text, sizeof(text), "field '%s' %s", field, what);
+    routes_fail_http(r, 400, "invalid_argument", text);
+    return -1;
+}
+
+/* Fill @p info from the body of POST /v1/namespaces. 0 or replied. */
+static int ns_from_body(struct http_req *r, const struct json *body, idmint_ns_info *info)
+{
+    static const char *const known[] = {"name",  "kind", "layout", "unit_ms",   "epoch",
+                                        "start", "max",  "block",  "max_block", NULL};
+    const char *name, *kind, *text, *unknown;
+    int64_t v;
+    uint64_t u;
+    int q;
+
+    if ((unknown = json_unknown_key(body, known)) != NULL)
+        return bad_field(r, unknown, "is unknown");
+    if (json_get_str(body, "name", &name) != 1)
+        return bad_field(r, "name", "is required and must be a string");
+    if (json_get_str(body, "kind", &kind) != 1)
+        return bad_field(r, "kind", "is required: \"snowflake\" or \"range\"");
+    if (strcmp(kind, "snowflake") == 0)
+        idmint_ns_info_init(info, IDMINT_KIND_SNOWFLAKE);
+    else if (strcmp(kind, "range") == 0)
+        idmint_ns_info_init(info, IDMINT_KIND_RANGE);
+    else
+        return bad_field(r, "kind", "must be \"snowflake\" or \"range\"");
+    if (strlen(name) >= sizeof(info->name) || idmint__ns_name_check(name) != 0)
+        return bad_field(r, "name", "must match [a-z0-9][a-z0-9_.-]{0,62}");
+    memcpy(info->name, name, strlen(name) + 1);
+
+    if (info->kind == IDMINT_KIND_SNOWFLAKE) {
+        static const char *const range_only[] = {"start", "max", "block", "max_block"};
+        size_t i;
+
+        for (i = 0; i < 4; i++)
+            if (json_get_str(body, range_only[i], &text) != 0 ||
+                json_get_int(body, range_only[i], &v) != 0)
+                return bad_field(r, range_only[i], "is for range namespaces only");
+        if ((q = json_get_str(body, "layout", &text)) < 0 ||
+            (q > 0 && idmint_layout_parse(text, &info->layout) != 0))
+            return bad_field(r, "layout", "must be \"T/R/W/S\", e.g. \"41/0/10/12\"");
+        if ((q = json_get_int(body, "unit_ms", &v)) < 0 || (q > 0 && (v < 1 || v > 86400000)))
+            return bad_field(r, "unit_ms", "must be a whole number from 1 to 86400000");
+        if (q > 0)
+            info->layout.unit_ms = (uint32_t)v;
+        if ((q = json_get_str(body, "epoch", &text)) > 0) {
+            if (idmint_epoch_parse(text, &info->layout.epoch_ms) != 0)
+                return bad_field(r, "epoch", "must be an ISO-8601 date or Unix ms");
+        } else if (q < 0) {
+            if (json_get_int(body, "epoch", &v) != 1)
+                return bad_field(r, "epoch", "must be an ISO-8601 date or Unix ms");
+            info->layout.epoch_ms = v;
+        }
+        return 0;
+    }
+    {
+        static const char *const snowflake_only[] = {"layout", "unit_ms", "epoch"};
+        size_t i;
+
+        for (i = 0; i < 3; i++)
+            if (json_get_str(body, snowflake_only[i], &text) != 0 ||
+                json_get_int(body, snowflake_only[i], &v) != 0)
+                return bad_field(r, snowflake_only[i], "is for snowflake namespaces only");
+    }
+    if ((q = get_u64(body, "start", &u)) < 0)
+        return bad_field(r, "start", "must be a decimal string");
+    if (q > 0)
+        info->next_value = u;
+    if ((q = get_u64(body, "max", &u)) < 0)
+        return bad_field(r, "max", "must be a decimal string");
+    if (q > 0)
+        info->max_value = u;
+    if ((q = json_get_int(body, "block", &v)) < 0 || (q > 0 && (v < 1 || v > UINT32_MAX)))
+        return bad_field(r, "block", "must be a positive whole number");
+    if (q > 0)
+        info->block = (uint32_t)v;
+    if ((q = json_get_int(body, "max_block", &v)) < 0 || (q > 0 && (v < 1 || v > UINT32_MAX)))
+        return bad_field(r, "max_block", "must be a positive whole number");
+    if (q > 0)
+        info->max_block = (uint32_t)v;
+    return 0;
+}
+
+void routes_ns_create(struct http_req *r, struct worker *w)
+{
+    char err[256];
+    struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
+    idmint_authority *a;
+    idmint_ns_info info;
+    uint64_t t0;
+    int rc;
+
+    if (body == NULL) {
+        routes_fail_http(r, 400, "invalid_argument", err);
+        return;
+    }
+    rc = ns_from_body(r, body, &info);
+    json_free(body);
+    if (rc != 0 || (a = authority(r, w)) == NULL)
+        return;
+    t0 = metrics_now_ns();
+    rc = idmint_ns_create(a, &info);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    reply_ns(r, w, a, info.name, 201);
+}
+
+void routes_ns_set_disabled(struct http_req *r, struct worker *w, const char *ns, int disabled)
+{
+    idmint_authority *a;
+    uint64_t t0;
+    int rc;
+
+    if (idmint__ns_name_check(ns) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return;
+    }
+    if ((a = authority(r, w)) == NULL)
+        return;
+    t0 = metrics_now_ns();
+    /* Through the store so the audit log names the token, not the daemon's uid. */
+    rc = idmint__store_ns_set_disabled(a->st, ns, disabled, routes_actor(w), routes_now_ms());
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    reply_ns(r, w, a, ns, 200);
+}
+
+void routes_ns_workers(struct http_req *r, struct worker *w, const char *ns)
+{
+    idmint_authority *a;
+    idmint_worker_info *rows = NULL;
+    struct json *o, *arr;
+    size_t n = 0, i;
+    uint64_t t0;
+    int rc;
+
+    if (idmint__ns_name_check(ns) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return;
+    }
+    if ((a = authority(r, w)) == NULL)
+        return;
+    t0 = metrics_now_ns();
+    rc = idmint_workers_list(a, ns, &rows, &n);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    o = json_new_object();
+    json_set_str(o, "namespace", ns);
+    arr = json_new_array();
+    for (i = 0; i < n; i++) {
+        struct json *row = json_new_object();
+
+        json_set_int(row, "region", rows[i].region);
+        json_set_int(row, "worker_id", rows[i].worker_id);
+        json_set_str(row, "holder", rows[i].holder);
+        json_set_u64_str(row, "generation", rows[i].generation);
+        json_set_u64_str(row, "lease_until", rows[i].lease_until);
+        json_push(arr, row);
+    }
+    idmint_free(rows);
+    json_set(o, "workers", arr);
+    routes_json_tree(r, 200, o);
+}
+
+/* Query number @p name within [min, max], default @p def. 0 or replied. */
+static int query_int(struct http_req *r, const char *name, int64_t min, int64_t max, int64_t def,
+                     int64_t *out)
+{
+    char text[32], msg[128];
+    int q = routes_query(r, name, text, sizeof(text));
+    size_t len, i;
+    int64_t v = 0;
+
+    if (q == 0) {
+        *out = def;
+        return 0;
+    }
+    len = q > 0 ? strlen(text) : 0;
+    if (len == 0 || len > 18 || strspn(text, "0123456789") != len)
+        goto bad;
+    for (i = 0; i < len; i++)
+        v = v * 10 + (text[i] - '0');
+    if (v < min || v > max)
+        goto bad;
+    *out = v;
+    return 0;
+bad:
+    snprintf(msg, sizeof(msg), "%s must be a whole number from %" PRId64 " to %" PRId64, name, min,
+             max);
+    routes_fail_http(r, 400, "invalid_argument", msg);
+    return -1;
+}
+
+void routes_audit(struct http_req *r, struct worker *w)
+{
+    idmint_authority *a;
+    idmint_audit_entry *list = NULL;
+    struct json *o, *arr;
+    int64_t after, limit;
+    size_t n = 0, i;
+    uint64_t t0;
+    int rc;
+
+    if (query_int(r, "after", 0, INT64_MAX / 10, 0, &after) != 0 ||
+        query_int(r, "limit", 1, AUDIT_LIMIT_MAX, AUDIT_LIMIT_DEFAULT, &limit) != 0)
+        return;
+    if ((a = authority(r, w)) == NULL)
+        return;
+    t0 = metrics_now_ns();
+    rc = idmint_audit_list(a, after, (size_t)limit, &list, &n);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    o = json_new_object();
+    arr = json_new_array();
+    for (i = 0; i < n; i++) {
+        struct json *e = json_new_object();
+        char when[32];
+
+        iso_or_empty(list[i].at_ms, when, sizeof(when));
+        json_set_int(e, "seq", list[i].seq);
+        json_set_int(e, "at_ms", list[i].at_ms);
+        json_set_str(e, "time", when);
+        json_set_str(e, "actor", list[i].actor);
+        json_set_str(e, "action", list[i].action);
+        json_set_str(e, "namespace", list[i].ns);
+        json_set_str(e, "detail", list[i].detail);
+        json_push(arr, e);
+    }
+    idmint_free(list);
+    json_set(o, "entries", arr);
+    routes_json_tree(r, 200, o);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* GET /healthz, /readyz and /metrics: open to every caller, never a store write. */
+#include "daemon.h"
+
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void routes_healthz(struct http_req *r, struct worker *w)
+{
+    static const char body[] = "{\"status\":\"ok\"}";
+
+    (void)w;
+    routes_reply(r, 200, "application/json", body, sizeof(body) - 1);
+}
+
+void routes_readyz(struct http_req *r, struct worker *w)
+{
+    static const char ready[] = "{\"status\":\"ready\"}";
+    char reason[256];
+    struct json *o;
+
+    if (!atomic_load(&w->d->is_ready)) {
+        snprintf(reason, sizeof(reason), "starting: the namespaces in [mint] are not open yet");
+    } else if (handles_ready(&w->d->handles, reason, sizeof(reason))) {
+        routes_reply(r, 200, "application/json", ready, sizeof(ready) - 1);
+        return;
+    }
+    o = json_new_object();
+    json_set_str(o, "status", "not_ready");
+    json_set_str(o, "reason", reason);
+    routes_json_tree(r, 503, o);
+}
+
+void routes_metrics(struct http_req *r, struct worker *w)
+{
+    size_t len = 0;
+    char *text = metrics_render(w->d, w, &len);
+    char *copy;
+
+    if (text == NULL || (copy = http_alloc(r, len)) == NULL) {
+        free(text);
+        routes_fail(r, IDMINT_ENOMEM, "out of memory rendering the metrics");
+        return;
+    }
+    memcpy(copy, text, len);
+    free(text);
+    routes_reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", copy, len);
+}

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# The role x route table of docs/http-api.md: no token and unknown tokens get
+# 401, too small a role 403 (and changes nothing), enough of a role gets past
+# authentication; the open routes need no token; path tricks do not slip past
+# a role; with no tokens configured only loopback is served.
+
+import os
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import daemon_harness as H  # noqa: E402
+
+IDMINTD, IDMINT = H.usage_paths()
+S = H.Suite("roles")
+
+TOKENS = {
+    "ops": ("admin", "adm-7f3c9b1e5d2a4c68a0e1b2c3d4e5f601"),
+    "fleet": ("generator", "gen-0a1b2c3d4e5f60718293a4b5c6d7e8f9"),
+    "shop": ("mint", "mnt-9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b"),
+}
+ADMIN = TOKENS["ops"][1]
+GEN = TOKENS["fleet"][1]
+MINT = TOKENS["shop"][1]
+ROLE_TOKEN = {"mint": MINT, "generator": GEN, "admin": ADMIN}
+RANK = {"none": 0, "mint": 1, "generator": 2, "admin": 3}
+ROLES = ["mint", "generator", "admin"]
+BAD_TOKENS = [
+    ("an unknown token", "Bearer not-a-token-at-all"),
+    ("the admin token plus one char", "Bearer " + ADMIN + "x"),
+    ("the admin token minus its last char", "Bearer " + ADMIN[:-1]),
+    ("the admin token in upper case", "Bearer " + ADMIN.upper()),
+    ("the sha256 of the admin token", "Bearer " + H.sha256_hex(ADMIN)),
+    ("an empty bearer", "Bearer "),
+    ("Basic auth", "Basic b3BzOnNlY3JldA=="),
+    ("a bare token without the scheme", ADMIN),
+]
+
+
+def holder(role, n):
+    return ("%x" % (RANK[role] * 16 + n)).rjust(32, "0")
+
+
+class Ctx:
+    leases = {}  # (role, purpose) -> take answer
+    some_id = None
+
+
+def take(d, h, what):
+    r = d.post("/internal/workers/lease", {"op": "take", "namespace": "orders", "region": 0,
+                                           "holder": h, "lease_ms": 600000}, token=ADMIN)
+    j = S.json_ok(r, 200, what)
+    return j
+
+
+def setup(d):
+    for body in ({"name": "orders", "kind": "snowflake"},
+                 {"name": "invoices", "kind": "range", "start": "1", "max": "1000000000",
+                  "block": 100, "max_block": 1000},
+                 {"name": "scratch", "kind": "snowflake"}):
+        S.json_ok(d.post("/v1/namespaces", body, token=ADMIN), 201,
+                  "setup: admin creates %s" % body["name"])
+    j = S.json_ok(d.get("/v1/ids?namespace=orders&count=1", token=ADMIN), 200,
+                  "setup: admin mints")
+    if j and j.get("ids"):
+        Ctx.some_id = j["ids"][0]
+    for role in ROLES:
+        for purpose in ("renew", "release", "force"):
+            Ctx.leases[(role, purpose)] = take(d, holder(role, len(Ctx.leases)),
+                                               "setup: lease for %s %s" % (role, purpose))
+
+
+def lease_body(role, purpose, op):
+    lease = Ctx.leases.get((role, purpose)) or {}
+    body = {"op": op, "namespace": "orders", "region": 0, "worker_id": lease.get("worker_id", 0)}
+    if op in ("renew", "release"):
+        body.update(holder=lease.get("holder", ""), generation=lease.get("generation", "1"))
+    if op == "renew":
+        body["lease_ms"] = 600000
+    if op == "release":
+        body["final_time"] = lease.get("fence_found", "0")
+    return body
+
+
+def routes():
+    """(label, required role, method, path, body(role) or None)."""
+    decode = "/v1/ids/%s/decode?namespace=orders" % (Ctx.some_id or "1")
+    return [
+        ("GET /v1/ids", "mint", "GET", "/v1/ids?namespace=orders&count=2", None),
+        ("GET /v1/ids/{id}/decode", "mint", "GET", decode, None),
+        ("GET /v1/namespaces", "mint", "GET", "/v1/namespaces", None),
+        ("GET /v1/namespaces/{ns}", "mint", "GET", "/v1/namespaces/orders", None),
+        ("GET /v1/namespaces/{ns}/workers", "mint", "GET", "/v1/namespaces/orders/workers",
+         None),
+        ("POST /internal/workers/lease take", "generator", "POST", "/internal/workers/lease",
+         lambda role: {"op": "take", "namespace": "orders", "region": 0,
+                       "holder": holder(role, 99), "lease_ms": 600000}),
+        ("POST /internal/workers/lease renew", "generator", "POST", "/internal/workers/lease",
+         lambda role: lease_body(role, "renew", "renew")),
+        ("POST /internal/workers/lease release", "generator", "POST", "/internal/workers/lease",
+         lambda role: lease_body(role, "release", "release")),
+        ("POST /internal/workers/lease force_release", "admin", "POST",
+         "/internal/workers/lease", lambda role: lease_body(role, "force", "force_release")),
+        ("POST /internal/ranges/lease", "generator", "POST", "/internal/ranges/lease",
+         lambda role: {"namespace": "invoices", "incarnation": "inc-" + role,
+                       "request_id": "req-1", "count": 10}),
+        ("POST /v1/namespaces", "admin", "POST", "/v1/namespaces",
+         lambda role: {"name": "made-by-" + role, "kind": "snowflake"}),
+        ("POST /v1/namespaces/{ns}/disable", "admin", "POST", "/v1/namespaces/scratch/disable",
+         lambda role: b""),
+        ("POST /v1/namespaces/{ns}/enable", "admin", "POST", "/v1/namespaces/scratch/enable",
+         lambda role: b""),
+        ("GET /v1/audit", "admin", "GET", "/v1/audit", None),
+    ]
+
+
+def audit_count(d):
+    j = d.get("/v1/audit?limit=1000", token=ADMIN).json() or {}
+    return len(j.get("entries") or [])
+
+
+def test_matrix(d):
+    for label, need, method, path, body in routes():
+        sample = body("admin") if body else None
+        S.error(d.request(method, path, body=sample), 401, "unauthenticated",
+                "%s with no token" % label)
+        for what, header in BAD_TOKENS[:2]:
+            S.error(d.request(method, path, body=sample, headers={"Authorization": header}),
+                    401, "unauthenticated", "%s with %s" % (label, what))
+        for role in ROLES:
+            b = body(role) if body else None
+            before = audit_count(d)
+            r = d.request(method, path, body=b, token=ROLE_TOKEN[role])
+            if RANK[role] >= RANK[need]:
+                S.ok(r.status is not None and 200 <= r.status < 500
+                     and r.status not in (401, 403),
+                     "%s as %s is allowed" % (label, role),
+                     "%s: expected 2xx or a non-auth 4xx, got %s" % (r.request, r.show()))
+            else:
+                S.error(r, 403, "permission_denied", "%s as %s is refused" % (label, role))
+                S.ok(audit_count(d) == before, "%s as %s leaves the audit log alone"
+                     % (label, role), "audit grew")
+    # Refused writes changed nothing.
+    for role in ("mint", "generator"):
+        S.error(d.get("/v1/namespaces/made-by-" + role, token=ADMIN), 404, "not_found",
+                "namespace refused to %s was not created" % role)
+    S.json_ok(d.get("/v1/namespaces/made-by-admin", token=ADMIN), 200,
+              "namespace created by admin exists")
+    j = d.get("/v1/namespaces/scratch", token=ADMIN).json() or {}
+    S.ok(j.get("disabled") is False, "scratch ends enabled (admin disabled, then enabled)",
+         repr(j))
+    for role in ("mint", "generator"):
+        lease = Ctx.leases.get((role, "force")) or {}
+        r = d.post("/internal/workers/lease",
+                   {"op": "renew", "namespace": "orders", "region": 0,
+                    "worker_id": lease.get("worker_id"), "holder": lease.get("holder"),
+                    "generation": lease.get("generation"), "lease_ms": 600000}, token=ADMIN)
+        S.json_ok(r, 200, "lease survives a force_release refused to %s" % role)
+    lease = Ctx.leases.get(("mint", "release")) or {}
+    r = d.post("/internal/workers/lease", lease_body("mint", "release", "renew"), token=GEN)
+    S.json_ok(r, 200, "lease survives a release refused to mint")
+    j = d.post("/internal/ranges/lease", {"namespace": "invoices", "incarnation": "inc-mint",
+                                          "request_id": "req-1", "count": 20},
+               token=GEN)
+    S.json_ok(j, 200, "range refused to mint was never recorded (another count is no conflict)")
+
+
+def test_bad_tokens(d):
+    for what, header in BAD_TOKENS:
+        S.error(d.get("/v1/namespaces", headers={"Authorization": header}), 401,
+                "unauthenticated", "GET /v1/namespaces with %s" % what)
+    # Two Authorization headers, the weaker first: no admin route through the second.
+    r = d.raw(("GET /v1/audit HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+               "Authorization: Bearer %s\r\nConnection: close\r\n\r\n" % (MINT, ADMIN)).encode())
+    S.ok(r.status in (400, 401, 403), "mint + admin Authorization headers do not reach /v1/audit",
+         "%s: expected 400, 401 or 403, got %s" % (r.request, r.show()))
+
+
+def test_open_routes(d):
+    for path in ("/healthz", "/readyz", "/metrics"):
+        cases = [("no token", {})] + [
+            (role, {"Authorization": "Bearer " + ROLE_TOKEN[role]}) for role in ROLES]
+        cases.append(("an unknown token", {"Authorization": "Bearer not-a-token-at-all"}))
+        for what, hdrs in cases:
+            r = d.get(path, headers=hdrs)
+            ok = (200,) if path != "/readyz" else (200, 503)
+            S.status(r, ok, "%s with %s is open" % (path, what))
+
+
+def test_path_tricks(d):
+    """Spellings of admin routes must not reach them with a mint token."""
+    tricks = ["/v1/ids/../audit", "/v1/../v1/audit", "/v1//audit", "/v1/audit/",
+              "/V1/AUDIT", "/v1/%61udit", "/v1/audit%2F", "/./v1/audit",
+              "/v1/namespaces/../audit"]
+    for p in tricks:
+        r = d.raw(("GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                   "Connection: close\r\n\r\n" % (p, MINT)).encode())
+        leaked = r.status == 200 and b"entries" in r.body
+        S.ok(r.status is not None and 400 <= r.status < 500 and not leaked,
+             "GET %s with a mint token does not reach the audit log" % p,
+             "expected 400/403/404, got %s" % r.show())
+    for p in ("/v1/../internal/ranges/lease", "/internal/ranges/lease/",
+              "/v1/ids/../../internal/ranges/lease", "/INTERNAL/ranges/lease"):
+        body = b'{"namespace":"invoices","incarnation":"trick","request_id":"t","count":5}'
+        r = d.raw(("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                   "Content-Type: application/json\r\nContent-Length: %d\r\n"
+                   "Connection: close\r\n\r\n" % (p, MINT, len(body))).encode() + body)
+        S.ok(r.status is not None and 400 <= r.status < 500,
+             "POST %s with a mint token reserves nothing" % p,
+             "expected 400/403/404/405, got %s" % r.show())
+    r = d.post("/internal/ranges/lease", {"namespace": "invoices", "incarnation": "trick",
+                                          "request_id": "t", "count": 7}, token=GEN)
+    S.json_ok(r, 200, "no trick recorded a reservation (count 7 is not a conflict)")
+
+
+def test_hash_token():
+    try:
+        p = subprocess.run([IDMINTD, "--hash-token"], input="s3cret-token\n", text=True,
+                           capture_output=True, timeout=20 * H.SCALE, env=H.clean_env())
+    except subprocess.TimeoutExpired:
+        S.ok(False, "idmintd --hash-token", "did not exit within 20 s")
+        return
+    S.ok(p.returncode == 0 and H.sha256_hex("s3cret-token") in p.stdout,
+         "idmintd --hash-token prints the sha256 of the token (newline stripped)",
+         "rc %d, stdout %r, stderr %r" % (p.returncode, p.stdout, H.snip(p.stderr)))
+
+
+def test_loopback_only():
+    d = H.Daemon(IDMINTD, listen="0.0.0.0:0")
+    S.daemons.append(d)
+    proc = subprocess.Popen(d.argv(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, cwd=d.dir, env=H.clean_env())
+    try:
+        out, _ = proc.communicate(timeout=10 * H.SCALE)
+        S.ok(proc.returncode not in (0, None) and proc.returncode > 0,
+             "no tokens + --listen 0.0.0.0:0 is refused with a non-zero exit",
+             "exit status %s, output %r" % (proc.returncode, H.snip(out)))
+        S.ok(out.strip() != b"", "the refusal says why", "no output")
+        S.ok(not os.path.exists(d.port_file) or open(d.port_file).read().strip() == "",
+             "the refused daemon wrote no port", "")
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        S.ok(False, "no tokens + --listen 0.0.0.0:0 is refused",
+             "the daemon kept running for 10 s (killed)")
+    try:
+        ok = S.daemon(IDMINTD)
+    except H.HarnessError as e:
+        S.ok(False, "no tokens + --listen 127.0.0.1:0 starts", str(e))
+        return
+    S.json_ok(ok.get("/v1/audit"), 200, "no tokens: every caller is admin (GET /v1/audit)")
+    S.json_ok(ok.post("/v1/namespaces", {"name": "open", "kind": "snowflake"}), 201,
+              "no tokens: every caller is admin (POST /v1/namespaces)")
+    S.stop_daemon(ok, "no-token daemon: SIGTERM exits 0")
+
+
+def main():
+    try:
+        d = S.daemon(IDMINTD, config=H.tokens_config(TOKENS))
+    except H.HarnessError as e:
+        S.ok(False, "start idmintd with tokens", str(e))
+        S.finish()
+    S.run("setup", setup, d)
+    S.run("matrix", test_matrix, d)
+    S.run("bad tokens", test_bad_tokens, d)
+    S.run("open routes", test_open_routes, d)
+    S.run("path tricks", test_path_tricks, d)
+    S.stop_daemon(d, "token daemon: SIGTERM exits 0")
+    S.run("hash token", test_hash_token)
+    S.run("loopback only", test_loopback_only)
+    S.finish()
+
+
+if __name__ == "__main__":
+    main()
