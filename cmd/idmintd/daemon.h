@@ -133,6 +133,12 @@ void routes_ids_get(struct http_req *r, struct worker *w);
 void routes_ids_decode(struct http_req *r, struct worker *w, const char *id);
 void routes_ns_list(struct http_req *r, struct worker *w);
 void routes_ns_create(struct http_req *r, struct worker *w);
+/*
+ * The body of POST /v1/namespaces as a namespace to create; no store is
+ * touched (fuzz/fuzz_json.c). 0, or -1 with the 400 message in @p err.
+ */
+int routes_parse_ns_body(const char *text, size_t len, idmint_ns_info *out, char *err,
+                         size_t err_size);
 void routes_ns_get(struct http_req *r, struct worker *w, const char *ns);
 void routes_ns_set_disabled(struct http_req *r, struct worker *w, const char *ns, int disabled);
 void routes_ns_workers(struct http_req *r, struct worker *w, const char *ns);

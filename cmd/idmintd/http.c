@@ -10,6 +10,7 @@
 #define H2O_USE_LIBUV 0 /* the evloop flavour of the library */
 
 #include "http.h"
+#include "http_screen.h"
 
 #include <h2o.h>
 #include <h2o/http1.h>
@@ -23,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -318,85 +318,6 @@ static void screen_on_timeout(h2o_timeout_entry_t *entry)
     conn_close(conn_of_timeout(entry));
 }
 
-/*
- * Length of the header block of @p p (through the empty line), or 0 when it
- * is not complete within @p n bytes; *lines counts the lines seen.
- */
-static size_t header_block_len(const char *p, size_t n, size_t *lines)
-{
-    size_t i, count = 0;
-
-    for (i = 0; i < n; i++) {
-        if (p[i] != '\n')
-            continue;
-        count++;
-        if (i + 1 < n && p[i + 1] == '\n') {
-            *lines = count;
-            return i + 2;
-        }
-        if (i + 2 < n && p[i + 1] == '\r' && p[i + 2] == '\n') {
-            *lines = count;
-            return i + 3;
-        }
-    }
-    *lines = count;
-    return 0;
-}
-
-/*
- * 1 when the header block frames its body ambiguously: two Content-Length
- * lines, or one beside Transfer-Encoding (RFC 9112 §6.3; request smuggling).
- * h2o keeps only one of them, so this is checked on the raw bytes.
- */
-static int has_bad_framing(const char *p, size_t n)
-{
-    static const char cl[] = "content-length:", te[] = "transfer-encoding:";
-    size_t i = 0;
-    int lengths = 0, encodings = 0;
-
-    while (i < n) {
-        const char *line = p + i;
-        const char *nl = memchr(line, '\n', n - i);
-        size_t len = nl != NULL ? (size_t)(nl - line) : n - i;
-
-        if (len >= sizeof(cl) - 1 && strncasecmp(line, cl, sizeof(cl) - 1) == 0)
-            lengths++;
-        else if (len >= sizeof(te) - 1 && strncasecmp(line, te, sizeof(te) - 1) == 0)
-            encodings++;
-        i += len + 1;
-    }
-    return lengths > 1 || (lengths == 1 && encodings > 0);
-}
-
-/* The Content-Length declared in the header block, or 0 when there is none. */
-static uint64_t declared_length(const char *p, size_t n)
-{
-    static const char name[] = "content-length:";
-    size_t i = 0;
-
-    while (i < n) {
-        const char *line = p + i;
-        const char *nl = memchr(line, '\n', n - i);
-        size_t len = nl != NULL ? (size_t)(nl - line) : n - i;
-
-        if (len > sizeof(name) - 1 && strncasecmp(line, name, sizeof(name) - 1) == 0) {
-            size_t k = sizeof(name) - 1;
-            uint64_t v = 0;
-
-            while (k < len && (line[k] == ' ' || line[k] == '\t'))
-                k++;
-            for (; k < len && line[k] >= '0' && line[k] <= '9'; k++) {
-                if (v > UINT64_MAX / 16)
-                    return UINT64_MAX;
-                v = v * 10 + (uint64_t)(line[k] - '0');
-            }
-            return v;
-        }
-        i += len + 1;
-    }
-    return 0;
-}
-
 static void screen_on_read(h2o_socket_t *sock, const char *err)
 {
     struct conn *c = sock->data;
@@ -408,7 +329,7 @@ static void screen_on_read(h2o_socket_t *sock, const char *err)
         return;
     }
     window = n < cfg->max_header_bytes + 4 ? n : cfg->max_header_bytes + 4;
-    len = header_block_len(sock->input->bytes, window, &lines);
+    len = http_header_block_len(sock->input->bytes, window, &lines);
     if (len == 0) {
         if (n >= cfg->max_header_bytes + 4 || lines > MAX_HEADER_LINES + 1)
             early_reply(c, 431);
@@ -418,11 +339,11 @@ static void screen_on_read(h2o_socket_t *sock, const char *err)
         early_reply(c, 431);
         return;
     }
-    if (has_bad_framing(sock->input->bytes, len)) {
+    if (http_has_bad_framing(sock->input->bytes, len)) {
         early_reply(c, 400);
         return;
     }
-    if (declared_length(sock->input->bytes, len) > cfg->max_body_bytes) {
+    if (http_declared_length(sock->input->bytes, len) > cfg->max_body_bytes) {
         early_reply(c, 413);
         return;
     }

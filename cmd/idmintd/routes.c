@@ -66,12 +66,13 @@ void routes_fail_http(struct http_req *r, int status, const char *code, const ch
     char *body;
 
     /* JSON text must be UTF-8: keep printable ASCII of detail we did not write. */
-    for (i = 0; message[i] != '\0' && i < sizeof(clean) - 1; i++) {
-        unsigned char c = (unsigned char)message[i];
+    snprintf(clean, sizeof(clean), "%s", message);
+    for (i = 0; clean[i] != '\0'; i++) {
+        unsigned char c = (unsigned char)clean[i];
 
-        clean[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+        if (c < 0x20 || c >= 0x7f)
+            clean[i] = '?';
     }
-    clean[i] = '\0';
     body = json_error_body(code, clean, &len);
     if (body == NULL) {
         routes_reply(r, 503, "application/json", fallback, sizeof(fallback) - 1);

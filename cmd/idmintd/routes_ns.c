@@ -145,17 +145,14 @@ static int get_u64(const struct json *body, const char *key, uint64_t *out)
     return q == 0 ? 0 : -1;
 }
 
-static int bad_field(struct http_req *r, const char *field, const char *what)
+static int bad_field(char *err, size_t err_size, const char *field, const char *what)
 {
-    char text[160];
-
-    snprintf(text, sizeof(text), "field '%s' %s", field, what);
-    routes_fail_http(r, 400, "invalid_argument", text);
+    snprintf(err, err_size, "field '%s' %s", field, what);
     return -1;
 }
 
-/* Fill @p info from the body of POST /v1/namespaces. 0 or replied. */
-static int ns_from_body(struct http_req *r, const struct json *body, idmint_ns_info *info)
+/* Fill @p info from the body of POST /v1/namespaces. 0, or -1 with @p err set. */
+static int ns_from_body(const struct json *body, idmint_ns_info *info, char *err, size_t err_size)
 {
     static const char *const known[] = {"name",  "kind", "layout", "unit_ms",   "epoch",
                                         "start", "max",  "block",  "max_block", NULL};
@@ -165,19 +162,19 @@ static int ns_from_body(struct http_req *r, const struct json *body, idmint_ns_i
     int q;
 
     if ((unknown = json_unknown_key(body, known)) != NULL)
-        return bad_field(r, unknown, "is unknown");
+        return bad_field(err, err_size, unknown, "is unknown");
     if (json_get_str(body, "name", &name) != 1)
-        return bad_field(r, "name", "is required and must be a string");
+        return bad_field(err, err_size, "name", "is required and must be a string");
     if (json_get_str(body, "kind", &kind) != 1)
-        return bad_field(r, "kind", "is required: \"snowflake\" or \"range\"");
+        return bad_field(err, err_size, "kind", "is required: \"snowflake\" or \"range\"");
     if (strcmp(kind, "snowflake") == 0)
         idmint_ns_info_init(info, IDMINT_KIND_SNOWFLAKE);
     else if (strcmp(kind, "range") == 0)
         idmint_ns_info_init(info, IDMINT_KIND_RANGE);
     else
-        return bad_field(r, "kind", "must be \"snowflake\" or \"range\"");
+        return bad_field(err, err_size, "kind", "must be \"snowflake\" or \"range\"");
     if (strlen(name) >= sizeof(info->name) || idmint__ns_name_check(name) != 0)
-        return bad_field(r, "name", "must match [a-z0-9][a-z0-9_.-]{0,62}");
+        return bad_field(err, err_size, "name", "must match [a-z0-9][a-z0-9_.-]{0,62}");
     memcpy(info->name, name, strlen(name) + 1);
 
     if (info->kind == IDMINT_KIND_SNOWFLAKE) {
@@ -187,20 +184,20 @@ static int ns_from_body(struct http_req *r, const struct json *body, idmint_ns_i
         for (i = 0; i < 4; i++)
             if (json_get_str(body, range_only[i], &text) != 0 ||
                 json_get_int(body, range_only[i], &v) != 0)
-                return bad_field(r, range_only[i], "is for range namespaces only");
+                return bad_field(err, err_size, range_only[i], "is for range namespaces only");
         if ((q = json_get_str(body, "layout", &text)) < 0 ||
             (q > 0 && idmint_layout_parse(text, &info->layout) != 0))
-            return bad_field(r, "layout", "must be \"T/R/W/S\", e.g. \"41/0/10/12\"");
+            return bad_field(err, err_size, "layout", "must be \"T/R/W/S\", e.g. \"41/0/10/12\"");
         if ((q = json_get_int(body, "unit_ms", &v)) < 0 || (q > 0 && (v < 1 || v > 86400000)))
-            return bad_field(r, "unit_ms", "must be a whole number from 1 to 86400000");
+            return bad_field(err, err_size, "unit_ms", "must be a whole number from 1 to 86400000");
         if (q > 0)
             info->layout.unit_ms = (uint32_t)v;
         if ((q = json_get_str(body, "epoch", &text)) > 0) {
             if (idmint_epoch_parse(text, &info->layout.epoch_ms) != 0)
-                return bad_field(r, "epoch", "must be an ISO-8601 date or Unix ms");
+                return bad_field(err, err_size, "epoch", "must be an ISO-8601 date or Unix ms");
         } else if (q < 0) {
             if (json_get_int(body, "epoch", &v) != 1)
-                return bad_field(r, "epoch", "must be an ISO-8601 date or Unix ms");
+                return bad_field(err, err_size, "epoch", "must be an ISO-8601 date or Unix ms");
             info->layout.epoch_ms = v;
         }
         return 0;
@@ -212,43 +209,56 @@ static int ns_from_body(struct http_req *r, const struct json *body, idmint_ns_i
         for (i = 0; i < 3; i++)
             if (json_get_str(body, snowflake_only[i], &text) != 0 ||
                 json_get_int(body, snowflake_only[i], &v) != 0)
-                return bad_field(r, snowflake_only[i], "is for snowflake namespaces only");
+                return bad_field(err, err_size, snowflake_only[i], "is for snowflake namespaces only");
     }
     if ((q = get_u64(body, "start", &u)) < 0)
-        return bad_field(r, "start", "must be a decimal string");
+        return bad_field(err, err_size, "start", "must be a decimal string");
     if (q > 0)
         info->next_value = u;
     if ((q = get_u64(body, "max", &u)) < 0)
-        return bad_field(r, "max", "must be a decimal string");
+        return bad_field(err, err_size, "max", "must be a decimal string");
     if (q > 0)
         info->max_value = u;
     if ((q = json_get_int(body, "block", &v)) < 0 || (q > 0 && (v < 1 || v > UINT32_MAX)))
-        return bad_field(r, "block", "must be a positive whole number");
+        return bad_field(err, err_size, "block", "must be a positive whole number");
     if (q > 0)
         info->block = (uint32_t)v;
     if ((q = json_get_int(body, "max_block", &v)) < 0 || (q > 0 && (v < 1 || v > UINT32_MAX)))
-        return bad_field(r, "max_block", "must be a positive whole number");
+        return bad_field(err, err_size, "max_block", "must be a positive whole number");
     if (q > 0)
         info->max_block = (uint32_t)v;
     return 0;
 }
 
+int routes_parse_ns_body(const char *text, size_t len, idmint_ns_info *out, char *err,
+                         size_t err_size)
+{
+    struct json *body = json_parse_object(text, len, err, err_size);
+    idmint_ns_info info;
+    int rc;
+
+    if (body == NULL)
+        return -1;
+    rc = ns_from_body(body, &info, err, err_size);
+    json_free(body);
+    if (rc == 0)
+        *out = info;
+    return rc;
+}
+
 void routes_ns_create(struct http_req *r, struct worker *w)
 {
     char err[256];
-    struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
     idmint_authority *a;
     idmint_ns_info info;
     uint64_t t0;
     int rc;
 
-    if (body == NULL) {
+    if (routes_parse_ns_body(r->body, r->body_len, &info, err, sizeof(err)) != 0) {
         routes_fail_http(r, 400, "invalid_argument", err);
         return;
     }
-    rc = ns_from_body(r, body, &info);
-    json_free(body);
-    if (rc != 0 || (a = authority(r, w)) == NULL)
+    if ((a = authority(r, w)) == NULL)
         return;
     t0 = metrics_now_ns();
     rc = idmint_ns_create(a, &info);

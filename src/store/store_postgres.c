@@ -589,11 +589,13 @@ static int pg_migrate_body(struct pg_store *s, void *ctx)
                         " version integer PRIMARY KEY, applied_at timestamptz NOT NULL)",
                         "create schema")) != 0)
         return rc;
-    for (v = version + 1; v <= PG_SCHEMA_VERSION; v++) {
-        if ((rc = pg_simple(s, pg_migrations[v - 1], "migrate schema")) != 0)
+    /* pg_migrations[k] takes the schema from version k to k + 1. */
+    for (v = version; v < PG_SCHEMA_VERSION; v++) {
+        if ((rc = pg_simple(s, pg_migrations[v], "migrate schema")) != 0)
             return rc;
         snprintf(sql, sizeof(sql),
-                 "INSERT INTO idmint.schema_version (version, applied_at) VALUES (%d, now())", v);
+                 "INSERT INTO idmint.schema_version (version, applied_at) VALUES (%d, now())",
+                 v + 1);
         if ((rc = pg_simple(s, sql, "record schema version")) != 0)
             return rc;
     }

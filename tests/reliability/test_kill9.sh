@@ -3,10 +3,10 @@
 # moments, at least 50 times, restarting them each round; then check every ID
 # they printed for duplicates, with `idmint verify` and, independently of any
 # idmint code, with sort | uniq -d.
-# Usage: test_kill9.sh /path/to/idmint [rounds]
+# Usage: test_kill9.sh /path/to/idmint [/path/to/idmintd]; KILL9_ROUNDS=N for more rounds
 set -euo pipefail
 IDMINT=$1
-rounds=${2:-25}
+rounds=${KILL9_ROUNDS:-25}
 dir=$(mktemp -d)
 trap 'kill -9 $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
 export IDMINT_AUTHORITY="sqlite:$dir/idmint.db"
