@@ -176,7 +176,8 @@ int64_t idmint__clock_read_ms(struct clock *c)
     return now_ms;
 }
 
-int64_t idmint__clock_now_ms(struct clock *c)
+/* The TSC-checked cache, then the clocks themselves. */
+static int64_t clock_tsc_ms(struct clock *c)
 {
     if (c->use_tsc) {
         uint64_t valid_until = atomic_load_explicit(&c->valid_until_tsc, memory_order_acquire);
@@ -185,6 +186,127 @@ int64_t idmint__clock_now_ms(struct clock *c)
             return atomic_load_explicit(&c->cached_ms, memory_order_relaxed);
     }
     return idmint__clock_read_ms(c);
+}
+
+/* ==== the process clock and its ticker ==== */
+
+#define TICK_NS           NS_PER_MS
+#define TICKS_BEFORE_IDLE 1000 /* stop after this many ticks without a reading */
+#define TLS_CHECK_EVERY   64
+
+static struct clock system_clock;
+static pthread_once_t system_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t ticker_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ticker_cv;
+static int ticker_has_thread; /* guarded by ticker_mu */
+static int ticker_is_wanted;  /* guarded by ticker_mu */
+static _Thread_local __attribute__((tls_model("initial-exec"))) unsigned tls_countdown;
+
+static void *ticker_main(void *arg)
+{
+    struct clock *c = arg;
+    unsigned idle_ticks = 0;
+    struct timespec next;
+
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (;;) {
+        /* Wake just after each millisecond of the monotonic clock. */
+        int64_t ns = timespec_ns(&next);
+
+        ns = (ns / TICK_NS + 1) * TICK_NS + TICK_NS / 50;
+        next.tv_sec = (time_t)(ns / NS_PER_S);
+        next.tv_nsec = (long)(ns % NS_PER_S);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0)
+            ;
+        (void)idmint__clock_read_ms(c);
+        if (atomic_exchange_explicit(&c->has_demand, 0, memory_order_relaxed))
+            idle_ticks = 0;
+        else if (++idle_ticks >= TICKS_BEFORE_IDLE) {
+            /* Nobody is reading: stop waking up until somebody does. */
+            pthread_mutex_lock(&ticker_mu);
+            atomic_store(&c->is_ticking, 0);
+            ticker_is_wanted = 0;
+            while (!ticker_is_wanted)
+                pthread_cond_wait(&ticker_cv, &ticker_mu);
+            pthread_mutex_unlock(&ticker_mu);
+            idle_ticks = 0;
+            (void)idmint__clock_read_ms(c);
+            atomic_store(&c->is_ticking, 1);
+            clock_gettime(CLOCK_MONOTONIC, &next);
+        }
+    }
+    return NULL;
+}
+
+static void ticker_start(struct clock *c)
+{
+    pthread_mutex_lock(&ticker_mu);
+    if (!ticker_has_thread) {
+        pthread_t t;
+        pthread_attr_t attr;
+
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        /* Without the thread every reading takes the TSC path: slower, still right. */
+        if (pthread_create(&t, &attr, ticker_main, c) == 0) {
+            ticker_has_thread = 1;
+            (void)idmint__clock_read_ms(c);
+            atomic_store(&c->is_ticking, 1);
+        }
+        pthread_attr_destroy(&attr);
+    } else if (!ticker_is_wanted) {
+        ticker_is_wanted = 1;
+        pthread_cond_signal(&ticker_cv);
+    }
+    pthread_mutex_unlock(&ticker_mu);
+}
+
+static void system_init(void)
+{
+    pthread_condattr_t attr;
+
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&ticker_cv, &attr);
+    pthread_condattr_destroy(&attr);
+    idmint__clock_init(&system_clock, NULL, NULL, NULL);
+    /* The ticker's cache is only trusted where the TSC can audit it. */
+    system_clock.use_ticker = system_clock.use_tsc;
+}
+
+struct clock *idmint__clock_system(void)
+{
+    pthread_once(&system_once, system_init);
+    return &system_clock;
+}
+
+void idmint__clock_after_fork(void)
+{
+    /* Only the forking thread survives: the ticker is gone, its mutex may
+     * have been held. Start over; the next reading restarts the ticker. */
+    pthread_mutex_init(&ticker_mu, NULL);
+    ticker_has_thread = 0;
+    ticker_is_wanted = 0;
+    atomic_store(&system_clock.is_ticking, 0);
+}
+
+int64_t idmint__clock_now_ms(struct clock *c)
+{
+    if (c->use_ticker) {
+        if (__builtin_expect(atomic_load_explicit(&c->is_ticking, memory_order_relaxed), 1)) {
+            /* The ticker may be late (a busy machine): every so often a
+             * reading checks the TSC, which also refreshes the cache. */
+            if (__builtin_expect(tls_countdown-- == 0, 0)) {
+                tls_countdown = TLS_CHECK_EVERY - 1;
+                return clock_tsc_ms(c);
+            }
+            if (!atomic_load_explicit(&c->has_demand, memory_order_relaxed))
+                atomic_store_explicit(&c->has_demand, 1, memory_order_relaxed);
+            return atomic_load_explicit(&c->cached_ms, memory_order_relaxed);
+        }
+        ticker_start(c);
+    }
+    return clock_tsc_ms(c);
 }
 
 void idmint__sleep_ms(uint32_t ms)

@@ -23,16 +23,18 @@ struct idmint {
     /* Hot and shared by every minting thread: one CAS target plus read-mostly
      * fields, kept away from the clock's cache line. */
     _Alignas(CACHE_LINE) struct snowflake sf;
-    _Alignas(CACHE_LINE) struct clock clk;
     _Alignas(CACHE_LINE) uint64_t fork_generation; /* idmint__fork_generation at open */
+    struct clock *clk; /* &own_clock when injected, else the process clock */
+    struct range_supply *rs;
     int is_range;
+    uint64_t range_cache_id; /* the range supply's key into idmint__range_tls */
     int64_t epoch_ms;
     uint32_t unit_ms;
     idmint_layout layout;
     uint32_t region;
     struct lease_keeper *lk;
-    struct range_supply *rs;
     char incarnation[33];
+    _Alignas(CACHE_LINE) struct clock own_clock; /* only with injected clocks */
 };
 
 _Atomic uint64_t idmint__fork_generation;
@@ -42,6 +44,7 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static void fork_child(void)
 {
     atomic_fetch_add(&idmint__fork_generation, 1);
+    idmint__clock_after_fork();
 }
 
 static void fork_install(void)
@@ -117,7 +120,12 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     if (m == NULL)
         return IDMINT_ENOMEM;
     memset(m, 0, sizeof(*m));
-    idmint__clock_init(&m->clk, o.wall_clock_ms, o.mono_clock_ns, o.clock_ctx);
+    if (o.wall_clock_ms != NULL) {
+        idmint__clock_init(&m->own_clock, o.wall_clock_ms, o.mono_clock_ns, o.clock_ctx);
+        m->clk = &m->own_clock;
+    } else {
+        m->clk = idmint__clock_system();
+    }
     m->fork_generation = atomic_load(&idmint__fork_generation);
 
     rc = idmint__authority_open_clock(&a, authority, o.region, o.wall_clock_ms, o.clock_ctx,
@@ -138,11 +146,13 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     if (info.kind == IDMINT_KIND_RANGE) {
         m->is_range = 1;
         rc = idmint__range_open(&m->rs, a, &info, &o, m->incarnation);
+        if (rc == 0)
+            m->range_cache_id = idmint__range_cache_id(m->rs);
     } else {
         m->layout = info.layout;
         m->epoch_ms = info.layout.epoch_ms;
         m->unit_ms = info.layout.unit_ms;
-        rc = idmint__lease_open(&m->lk, a, &info, &o, m->incarnation, &m->clk, &m->sf);
+        rc = idmint__lease_open(&m->lk, a, &info, &o, m->incarnation, m->clk, &m->sf);
     }
     a = NULL; /* owned by the range supply or the lease keeper now, even on failure */
     if (rc != 0)
@@ -170,14 +180,14 @@ static uint64_t now_unit(idmint *m, int64_t now_ms)
  */
 static int snowflake_mint(idmint *m, uint64_t *ids, size_t n, size_t *got)
 {
-    uint64_t t = now_unit(m, idmint__clock_now_ms(&m->clk));
+    uint64_t t = now_unit(m, idmint__clock_now_ms(m->clk));
     unsigned spins = 0;
     int rc;
 
     while ((rc = idmint__snowflake_next(&m->sf, t, ids, n, got)) == IDMINT__SNOWFLAKE_WAIT) {
         if (++spins > 64)
             sched_yield();
-        t = now_unit(m, idmint__clock_read_ms(&m->clk));
+        t = now_unit(m, idmint__clock_read_ms(m->clk));
     }
     if (rc == IDMINT_ELEASELOST)
         idmint__fail(rc, "the worker lease ran out or was taken away; open a new handle");
@@ -194,8 +204,16 @@ int idmint_next(idmint *m, uint64_t *id)
         return idmint__fail(IDMINT_EINVAL, "need a handle and an output pointer");
     if (is_forked(m))
         return forked_error();
-    if (m->is_range)
+    if (m->is_range) {
+        /* The common case inline: this thread's cached chunk, no shared line. */
+        struct range_tls *t = &idmint__range_tls[0];
+
+        if (t->owner == m->range_cache_id && t->next < t->end) {
+            *id = t->next++;
+            return 0;
+        }
         return idmint__range_next(m->rs, id);
+    }
     return snowflake_mint(m, id, 1, &got);
 }
 

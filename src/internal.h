@@ -55,6 +55,9 @@ struct clock {
     uint64_t (*mono_ns)(void *ctx); /* NULL: CLOCK_MONOTONIC */
     void *ctx;
     int use_tsc;                      /* fast path allowed */
+    int use_ticker;                   /* the process clock: served from a ticking cache */
+    _Atomic int is_ticking;           /* the ticker thread is keeping cached_ms current */
+    _Atomic int has_demand;           /* minted since the ticker last looked */
     _Atomic int64_t offset_ns;        /* wall - mono; only grows */
     _Atomic int64_t cached_ms;        /* last reading; only grows */
     _Atomic uint64_t valid_until_tsc; /* cached_ms is current while rdtsc() < this */
@@ -63,7 +66,20 @@ struct clock {
 /* Initialise @p c; NULL functions select the system clocks. */
 void idmint__clock_init(struct clock *c, int64_t (*wall_ms)(void *), uint64_t (*mono_ns)(void *),
                         void *ctx);
-/* Unix ms now, never less than any earlier reading of @p c. Thread-safe. */
+/*
+ * The process-wide system clock, shared by every handle without an injected
+ * clock. While it is in use a ticker thread refreshes its cache every
+ * millisecond, so a reading is one memory load; the ticker stops after a
+ * second without readings and starts again on the next one.
+ */
+struct clock *idmint__clock_system(void);
+/* Forget the ticker thread in a child after fork() (it does not exist there). */
+void idmint__clock_after_fork(void);
+/*
+ * Unix ms now, never less than any earlier reading of @p c. Thread-safe.
+ * May lag the true time by the ticker's scheduling delay; every 64th
+ * reading in a thread checks the TSC, so sustained minting never lags.
+ */
 int64_t idmint__clock_now_ms(struct clock *c);
 /* As idmint__clock_now_ms but always reads the clocks (no cache). */
 int64_t idmint__clock_read_ms(struct clock *c);
@@ -140,6 +156,18 @@ int idmint__authority_open_clock(struct idmint_authority **out, const char *url,
 
 struct range_supply;
 
+/* A thread's chunk of one supply's range; slot 0 is the most recently used. */
+struct range_tls {
+    uint64_t owner; /* cache_id of the supply, 0 for none */
+    uint64_t next;
+    uint64_t end;
+};
+#define IDMINT__RANGE_TLS_SLOTS 4
+extern _Thread_local __attribute__((
+    tls_model("initial-exec"))) struct range_tls idmint__range_tls[IDMINT__RANGE_TLS_SLOTS];
+/* The key under which @p rs caches chunks in idmint__range_tls; never reused. */
+uint64_t idmint__range_cache_id(struct range_supply *rs);
+
 /*
  * Reserve the first block of @p ns through @p a (owned by the supply from
  * now on) and start the refill thread. Returns 0 or the store's error.
@@ -147,6 +175,7 @@ struct range_supply;
 int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
                        const idmint_ns_info *ns, const idmint_options *opts,
                        const char *incarnation);
+/* Mint one value: the thread's chunk, else a new chunk (may wait, deadline_ms). */
 int idmint__range_next(struct range_supply *rs, uint64_t *id);
 int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n);
 uint64_t idmint__range_left(struct range_supply *rs);

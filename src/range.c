@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#define TLS_SLOTS         4
+#define TLS_SLOTS         IDMINT__RANGE_TLS_SLOTS
 #define CHUNK_MAX         8192u
 #define RETRY_BACKOFF_MIN 50u
 #define RETRY_BACKOFF_MAX 1000u
@@ -47,13 +47,8 @@ struct range_supply {
     pthread_t thread;
 };
 
-struct range_tls {
-    uint64_t owner; /* cache_id of the supply, 0 for none */
-    uint64_t next;
-    uint64_t end;
-};
-
-static _Thread_local struct range_tls tls_slots[TLS_SLOTS];
+_Thread_local __attribute__((
+    tls_model("initial-exec"))) struct range_tls idmint__range_tls[IDMINT__RANGE_TLS_SLOTS];
 static _Atomic uint64_t next_cache_id = 1;
 
 static int is_transient(int rc)
@@ -211,31 +206,32 @@ static struct range_tls *tls_slot(struct range_supply *rs)
     struct range_tls *hit = NULL;
 
     for (int i = 0; i < TLS_SLOTS; i++) {
-        if (tls_slots[i].owner == rs->cache_id) {
-            hit = &tls_slots[i];
+        if (idmint__range_tls[i].owner == rs->cache_id) {
+            hit = &idmint__range_tls[i];
             break;
         }
     }
     if (hit == NULL)
-        hit = &tls_slots[TLS_SLOTS - 1]; /* evict the least recently moved */
-    if (hit != &tls_slots[0]) {
+        hit = &idmint__range_tls[TLS_SLOTS - 1]; /* evict the least recently moved */
+    if (hit != &idmint__range_tls[0]) {
         struct range_tls tmp = *hit;
 
-        memmove(&tls_slots[1], &tls_slots[0], (size_t)(hit - tls_slots) * sizeof(tmp));
-        tls_slots[0] = tmp;
+        memmove(&idmint__range_tls[1], &idmint__range_tls[0],
+                (size_t)(hit - idmint__range_tls) * sizeof(tmp));
+        idmint__range_tls[0] = tmp;
     }
-    if (tls_slots[0].owner != rs->cache_id) {
+    if (idmint__range_tls[0].owner != rs->cache_id) {
         /* Values left in an evicted cache are simply never issued: gaps are
          * allowed, repeats are not. */
-        tls_slots[0].owner = rs->cache_id;
-        tls_slots[0].next = tls_slots[0].end = 0;
+        idmint__range_tls[0].owner = rs->cache_id;
+        idmint__range_tls[0].next = idmint__range_tls[0].end = 0;
     }
-    return &tls_slots[0];
+    return &idmint__range_tls[0];
 }
 
-int idmint__range_next(struct range_supply *rs, uint64_t *id)
+__attribute__((noinline)) int idmint__range_next(struct range_supply *rs, uint64_t *id)
 {
-    struct range_tls *t = &tls_slots[0];
+    struct range_tls *t = &idmint__range_tls[0];
     uint64_t start, got;
     int rc;
 
@@ -286,6 +282,11 @@ int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n)
         done += (size_t)got;
     }
     return 0;
+}
+
+uint64_t idmint__range_cache_id(struct range_supply *rs)
+{
+    return rs->cache_id;
 }
 
 uint64_t idmint__range_left(struct range_supply *rs)

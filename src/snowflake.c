@@ -34,6 +34,23 @@ int idmint__snowflake_next(struct snowflake *sf, uint64_t now_unit, uint64_t *id
     uint64_t old = atomic_load_explicit(&sf->state, memory_order_relaxed);
     uint64_t first, last, limit_time, until;
 
+    if (n == 1 && (old + 1) >> s == now_unit) {
+        /* The common case, one ID within the current unit: an addition
+         * never fails under contention the way a CAS does. The result is
+         * checked again; a value that fails the check is skipped (a gap),
+         * and the exact path below decides. */
+        uint64_t v = atomic_fetch_add_explicit(&sf->state, 1, memory_order_relaxed) + 1;
+        uint64_t t = v >> s;
+
+        until = atomic_load_explicit(&sf->lease_until, memory_order_acquire);
+        if (t == now_unit && t < until && t <= sf->max_time) {
+            ids[0] = (t << sf->time_shift) | sf->prefix | (v & sf->seq_mask);
+            *got = 1;
+            return 0;
+        }
+        old = atomic_load_explicit(&sf->state, memory_order_relaxed);
+    }
+
     for (;;) {
         uint64_t floor = now_unit << s;
 

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Exhaustive spin checks of models/*.pml: each real model must verify with no
+# error over a complete search; each broken variant and reachability probe
+# must fail an assertion (so the model can see what it claims to see).
+# Usage: check_models.sh [models-dir]   (needs spin and gcc on PATH)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+models=${1:-$here/../../models}
+memlim_mb=1024 # pan stops (and the check fails) rather than pass on a partial search
+depth=100000
+
+for tool in spin gcc; do
+    command -v "$tool" >/dev/null || { echo "model: $tool not found on PATH" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+passed=0
+failed=0
+
+# check <pass|fail> <model> [-Dflag]
+check() {
+    local want=$1 model=$2 flag=${3:-} name dir out states secs mem errors
+    name="$model${flag:+ $flag}"
+    dir="$tmp/$model${flag:+.${flag#-D}}"
+    mkdir -p "$dir"
+    cp "$models/$model.pml" "$dir/"
+    if ! (cd "$dir" && spin $flag -a "$model.pml" >spin.log 2>&1 &&
+        gcc -O2 -w -DSAFETY -DCOLLAPSE -DMEMLIM=$memlim_mb -o pan pan.c >gcc.log 2>&1); then
+        echo "FAIL $name: spin -a or gcc failed:"
+        cat "$dir/spin.log" "$dir/gcc.log" 2>/dev/null | head -20
+        failed=$((failed + 1))
+        return
+    fi
+    out=$(cd "$dir" && ./pan -m$depth 2>&1)
+    errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' <<<"$out" | tail -1)
+    states=$(awk '/states, stored/ {print $1; exit}' <<<"$out")
+    secs=$(awk '/pan: elapsed time/ {print $4; exit}' <<<"$out")
+    mem=$(awk '/total actual memory usage/ {print $1; exit}' <<<"$out")
+    local info="states=${states:-?} time=${secs:-?}s mem=${mem:-?}MB"
+    local why=""
+    if [[ -z "$errors" ]]; then
+        why="no result from pan"
+    elif [[ $want == pass ]]; then
+        if [[ $errors != 0 ]]; then
+            why="errors: $errors: $(grep -m1 -E 'violated|error' <<<"$out")"
+        elif grep -qE 'max search depth too small|MEMLIM bound|out of memory|Search not completed' \
+            <<<"$out"; then
+            why="search incomplete: $(grep -m1 -E 'depth too small|MEMLIM|memory|not completed' <<<"$out")"
+        fi
+    elif ! grep -q 'assertion violated' <<<"$out" || [[ $errors == 0 ]]; then
+        why="expected an assertion violation, got errors: $errors"
+    fi
+    if [[ -z "$why" ]]; then
+        if [[ $want == pass ]]; then
+            echo "ok   $name: verified, $info"
+        else
+            echo "ok   $name: fails as expected ($(grep -m1 'assertion violated' <<<"$out" |
+                sed 's/^pan:1: //; s/ (at depth.*//')), $info"
+        fi
+        passed=$((passed + 1))
+    else
+        echo "FAIL $name: $why, $info"
+        failed=$((failed + 1))
+    fi
+}
+
+check pass lease
+check fail lease -DBROKEN_FENCE
+check fail lease -DREACH_STALE_MINT
+check fail lease -DREACH_REPLAY
+check fail lease -DREACH_FULL
+check pass range
+check fail range -DBROKEN_REPLAY
+check fail range -DREACH_RETRY_SAVED
+check fail range -DREACH_FULL
+
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]
