@@ -192,7 +192,7 @@ static int64_t clock_tsc_ms(struct clock *c)
 
 #define TICK_NS           NS_PER_MS
 #define TICKS_BEFORE_IDLE 1000 /* stop after this many ticks without a reading */
-#define TLS_CHECK_EVERY   64
+#define TLS_CHECK_EVERY   16
 
 static struct clock system_clock;
 static pthread_once_t system_once = PTHREAD_ONCE_INIT;

@@ -77,7 +77,7 @@ struct clock *idmint__clock_system(void);
 void idmint__clock_after_fork(void);
 /*
  * Unix ms now, never less than any earlier reading of @p c. Thread-safe.
- * May lag the true time by the ticker's scheduling delay; every 64th
+ * May lag the true time by the ticker's scheduling delay; every 16th
  * reading in a thread checks the TSC, so sustained minting never lags.
  */
 int64_t idmint__clock_now_ms(struct clock *c);

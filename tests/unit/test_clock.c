@@ -10,7 +10,9 @@
 #include "internal.h"
 #include "testsupport.h"
 
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static int64_t realtime_ms(void)
 {
@@ -74,12 +76,64 @@ static void test_clock__system_readings_track_realtime_and_never_decrease(void *
     }
 }
 
+/*
+ * Readings of @p c for @p ms: never decreasing, never ahead of
+ * CLOCK_REALTIME, and (the ticker working) at least 99% of them within a
+ * millisecond of it; the rest may lag by the ticker's scheduling delay.
+ */
+static int tracks_realtime(struct clock *c, uint64_t ms)
+{
+    uint64_t start = idmint__deadline_now_ms();
+    int64_t prev = 0;
+    long total = 0, late = 0;
+
+    while (idmint__deadline_now_ms() - start < ms) {
+        for (int i = 0; i < 1000; i++) {
+            int64_t before = realtime_ms();
+            int64_t now = idmint__clock_now_ms(c);
+            int64_t after = realtime_ms();
+
+            if (now < prev || now > after + 1)
+                return 0;
+            late += now < before - 1;
+            total++;
+            prev = now;
+        }
+    }
+    return late * 100 <= total;
+}
+
+static void test_clock__process_clock_ticks_with_realtime(void **state)
+{
+    (void)state;
+    assert_true(tracks_realtime(idmint__clock_system(), 300));
+}
+
+static void test_clock__process_clock_works_in_a_forked_child(void **state)
+{
+    pid_t pid;
+    int status;
+
+    (void)state;
+    assert_true(tracks_realtime(idmint__clock_system(), 50)); /* the ticker is running */
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        idmint__fork_watch(); /* what idmint_open installs */
+        _exit(tracks_realtime(idmint__clock_system(), 300) ? 0 : 1);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clock__wall_stepped_back_is_ignored),
         cmocka_unit_test(test_clock__wall_stepped_forward_is_followed),
         cmocka_unit_test(test_clock__system_readings_track_realtime_and_never_decrease),
+        cmocka_unit_test(test_clock__process_clock_ticks_with_realtime),
+        cmocka_unit_test(test_clock__process_clock_works_in_a_forked_child),
     };
     return cmocka_run_group_tests_name("clock", tests, NULL, NULL);
 }
