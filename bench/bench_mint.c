@@ -526,7 +526,8 @@ static void print_row(const char *label, unsigned threads, const struct result *
         printf("%-34s %3u  %12s  %9s  %s\n", label, threads, "error", "-", "(see stderr)");
         return;
     }
-    printf("%-34s %3u  %11.2fM  %9.1f  %s\n", label, threads, r->rate / 1e6, r->ns_per_id, note);
+    printf("%-34s %3u  %11.2fM  %9.1f%s%s\n", label, threads, r->rate / 1e6, r->ns_per_id,
+           note[0] != '\0' ? "  " : "", note);
 }
 
 static struct result run_case(const char *label, const char *ns, uint32_t borrow_ms,
