@@ -102,11 +102,15 @@ lib_loop() {
     local ns=$1 k=$2 run=0 st
     while [ ! -e "$T/stop" ]; do
         run=$((run + 1))
-        st=0
-        "$IDMINT" mint -n 100000 --ns "$ns" --authority "$URL" --lease 2 \
+        # PIPESTATUS must be read before anything else runs: `|| true` would
+        # reset it and count every run as ok.
+        if "$IDMINT" mint -n 100000 --ns "$ns" --authority "$URL" --lease 2 \
             2>>"$T/lib.$ns.$k.err" | python3 "$T/throttle.py" "$LIB_RATE" \
-            >"$T/lib.$ns.$k.$run.ids" || true
-        st=${PIPESTATUS[0]}
+            >"$T/lib.$ns.$k.$run.ids"; then
+            st=0
+        else
+            st=${PIPESTATUS[0]}
+        fi
         if [ "$st" -eq 0 ]; then
             echo ok >>"$T/lib.runs"
         else
