@@ -209,7 +209,8 @@ static int ns_from_body(const struct json *body, idmint_ns_info *info, char *err
         for (i = 0; i < 3; i++)
             if (json_get_str(body, snowflake_only[i], &text) != 0 ||
                 json_get_int(body, snowflake_only[i], &v) != 0)
-                return bad_field(err, err_size, snowflake_only[i], "is for snowflake namespaces only");
+                return bad_field(err, err_size, snowflake_only[i],
+                                 "is for snowflake namespaces only");
     }
     if ((q = get_u64(body, "start", &u)) < 0)
         return bad_field(err, err_size, "start", "must be a decimal string");

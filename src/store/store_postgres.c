@@ -129,7 +129,8 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     " unit_ms bigint NOT NULL, epoch_ms bigint NOT NULL,"
     " next_value numeric(20, 0) NOT NULL, max_value bigint NOT NULL,"
     " block bigint NOT NULL, max_block bigint NOT NULL,"
-    " disabled boolean NOT NULL, created_ms bigint NOT NULL);"
+    " disabled boolean NOT NULL, created_ms bigint NOT NULL,"
+    " last_start numeric(20, 0) NOT NULL DEFAULT 0);"
     "CREATE TABLE idmint.worker_leases ("
     " namespace text NOT NULL, region bigint NOT NULL, worker_id bigint NOT NULL,"
     " holder text NOT NULL, generation bigint NOT NULL, lease_until bigint NOT NULL,"
@@ -145,19 +146,20 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     " detail text NOT NULL);"
     /*
      * One reservation is one statement and so one round trip and one
-     * transaction. The namespace row is locked first, so a replay racing
-     * its original waits and then finds the saved record. status: 0 done
-     * (or replayed), 1 replay with another count (r_info: saved count),
-     * 2 no namespace, 3 not a range namespace, 4 disabled, 5 count above
-     * max_block (r_info), 6 exhausted (r_info: max_value).
+     * transaction, and in the common case one write of the namespace row:
+     * SET reads the old row, so last_start receives the old next_value.
+     * A replay racing its original waits on that row, then fails to insert
+     * the request record and raises serialization_failure; the caller's
+     * retry then finds the saved range. status: 0 done (or replayed), 1
+     * replay with another count (r_info: saved count), 2 no namespace, 3
+     * not a range namespace, 4 disabled, 5 count above max_block (r_info),
+     * 6 exhausted (r_info: max_value).
      */
     "CREATE FUNCTION idmint.range_reserve(p_ns text, p_inc text, p_req text,"
     " p_count bigint, p_now bigint, OUT status integer, OUT r_start numeric,"
     " OUT r_end numeric, OUT r_info numeric) LANGUAGE plpgsql AS $fn$"
     " DECLARE n idmint.namespaces%ROWTYPE; saved bigint;"
     " BEGIN"
-    "  SELECT * INTO n FROM idmint.namespaces WHERE name = p_ns FOR UPDATE;"
-    "  IF NOT FOUND THEN status := 2; RETURN; END IF;"
     "  SELECT l.count, l.start_value, l.end_value INTO saved, r_start, r_end"
     "   FROM idmint.range_leases l"
     "   WHERE l.namespace = p_ns AND l.incarnation = p_inc AND l.request_id = p_req;"
@@ -167,16 +169,27 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     "   ELSE status := 0; END IF;"
     "   RETURN;"
     "  END IF;"
-    "  IF n.kind <> 'range' THEN status := 3; RETURN; END IF;"
-    "  IF n.disabled THEN status := 4; RETURN; END IF;"
-    "  IF p_count > n.max_block THEN status := 5; r_info := n.max_block; RETURN; END IF;"
-    "  IF n.next_value > n.max_value THEN status := 6; r_info := n.max_value; RETURN; END IF;"
-    "  r_start := n.next_value;"
-    "  r_end := least(n.next_value + p_count, n.max_value::numeric + 1);"
+    "  UPDATE idmint.namespaces SET last_start = next_value,"
+    "   next_value = least(next_value + p_count, max_value::numeric + 1)"
+    "   WHERE name = p_ns AND kind = 'range' AND NOT disabled AND p_count <= max_block"
+    "   AND next_value <= max_value"
+    "   RETURNING last_start, next_value INTO r_start, r_end;"
+    "  IF NOT FOUND THEN"
+    "   SELECT * INTO n FROM idmint.namespaces WHERE name = p_ns;"
+    "   IF NOT FOUND THEN status := 2; RETURN; END IF;"
+    "   IF n.kind <> 'range' THEN status := 3; RETURN; END IF;"
+    "   IF n.disabled THEN status := 4; RETURN; END IF;"
+    "   IF p_count > n.max_block THEN status := 5; r_info := n.max_block; RETURN; END IF;"
+    "   status := 6; r_info := n.max_value; RETURN;"
+    "  END IF;"
     "  INSERT INTO idmint.range_leases"
     "   (namespace, incarnation, request_id, count, start_value, end_value, created_ms)"
-    "   VALUES (p_ns, p_inc, p_req, p_count, r_start, r_end, p_now);"
-    "  UPDATE idmint.namespaces SET next_value = r_end WHERE name = p_ns;"
+    "   VALUES (p_ns, p_inc, p_req, p_count, r_start, r_end, p_now)"
+    "   ON CONFLICT DO NOTHING;"
+    "  IF NOT FOUND THEN"
+    "   RAISE EXCEPTION 'request % of % was saved concurrently', p_req, p_inc"
+    "    USING ERRCODE = 'serialization_failure';"
+    "  END IF;"
     "  status := 0;"
     " END $fn$;",
 };
