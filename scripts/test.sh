@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Build and run every test: format and static checks, then the whole suite
-# under ASan+UBSan, the threaded tests under TSan, and a release build (gcc)
-# where the full-volume uniqueness tests run at speed.
+# Build and run every test: format and static checks, the whole suite under
+# ASan+UBSan (the slow whole-system runs excepted), the threaded tests under
+# TSan, a release build where every test runs, the full-volume ones at speed,
+# and each fuzz target for a bounded time under libFuzzer.
+# IDMINT_FUZZ_SECONDS sets the fuzzing budget per target (default 45).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -20,7 +22,7 @@ stage "dev: ASan+UBSan, -Werror"
 cmake -S . -B build/dev -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
     -DIDMINT_SANITIZE=address,undefined -DIDMINT_TIMEOUT_SCALE=4 -DIDMINT_BENCH=OFF >/dev/null
 cmake --build build/dev -j"$jobs"
-(cd build/dev && ctest -j"$jobs" --output-on-failure)
+(cd build/dev && ctest -j"$jobs" --output-on-failure -LE slow)
 
 stage "tsan: threaded tests"
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
@@ -32,5 +34,8 @@ stage "release: full-volume tests"
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DIDMINT_WERROR=ON >/dev/null
 cmake --build build/release -j"$jobs"
 (cd build/release && ctest -j"$jobs" --output-on-failure)
+
+stage "fuzz: every target under libFuzzer + ASan+UBSan"
+fuzz/run.sh "${IDMINT_FUZZ_SECONDS:-45}"
 
 stage "done"
