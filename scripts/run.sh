@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-cmake --build build/release -j"$(nproc)" --target idmintd idmint_cli >/dev/null
+cmake -S . -B build/run -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DIDMINT_BENCH=OFF >/dev/null
+cmake --build build/run -j"$(nproc)" --target idmintd idmint_cli >/dev/null
 export IDMINT_AUTHORITY="${IDMINT_AUTHORITY:-sqlite:./idmint.db}"
 listen="${IDMINT_LISTEN:-127.0.0.1:8080}"
 for ((i = 1; i <= $#; i++)); do
@@ -21,4 +21,4 @@ try:     curl 'http://$listen/v1/ids?count=5'
          curl -H 'Accept: text/plain' 'http://$listen/v1/ids?count=3'
          curl 'http://$listen/v1/namespaces'
 MSG
-exec build/release/idmintd --listen "$listen" "$@"
+exec build/run/idmintd --listen "$listen" "$@"
