@@ -19,19 +19,19 @@ cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 --inline-s
     -D__GNUC__ -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -Isrc/store src cmd
 
 stage "dev: ASan+UBSan, -Werror"
-cmake -S . -B build/dev -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
+cmake -S . -B build/dev -DBUILD_TESTING=ON -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
     -DIDMINT_SANITIZE=address,undefined -DIDMINT_TIMEOUT_SCALE=4 -DIDMINT_BENCH=OFF >/dev/null
 cmake --build build/dev -j"$jobs"
 (cd build/dev && ctest -j"$jobs" --output-on-failure -LE slow)
 
 stage "tsan: threaded tests"
-cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
+cmake -S . -B build/tsan -DBUILD_TESTING=ON -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
     -DIDMINT_SANITIZE=thread -DIDMINT_TIMEOUT_SCALE=8 -DIDMINT_BENCH=OFF >/dev/null
 cmake --build build/tsan -j"$jobs"
 (cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j"$jobs" -L 'unit|store' --output-on-failure)
 
 stage "release: full-volume tests"
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DIDMINT_WERROR=ON >/dev/null
+cmake -S . -B build/release -DBUILD_TESTING=ON -DCMAKE_BUILD_TYPE=Release -DIDMINT_WERROR=ON >/dev/null
 cmake --build build/release -j"$jobs"
 (cd build/release && ctest -j"$jobs" --output-on-failure)
 
