@@ -263,12 +263,7 @@ static void ticker_start(struct clock *c)
 
 static void system_init(void)
 {
-    pthread_condattr_t attr;
-
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&ticker_cv, &attr);
-    pthread_condattr_destroy(&attr);
+    idmint__cond_init_monotonic(&ticker_cv);
     idmint__clock_init(&system_clock, NULL, NULL, NULL);
     /* The ticker's cache is only trusted where the TSC can audit it. */
     system_clock.use_ticker = system_clock.use_tsc;
@@ -315,6 +310,30 @@ void idmint__sleep_ms(uint32_t ms)
 
     while (nanosleep(&ts, &ts) != 0)
         ;
+}
+
+void idmint__cond_init_monotonic(pthread_cond_t *cv)
+{
+    pthread_condattr_t attr;
+
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+struct timespec idmint__monotonic_after_ms(uint64_t ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)(ms / 1000u);
+    ts.tv_nsec += (long)(ms % 1000u) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
 }
 
 uint64_t idmint__deadline_now_ms(void)

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define IDMINT_DEFAULT_AUTHORITY "sqlite:./idmint.db"
 #define IDMINT_DEFAULT_NS        "default"
@@ -87,6 +88,10 @@ int64_t idmint__clock_read_ms(struct clock *c);
 void idmint__sleep_ms(uint32_t ms);
 /* Real CLOCK_MONOTONIC in ms, for deadlines. */
 uint64_t idmint__deadline_now_ms(void);
+/* A condition variable whose timed waits run on CLOCK_MONOTONIC (immune to clock steps). */
+void idmint__cond_init_monotonic(pthread_cond_t *cv);
+/* The CLOCK_MONOTONIC instant @p ms from now, for pthread_cond_timedwait. */
+struct timespec idmint__monotonic_after_ms(uint64_t ms);
 
 /* ==== layout.c ==== */
 

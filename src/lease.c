@@ -48,28 +48,11 @@ static uint64_t until_unit(struct lease_keeper *lk)
     return unit_at(&lk->layout, idmint__clock_read_ms(lk->clk) + (int64_t)lk->lease_ms);
 }
 
-static void cond_init_monotonic(pthread_cond_t *cv)
-{
-    pthread_condattr_t attr;
-
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(cv, &attr);
-    pthread_condattr_destroy(&attr);
-}
-
 /* Wait on lk->cv for up to @p ms; lk->mu held. Returns early when stopping. */
 static void wait_ms_locked(struct lease_keeper *lk, uint32_t ms)
 {
-    struct timespec ts;
+    struct timespec ts = idmint__monotonic_after_ms(ms);
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += (time_t)(ms / 1000u);
-    ts.tv_nsec += (long)(ms % 1000u) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
     while (!lk->is_stopping && pthread_cond_timedwait(&lk->cv, &lk->mu, &ts) != ETIMEDOUT)
         ;
 }
@@ -167,7 +150,7 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     lk->lease_ms = opts->lease_ms;
     lk->renew_ms = opts->renew_ms;
     pthread_mutex_init(&lk->mu, NULL);
-    cond_init_monotonic(&lk->cv);
+    idmint__cond_init_monotonic(&lk->cv);
     lk->lease.region = opts->region;
     memcpy(lk->lease.holder, incarnation, sizeof(lk->lease.holder));
 

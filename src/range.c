@@ -56,30 +56,6 @@ static int is_transient(int rc)
     return rc == IDMINT_EUNAVAILABLE || rc == IDMINT_ESTORE || rc == IDMINT_ETIMEDOUT;
 }
 
-static void cond_init_monotonic(pthread_cond_t *cv)
-{
-    pthread_condattr_t attr;
-
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(cv, &attr);
-    pthread_condattr_destroy(&attr);
-}
-
-static struct timespec monotonic_after_ms(uint64_t ms)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += (time_t)(ms / 1000u);
-    ts.tv_nsec += (long)(ms % 1000u) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
-
 /*
  * One reservation with a fixed request id: a lost reply is retried with the
  * same id, so the authority hands back the range it already saved instead of
@@ -144,7 +120,7 @@ static void *refill_main(void *arg)
         }
         pthread_cond_broadcast(&rs->cv_done);
         if (rc != 0 && is_transient(rc) && !rs->is_stopping) {
-            struct timespec ts = monotonic_after_ms(backoff);
+            struct timespec ts = idmint__monotonic_after_ms(backoff);
 
             pthread_cond_timedwait(&rs->cv_work, &rs->mu, &ts);
             backoff = backoff * 2 > RETRY_BACKOFF_MAX ? RETRY_BACKOFF_MAX : backoff * 2;
@@ -160,7 +136,7 @@ static void *refill_main(void *arg)
  */
 static int take_shared(struct range_supply *rs, uint64_t want, uint64_t *start, uint64_t *got)
 {
-    struct timespec deadline = monotonic_after_ms(rs->deadline_ms);
+    struct timespec deadline = idmint__monotonic_after_ms(rs->deadline_ms);
     uint64_t seen_attempts;
     int rc = 0;
 
@@ -324,8 +300,8 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
         rs->chunk = 1;
     rs->deadline_ms = opts->deadline_ms;
     pthread_mutex_init(&rs->mu, NULL);
-    cond_init_monotonic(&rs->cv_work);
-    cond_init_monotonic(&rs->cv_done);
+    idmint__cond_init_monotonic(&rs->cv_work);
+    idmint__cond_init_monotonic(&rs->cv_done);
 
     rc = reserve(rs, rs->request_seq, &first);
     if (rc != 0)
