@@ -32,25 +32,6 @@ struct open_result {
     char msg[160];
 };
 
-/* The URL from $IDMINT_TEST_PG_URL, else the first line of the file $IDMINT_PG_ENV. */
-static char *postgres_url(void)
-{
-    const char *url = getenv("IDMINT_TEST_PG_URL");
-    const char *env = getenv("IDMINT_PG_ENV");
-    char line[1024];
-    FILE *fp;
-
-    if (url != NULL && url[0] != '\0')
-        return strdup(url);
-    if (env == NULL || env[0] == '\0' || (fp = fopen(env, "r")) == NULL)
-        return NULL;
-    if (fgets(line, sizeof(line), fp) == NULL)
-        line[0] = '\0';
-    fclose(fp);
-    line[strcspn(line, "\r\n")] = '\0';
-    return line[0] != '\0' ? strdup(line) : NULL;
-}
-
 /* Block until the other end of @p fd is closed by every writer. */
 static void wait_closed(int fd)
 {
@@ -148,7 +129,7 @@ static void race(const char *url)
 static void
 test_pg_race__32_openers_of_8_worker_ids_on_postgres_give_8_distinct_winners(void **state)
 {
-    char *url = postgres_url();
+    char *url = ts_pg_url();
 
     (void)state;
     if (url == NULL)

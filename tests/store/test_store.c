@@ -47,29 +47,10 @@ static int sqlite_setup(struct fx *f)
     return f->url == NULL ? -1 : 0;
 }
 
-/* The URL from $IDMINT_TEST_PG_URL, else the first line of the file $IDMINT_PG_ENV. */
-static char *postgres_url(void)
-{
-    const char *url = getenv("IDMINT_TEST_PG_URL");
-    const char *env = getenv("IDMINT_PG_ENV");
-    char line[1024];
-    FILE *fp;
-
-    if (url != NULL && url[0] != '\0')
-        return strdup(url);
-    if (env == NULL || env[0] == '\0' || (fp = fopen(env, "r")) == NULL)
-        return NULL;
-    if (fgets(line, sizeof(line), fp) == NULL)
-        line[0] = '\0';
-    fclose(fp);
-    line[strcspn(line, "\r\n")] = '\0';
-    return line[0] != '\0' ? strdup(line) : NULL;
-}
-
 static int postgres_setup(struct fx *f)
 {
     /* A missing server is a failure, never a skip. */
-    f->url = postgres_url();
+    f->url = ts_pg_url();
     if (f->url == NULL) {
         fprintf(stderr, "no PostgreSQL: set IDMINT_TEST_PG_URL, or IDMINT_PG_ENV to the file "
                         "tests/support/pg-start.sh writes\n");
