@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -278,6 +279,11 @@ int main(int argc, char **argv)
         secs = 3.0;
     if ((dir = mkdtemp(tmpl)) == NULL) {
         fprintf(stderr, "bench_reserve: mkdtemp: %s\n", strerror(errno));
+        return 1;
+    }
+    /* The private cluster runs as the postgres user, who must reach its folder inside. */
+    if (chmod(dir, 0711) != 0) {
+        fprintf(stderr, "bench_reserve: chmod %s: %s\n", dir, strerror(errno));
         return 1;
     }
     source_dir(src, sizeof(src));

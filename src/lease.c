@@ -170,10 +170,12 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
         if (rc == 0)
             rc = idmint__store_lease_renew(a->st, lk->ns, &lk->lease, until_unit(lk));
         if (rc != 0) {
-            int saved = rc;
+            char why[512];
 
+            /* The release may fail and set its own message: keep ours. */
+            snprintf(why, sizeof(why), "%s", idmint_errmsg());
             (void)idmint__store_lease_release(a->st, lk->ns, &lk->lease, lk->lease.fence_found);
-            rc = saved;
+            rc = idmint__fail(rc, "%s", why);
             goto fail;
         }
     }

@@ -62,8 +62,10 @@ struct store_ops {
 
     /*
      * Take a worker id of (@p ns, @p lease->region) for @p lease->holder in
-     * one conditional write: the lowest id with no holder or whose E is below
-     * @p now_unit, else a never-used id below @p worker_count, else ENOWORKER.
+     * one conditional write: an id whose E is below @p now_unit (lowest
+     * first), else a never-used id below @p worker_count, else a released id
+     * whose E is still ahead (soonest E first: a holder whose clock ran
+     * ahead released it), else ENOWORKER.
      * Sets E = max(old E, @p until_unit), generation + 1. Fills worker_id,
      * generation, fence_found (E before the take; 0 for a new row) and
      * lease_until. ENOTFOUND / EDISABLED from the namespace row.

@@ -87,7 +87,13 @@ static const char *const pg_sql[ST__COUNT] = {
                       "FROM idmint.worker_leases WHERE namespace = $1::text "
                       "AND region = $2::bigint AND worker_id < $3::bigint "
                       "AND (holder = '' OR lease_until < $6::bigint) "
-                      "ORDER BY worker_id LIMIT 1 FOR UPDATE) "
+                      /* As in SQLite: an id whose E has passed first; a
+                       * fenced one only when no new id is left. */
+                      "AND (lease_until < $6::bigint OR (SELECT count(*) FROM "
+                      "idmint.worker_leases WHERE namespace = $1::text AND region = $2::bigint) "
+                      ">= $3::bigint) "
+                      "ORDER BY lease_until >= $6::bigint, lease_until, worker_id LIMIT 1 "
+                      "FOR UPDATE) "
                       "UPDATE idmint.worker_leases w SET holder = $4::text, "
                       "generation = w.generation + 1, "
                       "lease_until = greatest(w.lease_until, $5::bigint) FROM c "

@@ -66,9 +66,14 @@ static const char *const sq_sql[ST__COUNT] = {
                         "VALUES (?1, ?2, ?3, ?4, ?5)",
     [ST_AUDIT_LIST] = "SELECT seq, at_ms, actor, action, namespace, detail FROM audit "
                       "WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+    /* An id whose E has passed first; one still fenced (released early by a
+     * clock running ahead) only when no new id is left, soonest E first:
+     * its taker must wait for the clock to pass that E. */
     [ST_LEASE_FREE] = "SELECT worker_id, generation, lease_until FROM worker_leases "
                       "WHERE namespace = ?1 AND region = ?2 AND worker_id < ?3 "
-                      "AND (holder = '' OR lease_until < ?4) ORDER BY worker_id LIMIT 1",
+                      "AND (holder = '' OR lease_until < ?4) AND (lease_until < ?4 OR "
+                      "(SELECT count(*) FROM worker_leases WHERE namespace = ?1 AND region = ?2) "
+                      ">= ?3) ORDER BY lease_until >= ?4, lease_until, worker_id LIMIT 1",
     [ST_LEASE_COUNT] = "SELECT count(*) FROM worker_leases WHERE namespace = ?1 AND region = ?2",
     [ST_LEASE_TAKE] = "UPDATE worker_leases SET holder = ?4, generation = ?5, lease_until = ?6 "
                       "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3",

@@ -456,15 +456,23 @@ static void test_store__lease_take_picks_the_lowest_free_id(void **state)
     }
     assert_int_equal(idmint__store_lease_release(f->st, ns, &l[1], 1200), 0);
     assert_int_equal(idmint__store_lease_release(f->st, ns, &l[0], 1100), 0);
+    /* Both released ids are fenced until 1100 and 1200: at 1000 a new id
+     * is better, since its taker need not wait. */
+    lease_init(&m, 0, HOLDER_C);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m), 0);
+    assert_int_equal(m.worker_id, 3);
+    assert_int_equal(m.fence_found, 0);
+    /* Once their E has passed, the lowest released id comes first. */
     lease_init(&m, 0, HOLDER_B);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1300, 1900, &m), 0);
     assert_int_equal(m.worker_id, 0);
+    assert_int_equal(m.fence_found, 1100);
     lease_init(&m, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1300, 1900, &m), 0);
     assert_int_equal(m.worker_id, 1);
     lease_init(&m, 0, HOLDER_A);
     assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m), 0);
-    assert_int_equal(m.worker_id, 3); /* a new row: nothing free below it */
+    assert_int_equal(m.worker_id, 4); /* a new row: nothing free below it */
 }
 
 static void test_store__lease_take_when_every_id_is_held_is_no_worker(void **state)
@@ -677,9 +685,9 @@ static void test_store__force_release_makes_the_old_holder_lose_its_lease(void *
     assert_int_equal(au[1].at_ms, NOW_MS + 3);
     assert_non_null(strstr(au[1].detail, HOLDER_A));
 
-    /* The next taker still mints only after E. */
+    /* The next taker of that id (the only one left) still mints only after E. */
     lease_init(&b, 1, HOLDER_B);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1001, 1700, &b), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1001, 1700, &b), 0);
     assert_int_equal(b.worker_id, a.worker_id);
     assert_int_equal(b.fence_found, 1600);
     assert_int_equal(b.generation, 3);

@@ -363,6 +363,35 @@ static void test_handle__lost_reply_on_refill_is_retried_for_the_same_range(void
     ts_fault_reset();
 }
 
+static void test_handle__an_id_released_ahead_of_the_clock_does_not_block_others(void **state)
+{
+    struct fixture *f = *state;
+    struct ts_fake_clock ahead;
+    idmint_options o;
+    idmint *m;
+    idmint_handle_info info;
+    uint64_t id;
+
+    /* A process whose clock runs an hour ahead mints and closes cleanly,
+     * releasing its id with E an hour in the future. */
+    ts_fake_init(&ahead, (int64_t)time(NULL) * 1000 + 3600000);
+    idmint_options_init(&o);
+    o.wall_clock_ms = ts_fake_wall_ms;
+    o.mono_clock_ns = ts_fake_mono_ns;
+    o.clock_ctx = &ahead;
+    assert_int_equal(idmint_open(&m, f->url, "default", &o), 0);
+    assert_int_equal(idmint_next(m, &id), 0);
+    idmint_close(m);
+    /* A correct clock takes another id at once instead of waiting for it. */
+    idmint_options_init(&o);
+    o.clock_wait_ms = 100;
+    assert_int_equal(idmint_open(&m, f->url, "default", &o), 0);
+    assert_int_equal(idmint_info(m, &info), 0);
+    assert_int_equal(info.worker_id, 1);
+    assert_int_equal(idmint_next(m, &id), 0);
+    idmint_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +407,7 @@ int main(void)
         T(test_handle__range_batch_and_threads_never_repeat),
         T(test_handle__bad_options_and_unknown_namespace_are_refused),
         T(test_handle__lost_reply_on_refill_is_retried_for_the_same_range),
+        T(test_handle__an_id_released_ahead_of_the_clock_does_not_block_others),
 #undef T
     };
     return cmocka_run_group_tests_name("handle", tests, NULL, NULL);
