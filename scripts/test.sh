@@ -3,7 +3,7 @@
 # ASan+UBSan (the slow whole-system runs excepted), the threaded tests under
 # TSan, a release build where every test runs, the full-volume ones at speed,
 # and each fuzz target for a bounded time under libFuzzer.
-# IDMINT_FUZZ_SECONDS sets the fuzzing budget per target (default 45).
+# IDMINT_FUZZ_SECONDS sets the fuzzing budget per target (default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -36,6 +36,6 @@ cmake --build build/release -j"$jobs"
 (cd build/release && ctest -j"$jobs" --output-on-failure)
 
 stage "fuzz: every target under libFuzzer + ASan+UBSan"
-fuzz/run.sh "${IDMINT_FUZZ_SECONDS:-45}"
+fuzz/run.sh "${IDMINT_FUZZ_SECONDS:-60}"
 
 stage "done"
