@@ -78,8 +78,9 @@ struct clock *idmint__clock_system(void);
 void idmint__clock_after_fork(void);
 /*
  * Unix ms now, never less than any earlier reading of @p c. Thread-safe.
- * May lag the true time by the ticker's scheduling delay; every 16th
- * reading in a thread checks the TSC, so sustained minting never lags.
+ * From the process clock a reading may lag the true time when the ticker
+ * thread is starved: every 16th reading in a thread checks the TSC, so the
+ * lag lasts at most 15 readings of a thread (after it was itself stalled).
  */
 int64_t idmint__clock_now_ms(struct clock *c);
 /* As idmint__clock_now_ms but always reads the clocks (no cache). */
