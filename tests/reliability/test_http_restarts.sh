@@ -80,22 +80,7 @@ URL="http://127.0.0.1:$PORT"
 
 # The throttle keeps each library process alive for seconds (its stdout
 # blocks), so leases are renewed and ranges refilled across the crashes.
-cat >"$T/throttle.py" <<'EOF'
-import sys, time
-rate = int(sys.argv[1])
-inp, out = sys.stdin.buffer, sys.stdout.buffer
-start, done = time.monotonic(), 0
-while True:
-    chunk = inp.read1(16384)
-    if not chunk:
-        break
-    out.write(chunk)
-    out.flush()
-    done += len(chunk)
-    ahead = done / rate - (time.monotonic() - start)
-    if ahead > 0:
-        time.sleep(ahead)
-EOF
+cp "$(dirname "$0")/../support/throttle.py" "$T/throttle.py"
 
 # lib_loop NS K: run `idmint mint` until told to stop; one file per run.
 lib_loop() {

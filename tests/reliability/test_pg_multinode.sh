@@ -179,22 +179,7 @@ done
 # The throttle keeps each library process alive for seconds (its stdout
 # blocks), so leases are renewed and ranges refilled across the crashes and
 # the outage, and the output stays within what one disk and sort can take.
-cat >"$T/throttle.py" <<'EOF'
-import sys, time
-rate = int(sys.argv[1])
-inp, out = sys.stdin.buffer, sys.stdout.buffer
-start, done = time.monotonic(), 0
-while True:
-    chunk = inp.read1(65536)
-    if not chunk:
-        break
-    out.write(chunk)
-    out.flush()
-    done += len(chunk)
-    ahead = done / rate - (time.monotonic() - start)
-    if ahead > 0:
-        time.sleep(ahead)
-EOF
+cp "$(dirname "$0")/../support/throttle.py" "$T/throttle.py"
 
 # Four library loops: K NS LEASE. Loop 1 has a lease longer than the outage
 # and never ends by itself: it must mint on through the outage. Loop 2's
