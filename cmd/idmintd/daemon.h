@@ -107,6 +107,15 @@ void *routes_thread_init(unsigned index, void *daemon);
 void routes_thread_fini(void *worker);
 /* The per-thread authority, opened on first use. 0 or IDMINT_E*. */
 int routes_authority(struct worker *w, idmint_authority **out);
+/* The per-thread authority, or NULL after replying with the error. */
+idmint_authority *routes_authority_or_fail(struct http_req *r, struct worker *w);
+/*
+ * Resolve snowflake namespace @p ns through the thread's authority (timed
+ * as a store call) into *a and *info; 0, or -1 after replying with the
+ * error (400 with @p not_snowflake for a range namespace).
+ */
+int routes_snowflake_ns(struct http_req *r, struct worker *w, const char *ns, idmint_authority **a,
+                        idmint_ns_info *info, const char *not_snowflake);
 /* Reply with the error row of @p err and a message. */
 void routes_fail(struct http_req *r, int err, const char *message);
 /* Reply with a protocol error that has no library code (401, 405, 413, 431). */

@@ -7,6 +7,7 @@
  */
 #include "daemon.h"
 
+#include "internal.h"
 #include "errors_http.h"
 #include "json.h"
 #include "log.h"
@@ -121,6 +122,40 @@ int routes_authority(struct worker *w, idmint_authority **out)
         }
     }
     *out = w->auth;
+    return 0;
+}
+
+idmint_authority *routes_authority_or_fail(struct http_req *r, struct worker *w)
+{
+    idmint_authority *a;
+    int rc = routes_authority(w, &a);
+
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return NULL;
+    }
+    return a;
+}
+
+int routes_snowflake_ns(struct http_req *r, struct worker *w, const char *ns, idmint_authority **a,
+                        idmint_ns_info *info, const char *not_snowflake)
+{
+    uint64_t t0;
+    int rc;
+
+    if ((*a = routes_authority_or_fail(r, w)) == NULL)
+        return -1;
+    t0 = metrics_now_ns();
+    rc = idmint__authority_ns_resolve(*a, ns, info);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return -1;
+    }
+    if (info->kind != IDMINT_KIND_SNOWFLAKE) {
+        routes_fail_http(r, 400, "invalid_argument", not_snowflake);
+        return -1;
+    }
     return 0;
 }
 

@@ -160,8 +160,7 @@ void routes_ids_decode(struct http_req *r, struct worker *w, const char *id_text
     idmint_decoded dec;
     idmint_authority *a;
     struct json *o;
-    uint64_t id, t0;
-    int rc;
+    uint64_t id;
 
     if (query_ns(r, ns, sizeof(ns)) != 0)
         return;
@@ -169,22 +168,10 @@ void routes_ids_decode(struct http_req *r, struct worker *w, const char *id_text
         routes_fail(r, IDMINT_EINVAL, NULL);
         return;
     }
-    if ((rc = routes_authority(w, &a)) != 0) {
-        routes_fail(r, rc, NULL);
+    if (routes_snowflake_ns(r, w, ns, &a, &info,
+                            "namespace is a range namespace: its IDs carry no fields to decode") !=
+        0)
         return;
-    }
-    t0 = metrics_now_ns();
-    rc = idmint__authority_ns_resolve(a, ns, &info);
-    routes_store_done(w, t0);
-    if (rc != 0) {
-        routes_fail(r, rc, NULL);
-        return;
-    }
-    if (info.kind != IDMINT_KIND_SNOWFLAKE) {
-        routes_fail_http(r, 400, "invalid_argument",
-                         "namespace is a range namespace: its IDs carry no fields to decode");
-        return;
-    }
     if (idmint_decode(&info.layout, id, &dec) != 0) {
         routes_fail(r, IDMINT_EINVAL, NULL);
         return;

@@ -156,22 +156,9 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
         need_u64(r, body, "fence_found", &lease.fence_found) != 0)
         return;
 
-    if ((rc = routes_authority(w, &a)) != 0) {
-        routes_fail(r, rc, NULL);
+    if (routes_snowflake_ns(r, w, ns, &a, &info,
+                            "worker leases are for snowflake namespaces; this one is a range") != 0)
         return;
-    }
-    t0 = metrics_now_ns();
-    rc = idmint__authority_ns_resolve(a, ns, &info);
-    routes_store_done(w, t0);
-    if (rc != 0) {
-        routes_fail(r, rc, NULL);
-        return;
-    }
-    if (info.kind != IDMINT_KIND_SNOWFLAKE) {
-        routes_fail_http(r, 400, "invalid_argument",
-                         "worker leases are for snowflake namespaces; this one is a range");
-        return;
-    }
     if (info.layout.region_bits < 32 && (region >> info.layout.region_bits) != 0) {
         char text[128];
 

@@ -56,22 +56,9 @@ static struct json *ns_json(const idmint_ns_info *ns)
     return o;
 }
 
-/* The thread's authority, or replied with the error. */
-static idmint_authority *authority(struct http_req *r, struct worker *w)
-{
-    idmint_authority *a;
-    int rc = routes_authority(w, &a);
-
-    if (rc != 0) {
-        routes_fail(r, rc, NULL);
-        return NULL;
-    }
-    return a;
-}
-
 void routes_ns_list(struct http_req *r, struct worker *w)
 {
-    idmint_authority *a = authority(r, w);
+    idmint_authority *a = routes_authority_or_fail(r, w);
     idmint_ns_info *list = NULL;
     struct json *o, *arr;
     size_t n = 0, i;
@@ -119,7 +106,7 @@ void routes_ns_get(struct http_req *r, struct worker *w, const char *ns)
         routes_fail(r, IDMINT_EINVAL, NULL);
         return;
     }
-    if ((a = authority(r, w)) != NULL)
+    if ((a = routes_authority_or_fail(r, w)) != NULL)
         reply_ns(r, w, a, ns, 200);
 }
 
@@ -259,7 +246,7 @@ void routes_ns_create(struct http_req *r, struct worker *w)
         routes_fail_http(r, 400, "invalid_argument", err);
         return;
     }
-    if ((a = authority(r, w)) == NULL)
+    if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
     t0 = metrics_now_ns();
     rc = idmint_ns_create(a, &info);
@@ -281,7 +268,7 @@ void routes_ns_set_disabled(struct http_req *r, struct worker *w, const char *ns
         routes_fail(r, IDMINT_EINVAL, NULL);
         return;
     }
-    if ((a = authority(r, w)) == NULL)
+    if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
     t0 = metrics_now_ns();
     /* Through the store so the audit log names the token, not the daemon's uid. */
@@ -307,7 +294,7 @@ void routes_ns_workers(struct http_req *r, struct worker *w, const char *ns)
         routes_fail(r, IDMINT_EINVAL, NULL);
         return;
     }
-    if ((a = authority(r, w)) == NULL)
+    if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
     t0 = metrics_now_ns();
     rc = idmint_workers_list(a, ns, &rows, &n);
@@ -376,7 +363,7 @@ void routes_audit(struct http_req *r, struct worker *w)
     if (query_int(r, "after", 0, INT64_MAX / 10, 0, &after) != 0 ||
         query_int(r, "limit", 1, AUDIT_LIMIT_MAX, AUDIT_LIMIT_DEFAULT, &limit) != 0)
         return;
-    if ((a = authority(r, w)) == NULL)
+    if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
     t0 = metrics_now_ns();
     rc = idmint_audit_list(a, after, (size_t)limit, &list, &n);
