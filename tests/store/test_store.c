@@ -995,23 +995,23 @@ struct span {
     uint64_t start, end;
 };
 
-static void reserve_child(const char *url, const char *ns, int gate, int out, unsigned idx,
-                          unsigned n)
+/* Reserve @p n ranges as incarnation @p inc (requests req-0…), counts varied by @p seed. */
+static void reserve_child(const char *url, const char *ns, const char *inc, unsigned seed,
+                          int gate, int out, unsigned n)
 {
     struct store *st = NULL;
     struct span s;
     struct store_range r;
-    char inc[32], req[32];
+    char req[32];
     int code = 0;
 
     if (idmint__store_open(url, NULL, &st) != 0)
         _exit(2);
-    snprintf(inc, sizeof(inc), "child-%u", idx);
     gate_wait(gate);
     for (unsigned i = 0; i < n; i++) {
         snprintf(req, sizeof(req), "req-%u", i);
-        if (idmint__store_range_reserve(st, ns, inc, req, 1 + (i + idx) % 13, NOW_MS, &r) != 0) {
-            fprintf(stderr, "child %u: reserve %u: %s\n", idx, i, idmint_errmsg());
+        if (idmint__store_range_reserve(st, ns, inc, req, 1 + (i + seed) % 13, NOW_MS, &r) != 0) {
+            fprintf(stderr, "%s: reserve %u: %s\n", inc, i, idmint_errmsg());
             code = 3;
             break;
         }
@@ -1033,50 +1033,68 @@ static int span_cmp(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void test_store__range_race_of_8_processes_never_overlaps(void **state)
+/*
+ * Fork @p procs reservers that start at once; child k reserves @p each ranges
+ * as incarnation "child-k", or all as "shared" when @p is_shared (every
+ * request then sent by every child at the same moment). Child k's ranges land
+ * in all[k * each …], in request order.
+ */
+static void race_reservers(const struct fx *f, const char *ns, unsigned procs, unsigned each,
+                           int is_shared, struct span *all)
 {
-    struct fx *f = *state;
-    enum { PROCS = 8, EACH = 200 };
-    char ns[64];
-    int gate[2], outs[PROCS];
-    pid_t pids[PROCS];
-    struct span *all = calloc(PROCS * EACH, sizeof(*all));
-    size_t n = 0;
-    uint64_t total = 0;
-    idmint_ns_info got;
+    int gate[2], outs[16];
+    pid_t pids[16];
 
-    assert_non_null(all);
-    ns_name(f, "rrace", ns);
-    make_range(f, ns, 1, IDMINT_MAX_VALUE, 100);
+    assert_true(procs <= 16);
     assert_int_equal(pipe(gate), 0);
-    for (unsigned i = 0; i < PROCS; i++) {
+    for (unsigned i = 0; i < procs; i++) {
         int p[2];
 
         assert_int_equal(pipe(p), 0);
         pids[i] = fork();
         assert_true(pids[i] >= 0);
         if (pids[i] == 0) {
+            char inc[32];
+
             close(gate[1]);
             close(p[0]);
-            reserve_child(f->url, ns, gate[0], p[1], i, EACH);
+            snprintf(inc, sizeof(inc), is_shared ? "shared" : "child-%u", i);
+            reserve_child(f->url, ns, inc, is_shared ? 0 : i, gate[0], p[1], each);
         }
         close(p[1]);
         outs[i] = p[0];
     }
     close(gate[0]);
     close(gate[1]); /* go */
-    for (unsigned i = 0; i < PROCS; i++) {
+    for (unsigned i = 0; i < procs; i++) {
         struct span s;
+        unsigned n = 0;
         int status;
 
-        while (read(outs[i], &s, sizeof(s)) == (ssize_t)sizeof(s))
-            all[n++] = s;
+        while (n < each && read(outs[i], &s, sizeof(s)) == (ssize_t)sizeof(s))
+            all[i * each + n++] = s;
         close(outs[i]);
         assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
         assert_true(WIFEXITED(status));
         assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(n, each);
     }
-    assert_int_equal(n, PROCS * EACH);
+}
+
+static void test_store__range_race_of_8_processes_never_overlaps(void **state)
+{
+    struct fx *f = *state;
+    enum { PROCS = 8, EACH = 200 };
+    char ns[64];
+    struct span *all = calloc(PROCS * EACH, sizeof(*all));
+    size_t n = PROCS * EACH;
+    uint64_t total = 0;
+    idmint_ns_info got;
+
+    assert_non_null(all);
+    ns_name(f, "rrace", ns);
+    make_range(f, ns, 1, IDMINT_MAX_VALUE, 100);
+    race_reservers(f, ns, PROCS, EACH, 0, all);
     qsort(all, n, sizeof(*all), span_cmp);
     for (size_t i = 0; i < n; i++) {
         assert_true(all[i].start < all[i].end);
@@ -1086,6 +1104,37 @@ static void test_store__range_race_of_8_processes_never_overlaps(void **state)
     }
     /* No gaps either: every value from 1 to next_value - 1 went to someone. */
     assert_int_equal(all[0].start, 1);
+    assert_int_equal(idmint__store_ns_get(f->st, ns, &got), 0);
+    assert_int_equal(got.next_value, 1 + total);
+    free(all);
+}
+
+/* A lost reply retried while the original is still running: both get one range. */
+static void test_store__range_repeats_racing_their_original_get_the_same_range(void **state)
+{
+    struct fx *f = *state;
+    enum { PROCS = 4, EACH = 150 };
+    char ns[64];
+    struct span *all = calloc(PROCS * EACH, sizeof(*all));
+    uint64_t total = 0;
+    idmint_ns_info got;
+
+    assert_non_null(all);
+    ns_name(f, "rrepeat", ns);
+    make_range(f, ns, 1, IDMINT_MAX_VALUE, 100);
+    race_reservers(f, ns, PROCS, EACH, 1, all);
+    for (unsigned i = 0; i < EACH; i++) {
+        for (unsigned k = 1; k < PROCS; k++) {
+            assert_int_equal(all[k * EACH + i].start, all[i].start);
+            assert_int_equal(all[k * EACH + i].end, all[i].end);
+        }
+        assert_int_equal(all[i].end - all[i].start, 1 + i % 13);
+        total += all[i].end - all[i].start;
+    }
+    /* Each request advanced the namespace once, however many sent it. */
+    qsort(all, EACH, sizeof(*all), span_cmp);
+    for (unsigned i = 1; i < EACH; i++)
+        assert_int_equal(all[i - 1].end, all[i].start);
     assert_int_equal(idmint__store_ns_get(f->st, ns, &got), 0);
     assert_int_equal(got.next_value, 1 + total);
     free(all);
@@ -1126,6 +1175,7 @@ int main(void)
         T(test_store__audit_list_pages_by_sequence),
         T(test_store__lease_take_race_of_16_processes_gives_8_distinct_ids),
         T(test_store__range_race_of_8_processes_never_overlaps),
+        T(test_store__range_repeats_racing_their_original_get_the_same_range),
     };
     const struct backend *b = backend_chosen();
 
