@@ -7,6 +7,7 @@
  */
 #include "store.h"
 #include "internal.h"
+#include "dynlib.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -40,15 +41,52 @@ struct http_store {
     idmint_layout layout;
 };
 
-/* ==== curl global state ==== */
+/* ==== libcurl, bound on the first open (dynlib.h) ==== */
 
-static pthread_once_t http_once = PTHREAD_ONCE_INIT;
+#define CURL_FUNCTIONS(X)                                                                          \
+    X(CURLcode, global_init, (long))                                                               \
+    X(CURL *, easy_init, (void))                                                                   \
+    X(CURLcode, easy_setopt, (CURL *, CURLoption, ...))                                            \
+    X(CURLcode, easy_perform, (CURL *))                                                            \
+    X(CURLcode, easy_getinfo, (CURL *, CURLINFO, ...))                                             \
+    X(void, easy_cleanup, (CURL *))                                                                \
+    X(const char *, easy_strerror, (CURLcode))                                                     \
+    X(struct curl_slist *, slist_append, (struct curl_slist *, const char *))                      \
+    X(void, slist_free_all, (struct curl_slist *))
+
+enum curl_function {
+#define X(ret, name, args) CUF_##name,
+    CURL_FUNCTIONS(X)
+#undef X
+};
+
+static const char *const curl_names[] = {
+#define X(ret, name, args) "curl_" #name,
+    CURL_FUNCTIONS(X)
+#undef X
+};
+
+static struct {
+#define X(ret, name, args) ret(*name) args;
+    CURL_FUNCTIONS(X)
+#undef X
+} cu;
+
+static void *curl_syms[sizeof(curl_names) / sizeof(curl_names[0])];
 static CURLcode http_global_rc = CURLE_FAILED_INIT;
 
-static void http_global_init(void)
+/* Runs once, before any thread can use libcurl: the one global init. */
+static void curl_on_load(void)
 {
-    http_global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    /* dlsym gives object pointers; POSIX guarantees they convert to functions. */
+#define X(ret, name, args) memcpy(&cu.name, &curl_syms[CUF_##name], sizeof(cu.name));
+    CURL_FUNCTIONS(X)
+#undef X
+    http_global_rc = cu.global_init(CURL_GLOBAL_DEFAULT);
 }
+
+static struct idmint__dynlib curl_lib =
+    IDMINT__DYNLIB("libcurl.so.4", "libcurl4", curl_names, curl_syms, curl_on_load);
 
 /* ==== errors ==== */
 
@@ -128,14 +166,14 @@ static int http_once_try(struct http_store *h, const char *body, size_t body_len
     h->reply_len = 0;
     h->is_reply_too_big = 0;
     h->curl_err[0] = '\0';
-    curl_easy_setopt(h->curl, CURLOPT_URL, h->url);
+    cu.easy_setopt(h->curl, CURLOPT_URL, h->url);
     if (body != NULL) {
-        curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-        curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
+        cu.easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+        cu.easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
     } else {
-        curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+        cu.easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
     }
-    cc = curl_easy_perform(h->curl);
+    cc = cu.easy_perform(h->curl);
     if (cc != CURLE_OK) {
         if (h->is_reply_too_big)
             return idmint__fail(IDMINT_ESTORE, "%s %s: reply is larger than %u bytes", h->method,
@@ -146,9 +184,9 @@ static int http_once_try(struct http_store *h, const char *body, size_t body_len
         /* Refused, reset, timed out: the authority is unreachable for now. */
         *is_retryable = 1;
         return idmint__fail(IDMINT_EUNAVAILABLE, "%s %s: %s", h->method, h->url,
-                            h->curl_err[0] != '\0' ? h->curl_err : curl_easy_strerror(cc));
+                            h->curl_err[0] != '\0' ? h->curl_err : cu.easy_strerror(cc));
     }
-    curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+    cu.easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
     doc = json_loadb(h->reply != NULL ? h->reply : "", h->reply_len, 0, &jerr);
     if (status >= 200 && status < 300) {
         if (doc == NULL && h->reply_len == 0)
@@ -342,8 +380,8 @@ static void http_close(struct store *st)
     if (h == NULL)
         return;
     if (h->curl != NULL)
-        curl_easy_cleanup(h->curl);
-    curl_slist_free_all(h->headers);
+        cu.easy_cleanup(h->curl);
+    cu.slist_free_all(h->headers);
     free(h->reply);
     free(h);
 }
@@ -410,10 +448,11 @@ static int http_open(const char *location, const char *token, struct store **out
     char auth[1024];
     int rc;
 
-    pthread_once(&http_once, http_global_init);
+    if ((rc = idmint__dynlib_load(&curl_lib)) != 0)
+        return rc;
     if (http_global_rc != CURLE_OK)
         return idmint__fail(IDMINT_EUNAVAILABLE, "libcurl cannot start: %s",
-                            curl_easy_strerror(http_global_rc));
+                            cu.easy_strerror(http_global_rc));
     if (token != NULL && token[0] != '\0' && (rc = http_token_check(token)) != 0)
         return rc;
     h = calloc(1, sizeof(*h));
@@ -424,14 +463,14 @@ static int http_open(const char *location, const char *token, struct store **out
         free(h);
         return rc;
     }
-    h->curl = curl_easy_init();
+    h->curl = cu.easy_init();
     /* "Expect:" stops curl waiting for 100-continue before a body. */
-    list = h->curl != NULL ? curl_slist_append(NULL, "Accept: application/json") : NULL;
+    list = h->curl != NULL ? cu.slist_append(NULL, "Accept: application/json") : NULL;
     h->headers = list;
     if (list != NULL)
-        list = curl_slist_append(h->headers, "Content-Type: application/json");
+        list = cu.slist_append(h->headers, "Content-Type: application/json");
     if (list != NULL)
-        list = curl_slist_append(h->headers, "Expect:");
+        list = cu.slist_append(h->headers, "Expect:");
     if (list != NULL && token != NULL && token[0] != '\0') {
         if ((size_t)snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token) >=
             sizeof(auth)) {
@@ -439,25 +478,25 @@ static int http_open(const char *location, const char *token, struct store **out
             return idmint__fail(IDMINT_EINVAL, "bearer token is longer than %zu bytes",
                                 sizeof(auth) - 32);
         }
-        list = curl_slist_append(h->headers, auth);
+        list = cu.slist_append(h->headers, auth);
         memset(auth, 0, sizeof(auth));
     }
     if (list == NULL) {
         http_close(&h->base);
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening http store %s", h->base_url);
     }
-    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
-    curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, http_on_data);
-    curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
-    curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->curl_err);
+    cu.easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
+    cu.easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, http_on_data);
+    cu.easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
+    cu.easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->curl_err);
     /* The renewal thread must never be hit by SIGALRM from name lookups. */
-    curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, HTTP_CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, HTTP_TIMEOUT_MS);
-    curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http");
+    cu.easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
+    cu.easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, HTTP_CONNECT_TIMEOUT_MS);
+    cu.easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, HTTP_TIMEOUT_MS);
+    cu.easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http");
     /* The authority is reached directly: a proxy from the environment would
      * receive the bearer token and add its own delays to lease renewals. */
-    curl_easy_setopt(h->curl, CURLOPT_PROXY, "");
+    cu.easy_setopt(h->curl, CURLOPT_PROXY, "");
     *out = &h->base;
     return 0;
 }

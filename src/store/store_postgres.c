@@ -12,6 +12,7 @@
  */
 #include "store.h"
 #include "internal.h"
+#include "dynlib.h"
 
 #include <libpq-fe.h>
 
@@ -28,6 +29,69 @@
 #define PG_MAX_ATTEMPTS        4      /* runs of one call after retryable failures */
 #define PG_MAX_PARAMS          16
 #define PG_REPLY_TIMEOUT_MS    6000 /* our own bound: a frozen server never answers */
+
+/*
+ * libpq, bound on the first open (dynlib.h): a process on another store
+ * never maps it. Every libpq call goes through pq.
+ */
+#define PQ_FUNCTIONS(X)                                                                            \
+    X(PGconn *, connectdbParams, (const char *const *, const char *const *, int))                  \
+    X(void, finish, (PGconn *))                                                                    \
+    X(void, reset, (PGconn *))                                                                     \
+    X(ConnStatusType, status, (const PGconn *))                                                    \
+    X(PGTransactionStatusType, transactionStatus, (const PGconn *))                                \
+    X(int, socket, (const PGconn *))                                                               \
+    X(char *, host, (const PGconn *))                                                              \
+    X(char *, port, (const PGconn *))                                                              \
+    X(char *, db, (const PGconn *))                                                                \
+    X(char *, errorMessage, (const PGconn *))                                                      \
+    X(PQnoticeProcessor, setNoticeProcessor, (PGconn *, PQnoticeProcessor, void *))                \
+    X(int, sendQuery, (PGconn *, const char *))                                                    \
+    X(int, sendPrepare, (PGconn *, const char *, const char *, int, const Oid *))                  \
+    X(int, sendQueryPrepared,                                                                      \
+      (PGconn *, const char *, int, const char *const *, const int *, const int *, int))           \
+    X(int, isBusy, (PGconn *))                                                                     \
+    X(int, consumeInput, (PGconn *))                                                               \
+    X(PGresult *, getResult, (PGconn *))                                                           \
+    X(void, clear, (PGresult *))                                                                   \
+    X(ExecStatusType, resultStatus, (const PGresult *))                                            \
+    X(char *, resultErrorMessage, (const PGresult *))                                              \
+    X(char *, resultErrorField, (const PGresult *, int))                                           \
+    X(int, ntuples, (const PGresult *))                                                            \
+    X(int, nfields, (const PGresult *))                                                            \
+    X(char *, getvalue, (const PGresult *, int, int))                                              \
+    X(char *, cmdTuples, (PGresult *))
+
+enum pq_function {
+#define X(ret, name, args) PQF_##name,
+    PQ_FUNCTIONS(X)
+#undef X
+};
+
+static const char *const pq_names[] = {
+#define X(ret, name, args) "PQ" #name,
+    PQ_FUNCTIONS(X)
+#undef X
+};
+
+static struct {
+#define X(ret, name, args) ret(*name) args;
+    PQ_FUNCTIONS(X)
+#undef X
+} pq;
+
+static void *pq_syms[sizeof(pq_names) / sizeof(pq_names[0])];
+
+/* dlsym gives object pointers; POSIX guarantees they convert to functions. */
+static void pq_on_load(void)
+{
+#define X(ret, name, args) memcpy(&pq.name, &pq_syms[PQF_##name], sizeof(pq.name));
+    PQ_FUNCTIONS(X)
+#undef X
+}
+
+static struct idmint__dynlib pq_lib =
+    IDMINT__DYNLIB("libpq.so.5", "libpq5", pq_names, pq_syms, pq_on_load);
 
 /* Advisory lock keys (bigint form): "idmint" in ASCII, then a tag byte. */
 #define PG_LOCK_SCHEMA "29665293637678081"
@@ -175,8 +239,7 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     "CREATE TABLE idmint.audit ("
     " seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at_ms bigint NOT NULL,"
     " actor text NOT NULL, action text NOT NULL, namespace text NOT NULL,"
-    " detail text NOT NULL);"
-};
+    " detail text NOT NULL);"};
 
 struct pg_store {
     struct store base;                    /* must be first */
@@ -199,14 +262,14 @@ enum pg_failure {
 /* The message of @p res (or of the connection), on one line without "ERROR:". */
 static void pg_message(const struct pg_store *s, const PGresult *res, char *buf, size_t size)
 {
-    const char *msg = res != NULL ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    const char *msg = res != NULL ? pq.resultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
     size_t len;
     char *p;
 
     if (msg == NULL && res != NULL)
-        msg = PQresultErrorMessage(res);
+        msg = pq.resultErrorMessage(res);
     if (msg == NULL || msg[0] == '\0')
-        msg = s->conn != NULL ? PQerrorMessage(s->conn) : "no connection";
+        msg = s->conn != NULL ? pq.errorMessage(s->conn) : "no connection";
     snprintf(buf, size, "%s", msg);
     for (p = buf; *p != '\0'; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t')
@@ -223,7 +286,7 @@ static void pg_message(const struct pg_store *s, const PGresult *res, char *buf,
  */
 static int pg_fail(struct pg_store *s, const PGresult *res, const char *what)
 {
-    const char *state = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    const char *state = res != NULL ? pq.resultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
     char msg[512];
 
     if (res == NULL && s->is_broken) {
@@ -232,7 +295,7 @@ static int pg_fail(struct pg_store *s, const PGresult *res, const char *what)
                             what, PG_REPLY_TIMEOUT_MS);
     }
     pg_message(s, res, msg, sizeof(msg));
-    if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK || state == NULL ||
+    if (s->conn == NULL || pq.status(s->conn) != CONNECTION_OK || state == NULL ||
         strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
         strncmp(state, "53", 2) == 0) {
         /* Connection exceptions, shutdown, too many connections. */
@@ -283,17 +346,17 @@ static void arg_u64(struct pg_args *a, uint64_t v)
 
 static uint64_t col_u64(const PGresult *r, int row, int col)
 {
-    return strtoull(PQgetvalue(r, row, col), NULL, 10);
+    return strtoull(pq.getvalue(r, row, col), NULL, 10);
 }
 
 static int64_t col_i64(const PGresult *r, int row, int col)
 {
-    return strtoll(PQgetvalue(r, row, col), NULL, 10);
+    return strtoll(pq.getvalue(r, row, col), NULL, 10);
 }
 
 static void col_text(const PGresult *r, int row, int col, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s", PQgetvalue(r, row, col));
+    snprintf(buf, size, "%s", pq.getvalue(r, row, col));
 }
 
 /* ==== connection ==== */
@@ -312,24 +375,24 @@ static PGresult *pg_reply(struct pg_store *s, int is_sent)
     if (!is_sent)
         return NULL;
     for (;;) {
-        while (PQisBusy(s->conn)) {
+        while (pq.isBusy(s->conn)) {
             uint64_t now_ms = idmint__deadline_now_ms();
-            struct pollfd pfd = {PQsocket(s->conn), POLLIN, 0};
+            struct pollfd pfd = {pq.socket(s->conn), POLLIN, 0};
 
             if (now_ms >= deadline_ms) {
                 s->is_broken = 1;
-                PQclear(last);
+                pq.clear(last);
                 return NULL;
             }
-            if (poll(&pfd, 1, (int)(deadline_ms - now_ms)) < 0 || !PQconsumeInput(s->conn))
+            if (poll(&pfd, 1, (int)(deadline_ms - now_ms)) < 0 || !pq.consumeInput(s->conn))
                 break; /* PQgetResult now reports the broken connection */
         }
-        if ((r = PQgetResult(s->conn)) == NULL)
+        if ((r = pq.getResult(s->conn)) == NULL)
             return last;
-        if (last != NULL && PQresultStatus(last) == PGRES_FATAL_ERROR)
-            PQclear(r); /* keep the first error */
+        if (last != NULL && pq.resultStatus(last) == PGRES_FATAL_ERROR)
+            pq.clear(r); /* keep the first error */
         else {
-            PQclear(last);
+            pq.clear(last);
             last = r;
         }
     }
@@ -337,7 +400,7 @@ static PGresult *pg_reply(struct pg_store *s, int is_sent)
 
 static PGresult *pg_query(struct pg_store *s, const char *sql)
 {
-    return pg_reply(s, PQsendQuery(s->conn, sql));
+    return pg_reply(s, pq.sendQuery(s->conn, sql));
 }
 
 /* Session settings, again after every reconnect. */
@@ -352,9 +415,9 @@ static int pg_session(struct pg_store *s)
                               "SET default_transaction_isolation = 'read committed'");
     int rc = 0;
 
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+    if (pq.resultStatus(r) != PGRES_COMMAND_OK)
         rc = pg_fail(s, r, "set session options");
-    PQclear(r);
+    pq.clear(r);
     return rc;
 }
 
@@ -370,15 +433,15 @@ static int pg_ready(struct pg_store *s)
     struct pollfd pfd;
     size_t i;
 
-    if (!s->is_broken && PQstatus(s->conn) == CONNECTION_OK &&
-        PQtransactionStatus(s->conn) == PQTRANS_IDLE) {
-        pfd.fd = PQsocket(s->conn);
+    if (!s->is_broken && pq.status(s->conn) == CONNECTION_OK &&
+        pq.transactionStatus(s->conn) == PQTRANS_IDLE) {
+        pfd.fd = pq.socket(s->conn);
         pfd.events = POLLIN;
         pfd.revents = 0;
         if (pfd.fd < 0 || poll(&pfd, 1, 0) == 0)
             return 0;
         /* Input while idle: a shutdown notice or EOF. Reading it updates the status. */
-        if (PQconsumeInput(s->conn) == 1 && PQstatus(s->conn) == CONNECTION_OK)
+        if (pq.consumeInput(s->conn) == 1 && pq.status(s->conn) == CONNECTION_OK)
             return 0;
     }
     deadline_ms = idmint__deadline_now_ms() + PG_RECONNECT_BUDGET_MS;
@@ -390,8 +453,8 @@ static int pg_ready(struct pg_store *s)
         }
         memset(s->is_prepared, 0, sizeof(s->is_prepared));
         s->is_broken = 0;
-        PQreset(s->conn);
-        if (PQstatus(s->conn) == CONNECTION_OK && pg_session(s) == 0)
+        pq.reset(s->conn);
+        if (pq.status(s->conn) == CONNECTION_OK && pg_session(s) == 0)
             return 0;
     }
     s->failure = PGF_CONNECTION;
@@ -420,25 +483,25 @@ static int pg_exec(struct pg_store *s, enum pg_stmt_id id, const struct pg_args 
 
     snprintf(name, sizeof(name), "idmint_%d", (int)id);
     if (!s->is_prepared[id]) {
-        r = pg_reply(s, PQsendPrepare(s->conn, name, pg_sql[id], 0, NULL));
-        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        r = pg_reply(s, pq.sendPrepare(s->conn, name, pg_sql[id], 0, NULL));
+        if (pq.resultStatus(r) != PGRES_COMMAND_OK) {
             rc = pg_fail(s, r, what);
-            PQclear(r);
+            pq.clear(r);
             return rc;
         }
-        PQclear(r);
+        pq.clear(r);
         s->is_prepared[id] = 1;
     }
-    r = pg_reply(s, PQsendQueryPrepared(s->conn, name, a != NULL ? a->n : 0,
-                                        a != NULL ? a->v : NULL, NULL, NULL, 0));
-    switch (PQresultStatus(r)) {
+    r = pg_reply(s, pq.sendQueryPrepared(s->conn, name, a != NULL ? a->n : 0,
+                                         a != NULL ? a->v : NULL, NULL, NULL, 0));
+    switch (pq.resultStatus(r)) {
     case PGRES_COMMAND_OK:
     case PGRES_TUPLES_OK:
         *out = r;
         return 0;
     default:
         rc = pg_fail(s, r, what);
-        PQclear(r);
+        pq.clear(r);
         return rc;
     }
 }
@@ -451,8 +514,8 @@ static int pg_run(struct pg_store *s, enum pg_stmt_id id, const struct pg_args *
     int rc = pg_exec(s, id, a, &r, what);
 
     if (rc == 0 && changed != NULL)
-        *changed = strtoull(PQcmdTuples(r), NULL, 10);
-    PQclear(r);
+        *changed = strtoull(pq.cmdTuples(r), NULL, 10);
+    pq.clear(r);
     return rc;
 }
 
@@ -461,9 +524,9 @@ static int pg_simple(struct pg_store *s, const char *sql, const char *what)
     PGresult *r = pg_query(s, sql);
     int rc = 0;
 
-    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
+    if (pq.resultStatus(r) != PGRES_COMMAND_OK && pq.resultStatus(r) != PGRES_TUPLES_OK)
         rc = pg_fail(s, r, what);
-    PQclear(r);
+    pq.clear(r);
     return rc;
 }
 
@@ -472,8 +535,8 @@ static int pg_finish(struct pg_store *s, int rc)
 {
     if (rc == 0)
         return pg_simple(s, "COMMIT", "commit");
-    if (!s->is_broken && PQstatus(s->conn) == CONNECTION_OK &&
-        PQtransactionStatus(s->conn) != PQTRANS_IDLE) {
+    if (!s->is_broken && pq.status(s->conn) == CONNECTION_OK &&
+        pq.transactionStatus(s->conn) != PQTRANS_IDLE) {
         char saved[512];
         int failure = s->failure;
 
@@ -534,7 +597,7 @@ static void postgres_close(struct store *st)
 
     if (s == NULL)
         return;
-    PQfinish(s->conn);
+    pq.finish(s->conn);
     free(s->where);
     free(s);
 }
@@ -545,21 +608,21 @@ static int pg_schema_version(struct pg_store *s)
     PGresult *r = pg_query(s, "SELECT to_regclass('idmint.schema_version') IS NOT NULL");
     int rc = 0, has_table;
 
-    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+    if (pq.resultStatus(r) != PGRES_TUPLES_OK || pq.ntuples(r) != 1) {
         rc = pg_fail(s, r, "look for the schema");
-        PQclear(r);
+        pq.clear(r);
         return rc;
     }
-    has_table = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-    PQclear(r);
+    has_table = strcmp(pq.getvalue(r, 0, 0), "t") == 0;
+    pq.clear(r);
     if (!has_table)
         return 0;
     r = pg_query(s, "SELECT coalesce(max(version), 0) FROM idmint.schema_version");
-    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+    if (pq.resultStatus(r) != PGRES_TUPLES_OK || pq.ntuples(r) != 1)
         rc = pg_fail(s, r, "read schema version");
     else
-        rc = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
-    PQclear(r);
+        rc = (int)strtol(pq.getvalue(r, 0, 0), NULL, 10);
+    pq.clear(r);
     return rc;
 }
 
@@ -627,6 +690,8 @@ static int pg_open_as(const struct store_ops *ops, const char *location, struct 
     size_t len;
     int rc;
 
+    if ((rc = idmint__dynlib_load(&pq_lib)) != 0)
+        return rc;
     /* A URL keeps its scheme for libpq; anything else is a key=value string. */
     len = strlen(ops->scheme) + 1 + strlen(location) + 1;
     conninfo = malloc(len);
@@ -642,23 +707,23 @@ static int pg_open_as(const struct store_ops *ops, const char *location, struct 
         snprintf(conninfo, len, "%s", location);
     values[8] = conninfo;
     s->base.ops = ops;
-    s->conn = PQconnectdbParams(pg_keywords, values, 1);
+    s->conn = pq.connectdbParams(pg_keywords, values, 1);
     free(conninfo);
     if (s->conn == NULL) {
         free(s);
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening postgres store");
     }
     /* Kept across PQreset. */
-    PQsetNoticeProcessor(s->conn, pg_notice_ignore, NULL);
-    snprintf(where, sizeof(where), "%s:%s/%s", PQhost(s->conn) != NULL ? PQhost(s->conn) : "?",
-             PQport(s->conn) != NULL ? PQport(s->conn) : "?",
-             PQdb(s->conn) != NULL ? PQdb(s->conn) : "?");
+    pq.setNoticeProcessor(s->conn, pg_notice_ignore, NULL);
+    snprintf(where, sizeof(where), "%s:%s/%s", pq.host(s->conn) != NULL ? pq.host(s->conn) : "?",
+             pq.port(s->conn) != NULL ? pq.port(s->conn) : "?",
+             pq.db(s->conn) != NULL ? pq.db(s->conn) : "?");
     s->where = strdup(where);
     if (s->where == NULL) {
         postgres_close(&s->base);
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening postgres store");
     }
-    if (PQstatus(s->conn) != CONNECTION_OK) {
+    if (pq.status(s->conn) != CONNECTION_OK) {
         char msg[512];
 
         pg_message(s, NULL, msg, sizeof(msg));
@@ -694,7 +759,7 @@ static void ns_from_row(const PGresult *r, int row, idmint_ns_info *out)
     memset(out, 0, sizeof(*out));
     col_text(r, row, 0, out->name, sizeof(out->name));
     out->kind =
-        strcmp(PQgetvalue(r, row, 1), "range") == 0 ? IDMINT_KIND_RANGE : IDMINT_KIND_SNOWFLAKE;
+        strcmp(pq.getvalue(r, row, 1), "range") == 0 ? IDMINT_KIND_RANGE : IDMINT_KIND_SNOWFLAKE;
     out->layout.time_bits = (uint8_t)col_u64(r, row, 2);
     out->layout.region_bits = (uint8_t)col_u64(r, row, 3);
     out->layout.worker_bits = (uint8_t)col_u64(r, row, 4);
@@ -705,7 +770,7 @@ static void ns_from_row(const PGresult *r, int row, idmint_ns_info *out)
     out->max_value = col_u64(r, row, 9);
     out->block = (uint32_t)col_u64(r, row, 10);
     out->max_block = (uint32_t)col_u64(r, row, 11);
-    out->is_disabled = strcmp(PQgetvalue(r, row, 12), "t") == 0;
+    out->is_disabled = strcmp(pq.getvalue(r, row, 12), "t") == 0;
     out->created_ms = col_i64(r, row, 13);
 }
 
@@ -792,11 +857,11 @@ static int ns_get_body(struct pg_store *s, void *ctx)
     arg_text(&a, c->name);
     if ((rc = pg_exec(s, ST_NS_GET, &a, &r, "read namespace")) != 0)
         return rc;
-    if (PQntuples(r) == 1)
+    if (pq.ntuples(r) == 1)
         ns_from_row(r, 0, &c->info);
     else
         rc = idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->name);
-    PQclear(r);
+    pq.clear(r);
     return rc;
 }
 
@@ -826,18 +891,18 @@ static int ns_list_body(struct pg_store *s, void *ctx)
 
     if ((rc = pg_exec(s, ST_NS_LIST, NULL, &r, "list namespaces")) != 0)
         return rc;
-    rows = PQntuples(r);
+    rows = pq.ntuples(r);
     if (rows > 0) {
         c->list = calloc((size_t)rows, sizeof(*c->list));
         if (c->list == NULL) {
-            PQclear(r);
+            pq.clear(r);
             return idmint__fail(IDMINT_ENOMEM, "out of memory listing namespaces");
         }
     }
     for (i = 0; i < rows; i++)
         ns_from_row(r, i, &c->list[i]);
     c->n = (size_t)rows;
-    PQclear(r);
+    pq.clear(r);
     return 0;
 }
 
@@ -910,10 +975,10 @@ static int lease_take_body(struct pg_store *s, void *ctx)
     arg_text(&a, c->ns);
     if ((rc = pg_exec(s, ST_NS_GET, &a, &r, "read namespace")) != 0)
         return rc;
-    rows = PQntuples(r);
+    rows = pq.ntuples(r);
     if (rows == 1)
         ns_from_row(r, 0, &info);
-    PQclear(r);
+    pq.clear(r);
     if (rows != 1)
         return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->ns);
     if (info.kind != IDMINT_KIND_SNOWFLAKE)
@@ -933,26 +998,26 @@ static int lease_take_body(struct pg_store *s, void *ctx)
     arg_u64(&a, c->now_unit);
     if ((rc = pg_exec(s, ST_LEASE_TAKE, &a, &r, "take worker id")) != 0)
         return rc;
-    if (PQntuples(r) > 1) {
-        PQclear(r);
+    if (pq.ntuples(r) > 1) {
+        pq.clear(r);
         return idmint__fail(IDMINT_ESTORE, "postgres %s: take worker id changed several rows",
                             s->where);
     }
-    if (PQntuples(r) == 1) {
+    if (pq.ntuples(r) == 1) {
         res->worker_id = (uint32_t)col_u64(r, 0, 0);
         res->generation = col_u64(r, 0, 1);
         res->fence_found = col_u64(r, 0, 2);
         res->lease_until = col_u64(r, 0, 3);
-        PQclear(r);
+        pq.clear(r);
         return 0;
     }
-    PQclear(r);
+    pq.clear(r);
 
     a.n = 2;
     if ((rc = pg_exec(s, ST_LEASE_COUNT, &a, &r, "count worker ids")) != 0)
         return rc;
-    count = PQntuples(r) == 1 ? col_u64(r, 0, 0) : UINT64_MAX;
-    PQclear(r);
+    count = pq.ntuples(r) == 1 ? col_u64(r, 0, 0) : UINT64_MAX;
+    pq.clear(r);
     if (count >= c->worker_count)
         return idmint__fail(IDMINT_ENOWORKER,
                             "namespace '%s' region %u: all %llu worker ids are held", c->ns,
@@ -1022,11 +1087,11 @@ static int lease_renew_body(struct pg_store *s, void *ctx)
     arg_u64(&a, c->unit);
     if ((rc = pg_exec(s, ST_LEASE_RENEW, &a, &r, "renew worker lease")) != 0)
         return rc;
-    if (PQntuples(r) == 1)
+    if (pq.ntuples(r) == 1)
         c->stored = col_u64(r, 0, 0);
     else
         rc = lease_lost(c->ns, c->lease);
-    PQclear(r);
+    pq.clear(r);
     return rc;
 }
 
@@ -1082,11 +1147,11 @@ static int lease_list_body(struct pg_store *s, void *ctx)
     arg_text(&a, c->ns);
     if ((rc = pg_exec(s, ST_LEASE_LIST, &a, &r, "list worker ids")) != 0)
         return rc;
-    rows = PQntuples(r);
+    rows = pq.ntuples(r);
     if (rows > 0) {
         c->list = calloc((size_t)rows, sizeof(*c->list));
         if (c->list == NULL) {
-            PQclear(r);
+            pq.clear(r);
             return idmint__fail(IDMINT_ENOMEM, "out of memory listing worker ids");
         }
     }
@@ -1100,7 +1165,7 @@ static int lease_list_body(struct pg_store *s, void *ctx)
         w->lease_until = col_u64(r, i, 4);
     }
     c->n = (size_t)rows;
-    PQclear(r);
+    pq.clear(r);
     return 0;
 }
 
@@ -1138,13 +1203,13 @@ static int force_body(struct pg_store *s, void *ctx)
     arg_u64(&a, c->worker_id);
     if ((rc = pg_exec(s, ST_LEASE_GET, &a, &r, "read worker id")) != 0)
         return rc;
-    rows = PQntuples(r);
+    rows = pq.ntuples(r);
     if (rows == 1) {
         col_text(r, 0, 0, holder, sizeof(holder));
         generation = col_u64(r, 0, 1);
         until = col_u64(r, 0, 2);
     }
-    PQclear(r);
+    pq.clear(r);
     if (rows != 1)
         return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no worker id %u in region %u",
                             c->ns, (unsigned)c->worker_id, (unsigned)c->region);
@@ -1187,16 +1252,16 @@ static int range_refusal(struct pg_store *s, const struct range_call *c)
     arg_text(&a, c->ns);
     if ((rc = pg_exec(s, ST_RANGE_REFUSAL, &a, &r, "read namespace")) != 0)
         return rc;
-    if (PQntuples(r) != 1) {
-        PQclear(r);
+    if (pq.ntuples(r) != 1) {
+        pq.clear(r);
         return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->ns);
     }
     col_text(r, 0, 0, kind, sizeof(kind));
-    is_disabled = strcmp(PQgetvalue(r, 0, 1), "t") == 0;
+    is_disabled = strcmp(pq.getvalue(r, 0, 1), "t") == 0;
     max_block = col_u64(r, 0, 2);
     max_value = col_u64(r, 0, 3);
     next_value = col_u64(r, 0, 4);
-    PQclear(r);
+    pq.clear(r);
     if (strcmp(kind, "range") != 0)
         return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a snowflake namespace, not range",
                             c->ns);
@@ -1230,14 +1295,14 @@ static int range_saved(struct pg_store *s, struct range_call *c)
     arg_text(&a, c->request_id);
     if ((rc = pg_exec(s, ST_RANGE_SAVED, &a, &r, "read saved range")) != 0)
         return rc;
-    if (PQntuples(r) != 1) {
-        PQclear(r);
+    if (pq.ntuples(r) != 1) {
+        pq.clear(r);
         return 1;
     }
     saved_count = col_u64(r, 0, 0);
     c->res.start = col_u64(r, 0, 1);
     c->res.end = col_u64(r, 0, 2);
-    PQclear(r);
+    pq.clear(r);
     if (saved_count != c->count)
         return idmint__fail(IDMINT_ECONFLICT,
                             "namespace '%s': request %s/%s was for %llu values, not %llu", c->ns,
@@ -1270,14 +1335,14 @@ static int range_body(struct pg_store *s, void *ctx)
     }
     if (rc != 0)
         return rc;
-    rows = PQntuples(r);
-    if (rows == 1 && PQnfields(r) == 2) {
+    rows = pq.ntuples(r);
+    if (rows == 1 && pq.nfields(r) == 2) {
         c->res.start = col_u64(r, 0, 0);
         c->res.end = col_u64(r, 0, 1);
-        PQclear(r);
+        pq.clear(r);
         return 0;
     }
-    PQclear(r);
+    pq.clear(r);
     if (rows != 0)
         return idmint__fail(IDMINT_ESTORE, "postgres %s: reserve range returned %d rows", s->where,
                             rows);
@@ -1320,11 +1385,11 @@ static int audit_body(struct pg_store *s, void *ctx)
     arg_i64(&a, c->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)c->limit);
     if ((rc = pg_exec(s, ST_AUDIT_LIST, &a, &r, "list audit records")) != 0)
         return rc;
-    rows = PQntuples(r);
+    rows = pq.ntuples(r);
     if (rows > 0) {
         c->list = calloc((size_t)rows, sizeof(*c->list));
         if (c->list == NULL) {
-            PQclear(r);
+            pq.clear(r);
             return idmint__fail(IDMINT_ENOMEM, "out of memory listing audit records");
         }
     }
@@ -1339,7 +1404,7 @@ static int audit_body(struct pg_store *s, void *ctx)
         col_text(r, i, 5, e->detail, sizeof(e->detail));
     }
     c->n = (size_t)rows;
-    PQclear(r);
+    pq.clear(r);
     return 0;
 }
 

@@ -996,8 +996,8 @@ struct span {
 };
 
 /* Reserve @p n ranges as incarnation @p inc (requests req-0…), counts varied by @p seed. */
-static void reserve_child(const char *url, const char *ns, const char *inc, unsigned seed,
-                          int gate, int out, unsigned n)
+static void reserve_child(const char *url, const char *ns, const char *inc, unsigned seed, int gate,
+                          int out, unsigned n)
 {
     struct store *st = NULL;
     struct span s;
