@@ -77,7 +77,8 @@ static _Atomic uint64_t sink; /* every result lands here, so no call is dead cod
 static int cpus[MAX_CPUS];
 static int n_cpus;
 static int is_failed;
-static const char *only; /* --only: run the cases whose label contains this */
+static const char *only;    /* --only: run the cases whose label contains this */
+static unsigned rounds = 3; /* --rounds: runs per case, the fastest kept */
 
 /* ==== time and CPUs ==== */
 
@@ -541,13 +542,27 @@ static struct result run_case(const char *label, const char *ns, uint32_t borrow
         r.is_skipped = 1;
         return r;
     }
-    if (ns != NULL) {
-        m = open_handle(ns, borrow_ms, range_block);
-        if (m == NULL)
-            return r;
+    /*
+     * The best of several runs, each on a fresh handle: other tenants of a
+     * shared host only ever slow a run down, by up to half here, so the
+     * fastest run is the one that measured idmint rather than the host.
+     */
+    for (unsigned i = 0; i < rounds; i++) {
+        struct result one;
+
+        if (ns != NULL) {
+            m = open_handle(ns, borrow_ms, range_block);
+            if (m == NULL)
+                return (struct result){0, 0, 0, 0};
+        }
+        one = run_threads(label, m, fn, threads, warmup_s, seconds_s);
+        idmint_close(m);
+        m = NULL;
+        if (!one.ok)
+            return one;
+        if (i == 0 || one.rate > r.rate)
+            r = one;
     }
-    r = run_threads(label, m, fn, threads, warmup_s, seconds_s);
-    idmint_close(m);
     return r;
 }
 
@@ -658,8 +673,9 @@ static void print_target(const char *what, const char *goal, int measured, doubl
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [--seconds X] [--quick] [--only WORD]\n"
+            "usage: %s [--seconds X] [--rounds N] [--quick] [--only WORD]\n"
             "  --seconds X  measure each case for X seconds (default 1)\n"
+            "  --rounds N   run each case N times and keep the fastest (default 3)\n"
             "  --quick      0.2 s per case and fewer latency samples\n"
             "  --only WORD  run only the cases whose label contains WORD (for profiling)\n",
             argv0);
@@ -682,6 +698,15 @@ int main(int argc, char **argv)
             lat_samples = LAT_SAMPLES_QUICK;
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             only = argv[++i];
+        } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+            char *end;
+            unsigned long n = strtoul(argv[++i], &end, 10);
+
+            if (*end != '\0' || n < 1 || n > 100) {
+                fprintf(stderr, "--rounds: want a whole number in 1..100, got '%s'\n", argv[i]);
+                return 2;
+            }
+            rounds = (unsigned)n;
         } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
             char *end;
 
@@ -702,8 +727,9 @@ int main(int argc, char **argv)
     strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
     printf("idmint_bench  idmint %u.%u.%u  %s\n", idmint_version() >> 16,
            (idmint_version() >> 8) & 0xffu, idmint_version() & 0xffu, date);
-    printf("cpu: %s; %ld online, %d usable; %.2f s per case (+%.2f s warm-up)\n", model,
-           sysconf(_SC_NPROCESSORS_ONLN), n_cpus, seconds, warmup);
+    printf("cpu: %s; %ld online, %d usable; %.2f s per run (+%.2f s warm-up), fastest of %u "
+           "runs per case\n",
+           model, sysconf(_SC_NPROCESSORS_ONLN), n_cpus, seconds, warmup, rounds);
     if (n_cpus >= 2)
         printf("threads pinned: thread 0 on CPU %d, thread 1 on CPU %d\n", cpus[0], cpus[1]);
     print_loadavg("at start");
