@@ -151,20 +151,17 @@ static int sh_line(const char *cmd, char *buf, size_t size)
     return rc == 0 ? 0 : -1;
 }
 
-/* pgbench: the bare UPDATE … RETURNING on the namespace row, @p clients at once. */
-static double run_pgbench(const char *url, const char *ns, const char *dir, unsigned clients,
-                          double secs)
+/* pgbench running @p sql (one statement per transaction; :ns is @p ns), @p clients at once. */
+static double pgbench_tps(const char *url, const char *dir, const char *sql, const char *ns,
+                          unsigned clients, double secs)
 {
     char script[512], cmd[2048], line[256];
     FILE *f;
 
-    snprintf(script, sizeof(script), "%s/reserve.sql", dir);
+    snprintf(script, sizeof(script), "%s/pgbench.sql", dir);
     if ((f = fopen(script, "w")) == NULL)
         return -1;
-    fprintf(f,
-            "UPDATE idmint.namespaces SET next_value = next_value + %d "
-            "WHERE name = :ns RETURNING next_value;\n",
-            BLOCK);
+    fprintf(f, "%s\n", sql);
     fclose(f);
     snprintf(cmd, sizeof(cmd),
              "pgbench -n -M prepared -f '%s' -D ns='%s' -c %u -j %u -T %d '%s' 2>&1 | "
@@ -173,6 +170,36 @@ static double run_pgbench(const char *url, const char *ns, const char *dir, unsi
     if (sh_line(cmd, line, sizeof(line)) != 0 || line[0] == '\0')
         return -1;
     return strtod(line, NULL);
+}
+
+/* The raw engine: the bare UPDATE … RETURNING on the namespace row. */
+static double run_pgbench(const char *url, const char *ns, const char *dir, unsigned clients,
+                          double secs)
+{
+    char sql[256];
+
+    snprintf(sql, sizeof(sql),
+             "UPDATE idmint.namespaces SET next_value = next_value + %d "
+             "WHERE name = :ns RETURNING next_value;",
+             BLOCK);
+    return pgbench_tps(url, dir, sql, ns, clients, secs);
+}
+
+/*
+ * PostgreSQL's own sequence, for reference: nextval() is not transactional
+ * and its commit does not wait for a flush, so it is not a durable peer.
+ */
+static double run_nextval(const char *url, const char *dir, unsigned clients, double secs)
+{
+    char cmd[1024], line[64];
+
+    snprintf(cmd, sizeof(cmd),
+             "psql -qX '%s' -c 'CREATE SEQUENCE IF NOT EXISTS idmint_bench_nextval' "
+             ">/dev/null 2>&1 && echo ok",
+             url);
+    if (sh_line(cmd, line, sizeof(line)) != 0 || strcmp(line, "ok") != 0)
+        return -1;
+    return pgbench_tps(url, dir, "SELECT nextval('idmint_bench_nextval');", "-", clients, secs);
 }
 
 /* The sqlite3 shell: BEGIN IMMEDIATE; UPDATE … RETURNING; COMMIT, @p procs shells at once. */
@@ -267,7 +294,7 @@ static void print_row(const char *backend, unsigned procs, double ours, double r
 int main(int argc, char **argv)
 {
     static const unsigned callers[] = {1, 8};
-    double secs = 8.0, pg_ours[2], pg_raw[2], sq_ours[2], sq_raw[2];
+    double secs = 8.0, pg_ours[2], pg_raw[2], sq_ours[2], sq_raw[2], pg_nextval[2];
     char tmpl[] = "/tmp/idmint-bench-XXXXXX", src[1024], cmd[4096], line[1024], ns[64];
     char *url = NULL, *sq_url = NULL, *dir;
     int own_pg = 0, failed = 0;
@@ -321,7 +348,7 @@ int main(int argc, char **argv)
         snprintf(ns, sizeof(ns), "bench-%lx-%x-%u", (unsigned long)time(NULL), (unsigned)getpid(),
                  callers[k]);
         if (make_range_ns(url, ns) != 0 || make_range_ns(sq_url, ns) != 0) {
-            pg_ours[k] = pg_raw[k] = sq_ours[k] = sq_raw[k] = -1;
+            pg_ours[k] = pg_raw[k] = sq_ours[k] = sq_raw[k] = pg_nextval[k] = -1;
             continue;
         }
         pg_ours[k] = pg_raw[k] = sq_ours[k] = sq_raw[k] = 0;
@@ -348,6 +375,7 @@ int main(int argc, char **argv)
             add_round(&pg_raw[k], w[0], rounds);
             add_round(&sq_raw[k], w[1], rounds);
         }
+        pg_nextval[k] = run_nextval(url, dir, callers[k], 2);
     }
 
     printf("durable range reservations per second (%d values each, %.1f s per case in %u "
@@ -361,6 +389,15 @@ int main(int argc, char **argv)
         print_row("sqlite", callers[k], sq_ours[k], sq_raw[k]);
     printf("raw: pgbench -M prepared, one UPDATE ... RETURNING per transaction; sqlite3 shell,\n"
            "BEGIN IMMEDIATE; UPDATE ... RETURNING; COMMIT in WAL with synchronous=FULL\n");
+    printf("reference, not durable: PostgreSQL's own SELECT nextval() through pgbench -M "
+           "prepared:\n");
+    for (int k = 0; k < 2; k++) {
+        if (pg_nextval[k] < 0)
+            printf("  %u caller%s: error\n", callers[k], callers[k] == 1 ? " " : "s");
+        else
+            printf("  %u caller%s: %.0f/s, one value each (a reservation above: %d values)\n",
+                   callers[k], callers[k] == 1 ? " " : "s", pg_nextval[k], BLOCK);
+    }
     printf("targets (>= %.0f/s, >= %.0f%% of raw):\n", TARGET_OPS, 100.0 * TARGET_RAW);
     for (int k = 0; k < 2; k++) {
         const char *names[2] = {"postgres", "sqlite"};

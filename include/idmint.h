@@ -125,9 +125,9 @@ IDMINT_API IDMINT_NODISCARD int idmint_format_iso8601(int64_t unix_ms, char *buf
 typedef struct idmint_decoded {
     uint64_t time_units; /**< time field as stored */
     int64_t unix_ms;     /**< epoch_ms + time_units * unit_ms */
-    uint32_t region;
-    uint32_t worker;
-    uint32_t sequence;
+    uint32_t region;     /**< R is at most 16 bits (idmint_layout_validate) */
+    uint32_t worker;     /**< W is at most 30 bits */
+    uint64_t sequence;   /**< S may take every bit T+R+W leave, up to 62 */
 } idmint_decoded;
 
 /**
@@ -230,16 +230,17 @@ IDMINT_API IDMINT_NODISCARD int idmint_next_n(idmint *m, uint64_t *ids, size_t n
 
 /** What a handle holds, for tools and tests. */
 typedef struct idmint_handle_info {
-    int is_range;         /**< 1 for a range namespace */
-    uint32_t region;      /**< snowflake: region of the lease */
-    uint32_t worker_id;   /**< snowflake: leased worker id */
-    uint64_t generation;  /**< snowflake: lease generation */
-    uint64_t fence_found; /**< snowflake: E found at take (time units) */
-    uint64_t lease_until; /**< snowflake: own E now (time units) */
-    uint64_t last_time;   /**< snowflake: time units of the last ID minted */
-    idmint_layout layout; /**< snowflake: the namespace's layout */
-    uint64_t range_left;  /**< range: values reserved and not yet handed out */
-    char incarnation[33]; /**< this handle's holder/incarnation id */
+    int is_range;            /**< 1 for a range namespace */
+    uint32_t region;         /**< snowflake: region of the lease */
+    uint32_t worker_id;      /**< snowflake: leased worker id */
+    uint64_t generation;     /**< snowflake: lease generation */
+    uint64_t fence_found;    /**< snowflake: E found at take (time units) */
+    uint64_t lease_until;    /**< snowflake: own E now (time units) */
+    uint64_t last_time;      /**< snowflake: time units of the last ID minted */
+    idmint_layout layout;    /**< snowflake: the namespace's layout */
+    uint64_t range_left;     /**< range: values reserved and not yet handed out */
+    char incarnation[33];    /**< this handle's holder/incarnation id */
+    uint64_t sequence_waits; /**< snowflake: calls that waited for the next time unit */
 } idmint_handle_info;
 
 /** Fill @p out from @p m. @return 0 or IDMINT_EFORKED. Thread-safety: safe. */

@@ -34,6 +34,9 @@ struct idmint {
     uint32_t region;
     struct lease_keeper *lk;
     char incarnation[33];
+    /* Written only by calls that found the sequence used up, which happens
+     * while other threads mint flat out: its own line. */
+    _Alignas(CACHE_LINE) _Atomic uint64_t sequence_waits;
     _Alignas(CACHE_LINE) struct clock own_clock; /* only with injected clocks */
 };
 
@@ -185,6 +188,8 @@ static int snowflake_mint(idmint *m, uint64_t *ids, size_t n, size_t *got)
     int rc;
 
     while ((rc = idmint__snowflake_next(&m->sf, t, ids, n, got)) == IDMINT__SNOWFLAKE_WAIT) {
+        if (spins == 0)
+            atomic_fetch_add_explicit(&m->sequence_waits, 1, memory_order_relaxed);
         if (++spins > 64)
             sched_yield();
         t = now_unit(m, idmint__clock_read_ms(m->clk));
@@ -262,6 +267,7 @@ int idmint_info(idmint *m, idmint_handle_info *out)
         info.lease_until = atomic_load(&m->sf.lease_until);
         info.last_time = idmint__snowflake_last_time(&m->sf);
         info.layout = m->layout;
+        info.sequence_waits = atomic_load_explicit(&m->sequence_waits, memory_order_relaxed);
     }
     *out = info;
     return 0;

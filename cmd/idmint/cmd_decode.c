@@ -23,11 +23,11 @@ static void print_decoded(const char *id_text, const idmint_decoded *d, const ch
 {
     if (as_json)
         printf("{\"id\":\"%s\",\"time\":\"%s\",\"unix_ms\":%" PRId64 ",\"region\":%" PRIu32
-               ",\"worker\":%" PRIu32 ",\"sequence\":%" PRIu32 "}\n",
+               ",\"worker\":%" PRIu32 ",\"sequence\":%" PRIu64 "}\n",
                id_text, iso, d->unix_ms, d->region, d->worker, d->sequence);
     else
         printf("%s time=%s unix_ms=%" PRId64 " region=%" PRIu32 " worker=%" PRIu32
-               " sequence=%" PRIu32 "\n",
+               " sequence=%" PRIu64 "\n",
                id_text, iso, d->unix_ms, d->region, d->worker, d->sequence);
 }
 

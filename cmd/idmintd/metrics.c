@@ -254,6 +254,16 @@ char *metrics_render(struct daemon *d, struct worker *w, size_t *len)
                            (int64_t)info.lease_until * (int64_t)nh->layout.unit_ms - now) /
                       1000.0);
     }
+    put(&b, "# HELP idmint_sequence_waits_total Mint calls that waited for the next time unit "
+            "because the sequence was used up.\n# TYPE idmint_sequence_waits_total counter\n");
+    for (i = 0; i < n; i++) {
+        const struct ns_handle *nh = d->handles.slots[i];
+        idmint_handle_info info;
+
+        if (!nh->is_range && idmint_info(nh->m, &info) == 0)
+            put(&b, "idmint_sequence_waits_total{namespace=\"%s\"} %" PRIu64 "\n", nh->name,
+                info.sequence_waits);
+    }
     put(&b, "# HELP idmint_time_bits_seconds_left Time until the layout's time bits run out.\n"
             "# TYPE idmint_time_bits_seconds_left gauge\n");
     for (i = 0; i < n; i++) {

@@ -185,6 +185,6 @@ void routes_ids_decode(struct http_req *r, struct worker *w, const char *id_text
     json_set_int(o, "unix_ms", dec.unix_ms);
     json_set_int(o, "region", dec.region);
     json_set_int(o, "worker", dec.worker);
-    json_set_int(o, "sequence", dec.sequence);
+    json_set_int(o, "sequence", (int64_t)dec.sequence); /* S <= 62: fits */
     routes_json_tree(r, 200, o);
 }

@@ -556,6 +556,10 @@ def test_metrics(d):
             total += float(m.group("value"))
     minted = sum(len(v) for v in State.minted.values())
     S.ok(found, "metrics has idmint_ids_issued_total", H.snip(text, 800))
+    for name in ("idmint_sequence_waits_total", "idmint_lease_seconds_left",
+                 "idmint_clock_backsteps_total"):
+        S.ok(any(ln.startswith(name) for ln in text.split("\n")),
+             "metrics has a %s sample" % name, H.snip(text, 800))
     if found:
         S.ok(total >= minted, "idmint_ids_issued_total counts what was minted",
              "minted %d through the API, metric sums to %s" % (minted, total))

@@ -100,6 +100,30 @@ static void test_handle__default_namespace_mints_increasing_ids(void **state)
     idmint_close(m);
 }
 
+/* Two IDs per ms: 200 of them wait for the clock about 100 times, and say so. */
+static void test_handle__sequence_waits_are_counted(void **state)
+{
+    struct fixture *f = *state;
+    idmint *m;
+    uint64_t prev = 0, id;
+    idmint_handle_info info;
+
+    create_snowflake(f, "narrow", "41/0/2/1");
+    assert_int_equal(idmint_open(&m, f->url, "narrow", NULL), 0);
+    assert_int_equal(idmint_info(m, &info), 0);
+    assert_int_equal(info.sequence_waits, 0);
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(idmint_next(m, &id), 0);
+        assert_true(id > prev);
+        prev = id;
+    }
+    assert_int_equal(idmint_info(m, &info), 0);
+    /* At most one wait per call; at least one per full ms after the first. */
+    assert_true(info.sequence_waits >= 50); /* slack for a preempted, sanitized run */
+    assert_true(info.sequence_waits <= 200);
+    idmint_close(m);
+}
+
 static void test_handle__release_on_close_lets_the_next_holder_mint_after_us(void **state)
 {
     struct fixture *f = *state;
@@ -397,6 +421,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
         T(test_handle__default_namespace_mints_increasing_ids),
+        T(test_handle__sequence_waits_are_counted),
         T(test_handle__release_on_close_lets_the_next_holder_mint_after_us),
         T(test_handle__fifth_taker_of_two_worker_bits_gets_no_worker),
         T(test_handle__refused_renewal_makes_the_next_mint_fail),

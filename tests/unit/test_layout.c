@@ -407,6 +407,9 @@ static void test_layout__decode_splits_hand_built_ids(void **state)
         {layout_of(30, 3, 10, 12, 1000, MS_2015_01_01), 86400, 5, 513, 77},
         {layout_of(31, 16, 4, 1, 86400000, 0), 20454, 65535, 9, 1},
         {layout_of(62, 0, 0, 1, 1, 0), (UINT64_C(1) << 62) - 1, 0, 0, 1},
+        /* A sequence wider than 32 bits comes back whole. */
+        {layout_of(21, 0, 2, 40, 1, MS_2026_01_01), 1000, 0, 3, (UINT64_C(1) << 40) - 2},
+        {layout_of(1, 0, 0, 62, 1, MS_2026_01_01), 1, 0, 0, (UINT64_C(1) << 62) - 1},
     };
 
     (void)state;
