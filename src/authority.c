@@ -188,8 +188,15 @@ static int check_range(const idmint_ns_info *info)
 
 int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
 {
-    idmint_ns_info ns;
     char actor[64];
+
+    authority_actor(actor, sizeof(actor));
+    return idmint__ns_create_as(a, info, actor);
+}
+
+int idmint__ns_create_as(struct idmint_authority *a, const idmint_ns_info *info, const char *actor)
+{
+    idmint_ns_info ns;
     int64_t now_ms;
     int rc = authority_check(a);
 
@@ -226,7 +233,6 @@ int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
         return idmint__fail(IDMINT_EINVAL, "namespace '%s': kind %d is neither snowflake nor range",
                             info->name, (int)info->kind);
     }
-    authority_actor(actor, sizeof(actor));
     return idmint__store_ns_create(a->st, &ns, actor, now_ms);
 }
 

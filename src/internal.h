@@ -149,6 +149,11 @@ struct idmint_authority {
 int idmint__ns_name_check(const char *name);
 /* Now in Unix ms by the authority's clock. */
 int64_t idmint__authority_now_ms(const struct idmint_authority *a);
+/*
+ * idmint_ns_create with the audit log naming @p actor (idmintd: the token's
+ * name) instead of this process's user.
+ */
+int idmint__ns_create_as(struct idmint_authority *a, const idmint_ns_info *info, const char *actor);
 /* Read @p name, creating "default" (audited) on first use. */
 int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *out);
 /*

@@ -249,7 +249,7 @@ void routes_ns_create(struct http_req *r, struct worker *w)
     if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
     t0 = metrics_now_ns();
-    rc = idmint_ns_create(a, &info);
+    rc = idmint__ns_create_as(a, &info, routes_actor(w));
     routes_store_done(w, t0);
     if (rc != 0) {
         routes_fail(r, rc, NULL);

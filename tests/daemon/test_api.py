@@ -515,6 +515,13 @@ def test_audit(d):
              ("ns.enable", "ledger"), ("worker.force_release", "pair")]
     for w in want:
         S.ok(w in have, "audit has %s %s" % w, "entries: %s" % H.snip(str(sorted(have)), 600))
+    # The daemon names the caller (the token, or "anonymous"), never its own OS user,
+    # whichever route changed the namespace.
+    actors = {(e["action"], e["namespace"]): e["actor"] for e in good}
+    S.ok(actors.get(("ns.create", "paused")) == actors.get(("ns.disable", "paused")),
+         "ns.create and ns.disable of one caller name the same actor",
+         "create %r, disable %r" % (actors.get(("ns.create", "paused")),
+                                    actors.get(("ns.disable", "paused"))))
     if len(good) >= 3:
         r = d.get("/v1/audit?after=%d&limit=1" % good[0]["seq"])
         j = S.json_ok(r, 200, "GET /v1/audit?after&limit=1")
