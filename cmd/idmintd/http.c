@@ -524,6 +524,38 @@ static int bind_listener(const struct http_server_config *cfg, const struct sock
     return fd;
 }
 
+/*
+ * SO_REUSEPORT lets every socket of the same user share a port, so a second
+ * daemon with threads > 1 would quietly split the first one's traffic. A
+ * socket without it cannot bind a port anyone listens on: try one first.
+ */
+static int port_is_free(const struct sockaddr_storage *ss, socklen_t len, int *is_in_use, char *err,
+                        size_t err_size)
+{
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int on = 1, rc = 1;
+
+    if (fd < 0) {
+        snprintf(err, err_size, "socket: %s", strerror(errno));
+        return 0;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    if (bind(fd, (const struct sockaddr *)ss, len) != 0) {
+        *is_in_use = errno == EADDRINUSE;
+        snprintf(err, err_size, "%s", strerror(errno));
+        rc = 0;
+    }
+    close(fd);
+    return rc;
+}
+
+static uint16_t port_of(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+    return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+}
+
 int http_server_open(struct http_server **out, const struct http_server_config *cfg, int *is_in_use,
                      char *err, size_t err_size)
 {
@@ -544,6 +576,9 @@ int http_server_open(struct http_server **out, const struct http_server_config *
                                "Connection: close\r\nContent-Length: %zu\r\n\r\n%s";
 
     *is_in_use = 0;
+    if (threads > 1 && port_of(&ss) != 0 &&
+        !port_is_free(&ss, cfg->addr_len, is_in_use, err, err_size))
+        return -1;
     srv = calloc(1, sizeof(*srv));
     if (srv == NULL || (srv->threads = calloc(threads, sizeof(*srv->threads))) == NULL) {
         free(srv);

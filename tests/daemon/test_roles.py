@@ -256,6 +256,33 @@ def test_loopback_only():
     S.stop_daemon(ok, "no-token daemon: SIGTERM exits 0")
 
 
+def test_port_in_use():
+    """With threads > 1 the listeners share their port (SO_REUSEPORT); a second
+    daemon of the same user must still be refused the port, not split its traffic."""
+    cfg = "[server]\nthreads = 2\n"
+    try:
+        first = S.daemon(IDMINTD, config=cfg)
+    except H.HarnessError as e:
+        S.ok(False, "a daemon with threads = 2 starts", str(e))
+        return
+    for threads in (2, 1):
+        second = H.Daemon(IDMINTD, config="[server]\nthreads = %d\n" % threads,
+                          listen="127.0.0.1:%d" % first.port)
+        S.daemons.append(second)
+        proc = subprocess.Popen(second.argv(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, cwd=second.dir, env=H.clean_env())
+        try:
+            out, _ = proc.communicate(timeout=10 * H.SCALE)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+        S.ok(proc.returncode not in (0, None) and b"another process has this port" in out,
+             "threads = %d on the port of a running threads = 2 daemon is refused" % threads,
+             "exit status %s, output %r" % (proc.returncode, H.snip(out)))
+    S.json_ok(first.get("/healthz"), 200, "the first daemon still serves")
+    S.stop_daemon(first, "threads = 2 daemon: SIGTERM exits 0")
+
+
 def main():
     try:
         d = S.daemon(IDMINTD, config=H.tokens_config(TOKENS))
@@ -270,6 +297,7 @@ def main():
     S.stop_daemon(d, "token daemon: SIGTERM exits 0")
     S.run("hash token", test_hash_token)
     S.run("loopback only", test_loopback_only)
+    S.run("port in use", test_port_in_use)
     S.finish()
 
 
