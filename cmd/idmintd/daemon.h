@@ -54,6 +54,9 @@ struct ns_handle {
     /* Observed by the 1 s tick on the main thread only. */
     uint64_t seen_lease_until;
     uint64_t seen_range_left;
+    /* snowflake: worker ids of the region nobody holds, sampled by the
+     * metrics sampler thread; -1 until sampled or when the store cannot say. */
+    _Atomic int64_t workers_free;
 };
 
 /*

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "daemon.h"
+#include "metrics.h"
 #include "errors_http.h"
 #include "log.h"
 
@@ -362,9 +363,14 @@ int main(int argc, char **argv)
         log_write(LOG_WARN, "not ready; retrying the namespaces every 5 s", NULL);
     }
 
+    if (metrics_sampler_start(&d) != 0)
+        log_write(LOG_ERROR, "cannot start the metrics sampler; idmint_workers_free is left out",
+                  NULL);
+
     serve(&d, &set);
 
     http_server_stop(srv, DRAIN_MS);
+    metrics_sampler_stop(); /* it reads the handles */
     handles_close_all(&d.handles);
     if (d.cfg.port_file[0] != '\0')
         unlink(d.cfg.port_file);

@@ -3,12 +3,15 @@
  * /metrics in the Prometheus text format. Request counters and histograms
  * are per thread and summed here; lease and range gauges come from
  * idmint_info() of the daemon's handles at scrape time; idmint_workers_free
- * reads the store through the scraping thread's authority.
+ * is the latest reading of a sampler thread, so a scrape never touches the
+ * store.
  */
 #include "metrics.h"
 
 #include "daemon.h"
+#include "internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -144,6 +147,31 @@ static void put(struct buf *b, const char *fmt, ...)
     }
 }
 
+/* The thread that reads the store for /metrics (metrics_sampler_start). */
+static struct {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int is_running;
+    int is_stopping;               /* guarded by mu */
+    idmint_authority *auth;        /* the sampler thread's own; opened on first use */
+    struct metrics_thread metrics; /* its store latencies (only store_latency is used) */
+} sampler = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* Add @p h at @p offset inside @p m to the running sums. */
+static void add_hist(const struct metrics_thread *m, size_t offset, uint64_t *bucket,
+                     uint64_t *count, uint64_t *sum_ns)
+{
+    const struct metrics_hist *h =
+        (const struct metrics_hist *)(const void *)((const char *)m + offset);
+    size_t i;
+
+    for (i = 0; i < METRICS_BUCKETS; i++)
+        bucket[i] += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
+    *count += atomic_load_explicit(&h->count, memory_order_relaxed);
+    *sum_ns += atomic_load_explicit(&h->sum_ns, memory_order_relaxed);
+}
+
 static void put_hist(struct buf *b, struct daemon *d, const char *name, const char *help,
                      size_t offset)
 {
@@ -151,16 +179,9 @@ static void put_hist(struct buf *b, struct daemon *d, const char *name, const ch
     unsigned t;
     size_t i;
 
-    for (t = 0; t < d->cfg.threads; t++) {
-        const struct metrics_hist *h =
-            (const struct metrics_hist *)(const void *)((const char *)&d->workers[t].metrics +
-                                                        offset);
-
-        for (i = 0; i < METRICS_BUCKETS; i++)
-            bucket[i] += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
-        count += atomic_load_explicit(&h->count, memory_order_relaxed);
-        sum_ns += atomic_load_explicit(&h->sum_ns, memory_order_relaxed);
-    }
+    for (t = 0; t < d->cfg.threads; t++)
+        add_hist(&d->workers[t].metrics, offset, bucket, &count, &sum_ns);
+    add_hist(&sampler.metrics, offset, bucket, &count, &sum_ns); /* zeros until it runs */
     put(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
     for (i = 0; i < METRICS_BUCKETS - 1; i++) {
         cum += bucket[i];
@@ -179,17 +200,25 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* ==== the store sampler ==== */
+
 /* Worker ids of @p nh's region nobody holds now; -1 when the store cannot say. */
-static int64_t workers_free(struct daemon *d, struct worker *w, const struct ns_handle *nh,
-                            int64_t now_ms)
+static int64_t workers_free(const struct daemon *d, const struct ns_handle *nh, int64_t now_ms)
 {
-    idmint_authority *a;
     idmint_worker_info *rows = NULL;
     size_t n = 0, i;
-    uint64_t now_unit, busy = 0;
+    uint64_t now_unit, busy = 0, t0 = metrics_now_ns();
     int64_t total = (int64_t)1 << nh->layout.worker_bits;
+    int rc;
 
-    if (routes_authority(w, &a) != 0 || idmint_workers_list(a, nh->name, &rows, &n) != 0)
+    if (sampler.auth == NULL &&
+        idmint_authority_open(&sampler.auth, d->cfg.authority, d->cfg.region) != 0) {
+        sampler.auth = NULL;
+        return -1;
+    }
+    rc = idmint_workers_list(sampler.auth, nh->name, &rows, &n);
+    metrics_store_time(&sampler.metrics, metrics_now_ns() - t0);
+    if (rc != 0)
         return -1;
     now_unit = now_ms > nh->layout.epoch_ms
                    ? (uint64_t)(now_ms - nh->layout.epoch_ms) / nh->layout.unit_ms
@@ -202,7 +231,57 @@ static int64_t workers_free(struct daemon *d, struct worker *w, const struct ns_
     return total - (int64_t)busy;
 }
 
-char *metrics_render(struct daemon *d, struct worker *w, size_t *len)
+static void *sampler_main(void *arg)
+{
+    struct daemon *d = arg;
+
+    pthread_mutex_lock(&sampler.mu);
+    while (!sampler.is_stopping) {
+        size_t i, n = atomic_load_explicit(&d->handles.n, memory_order_acquire);
+        struct timespec until;
+
+        pthread_mutex_unlock(&sampler.mu);
+        for (i = 0; i < n; i++) {
+            struct ns_handle *nh = d->handles.slots[i];
+
+            if (!nh->is_range)
+                atomic_store(&nh->workers_free, workers_free(d, nh, wall_ms()));
+        }
+        pthread_mutex_lock(&sampler.mu);
+        until = idmint__monotonic_after_ms(METRICS_SAMPLE_MS);
+        while (!sampler.is_stopping &&
+               pthread_cond_timedwait(&sampler.cv, &sampler.mu, &until) != ETIMEDOUT)
+            ;
+    }
+    pthread_mutex_unlock(&sampler.mu);
+    return NULL;
+}
+
+int metrics_sampler_start(struct daemon *d)
+{
+    idmint__cond_init_monotonic(&sampler.cv);
+    sampler.is_stopping = 0;
+    if (pthread_create(&sampler.thread, NULL, sampler_main, d) != 0)
+        return -1;
+    sampler.is_running = 1;
+    return 0;
+}
+
+void metrics_sampler_stop(void)
+{
+    if (!sampler.is_running)
+        return;
+    pthread_mutex_lock(&sampler.mu);
+    sampler.is_stopping = 1;
+    pthread_cond_signal(&sampler.cv);
+    pthread_mutex_unlock(&sampler.mu);
+    pthread_join(sampler.thread, NULL);
+    sampler.is_running = 0;
+    idmint_authority_close(sampler.auth);
+    sampler.auth = NULL;
+}
+
+char *metrics_render(struct daemon *d, size_t *len)
 {
     struct buf b = {NULL, 0, 0, 0};
     size_t i, r, c, n = atomic_load_explicit(&d->handles.n, memory_order_acquire);
@@ -277,15 +356,9 @@ char *metrics_render(struct daemon *d, struct worker *w, size_t *len)
             "# TYPE idmint_workers_free gauge\n");
     for (i = 0; i < n; i++) {
         const struct ns_handle *nh = d->handles.slots[i];
-        int64_t free_ids;
-        uint64_t t0;
+        int64_t free_ids = atomic_load(&nh->workers_free);
 
-        if (nh->is_range)
-            continue;
-        t0 = metrics_now_ns();
-        free_ids = workers_free(d, w, nh, now);
-        metrics_store_time(&w->metrics, metrics_now_ns() - t0);
-        if (free_ids >= 0)
+        if (!nh->is_range && free_ids >= 0)
             put(&b, "idmint_workers_free{namespace=\"%s\"} %" PRId64 "\n", nh->name, free_ids);
     }
     put(&b, "# HELP idmint_range_ids_left Values reserved by the daemon's range handles and not "
@@ -312,7 +385,7 @@ char *metrics_render(struct daemon *d, struct worker *w, size_t *len)
         atomic_load(&d->handles.range_refills));
 
     put_hist(&b, d, "idmint_store_latency_seconds",
-             "Store calls made by the daemon's routes and scrapes.",
+             "Store calls made by the daemon's routes and its metrics sampler.",
              offsetof(struct metrics_thread, store_latency));
 
     put(&b, "# HELP idmint_http_requests_total HTTP requests by route and status.\n"

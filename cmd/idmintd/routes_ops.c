@@ -37,7 +37,7 @@ void routes_readyz(struct http_req *r, struct worker *w)
 void routes_metrics(struct http_req *r, struct worker *w)
 {
     size_t len = 0;
-    char *text = metrics_render(w->d, w, &len);
+    char *text = metrics_render(w->d, &len);
     char *copy;
 
     if (text == NULL || (copy = http_alloc(r, len)) == NULL) {

@@ -563,6 +563,18 @@ def test_metrics(d):
             total += float(m.group("value"))
     minted = sum(len(v) for v in State.minted.values())
     S.ok(found, "metrics has idmint_ids_issued_total", H.snip(text, 800))
+    # idmint_workers_free comes from a sampler thread (every 5 s), not from the scrape.
+    free = None
+    deadline = time.time() + 12 * H.SCALE
+    while free is None and time.time() < deadline:
+        for ln in d.get("/metrics").text.split("\n"):
+            if ln.startswith('idmint_workers_free{namespace="default"} '):
+                free = float(ln.split(" ")[1])
+        if free is None:
+            time.sleep(0.5)
+    S.ok(free is not None and 0 <= free <= 1023,
+         "idmint_workers_free{namespace=\"default\"} is sampled: 0..1023 of 1024 free "
+         "(the daemon holds one)", "got %r" % free)
     for name in ("idmint_sequence_waits_total", "idmint_lease_seconds_left",
                  "idmint_clock_backsteps_total"):
         S.ok(any(ln.startswith(name) for ln in text.split("\n")),
