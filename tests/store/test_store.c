@@ -1081,31 +1081,37 @@ static void race_reservers(const struct fx *f, const char *ns, unsigned procs, u
     }
 }
 
+/*
+ * Sort @p spans and check they tile [1, next_value) of @p ns: no overlap, no
+ * gap, and the namespace advanced by exactly what they cover.
+ */
+static void assert_spans_tile(struct fx *f, const char *ns, struct span *spans, size_t n)
+{
+    idmint_ns_info got;
+
+    qsort(spans, n, sizeof(*spans), span_cmp);
+    assert_int_equal(spans[0].start, 1);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(spans[i].start < spans[i].end);
+        if (i > 0)
+            assert_int_equal(spans[i - 1].end, spans[i].start);
+    }
+    assert_int_equal(idmint__store_ns_get(f->st, ns, &got), 0);
+    assert_int_equal(got.next_value, spans[n - 1].end);
+}
+
 static void test_store__range_race_of_8_processes_never_overlaps(void **state)
 {
     struct fx *f = *state;
     enum { PROCS = 8, EACH = 200 };
     char ns[64];
     struct span *all = calloc(PROCS * EACH, sizeof(*all));
-    size_t n = PROCS * EACH;
-    uint64_t total = 0;
-    idmint_ns_info got;
 
     assert_non_null(all);
     ns_name(f, "rrace", ns);
     make_range(f, ns, 1, IDMINT_MAX_VALUE, 100);
     race_reservers(f, ns, PROCS, EACH, 0, all);
-    qsort(all, n, sizeof(*all), span_cmp);
-    for (size_t i = 0; i < n; i++) {
-        assert_true(all[i].start < all[i].end);
-        if (i > 0)
-            assert_true(all[i - 1].end <= all[i].start);
-        total += all[i].end - all[i].start;
-    }
-    /* No gaps either: every value from 1 to next_value - 1 went to someone. */
-    assert_int_equal(all[0].start, 1);
-    assert_int_equal(idmint__store_ns_get(f->st, ns, &got), 0);
-    assert_int_equal(got.next_value, 1 + total);
+    assert_spans_tile(f, ns, all, PROCS * EACH);
     free(all);
 }
 
@@ -1116,8 +1122,6 @@ static void test_store__range_repeats_racing_their_original_get_the_same_range(v
     enum { PROCS = 4, EACH = 150 };
     char ns[64];
     struct span *all = calloc(PROCS * EACH, sizeof(*all));
-    uint64_t total = 0;
-    idmint_ns_info got;
 
     assert_non_null(all);
     ns_name(f, "rrepeat", ns);
@@ -1129,14 +1133,9 @@ static void test_store__range_repeats_racing_their_original_get_the_same_range(v
             assert_int_equal(all[k * EACH + i].end, all[i].end);
         }
         assert_int_equal(all[i].end - all[i].start, 1 + i % 13);
-        total += all[i].end - all[i].start;
     }
     /* Each request advanced the namespace once, however many sent it. */
-    qsort(all, EACH, sizeof(*all), span_cmp);
-    for (unsigned i = 1; i < EACH; i++)
-        assert_int_equal(all[i - 1].end, all[i].start);
-    assert_int_equal(idmint__store_ns_get(f->st, ns, &got), 0);
-    assert_int_equal(got.next_value, 1 + total);
+    assert_spans_tile(f, ns, all, EACH);
     free(all);
 }
 
