@@ -43,11 +43,11 @@ static void wait_closed(int fd)
 }
 
 /* One caller: reserve for @p secs, then write the count to @p out. */
-static void caller(const char *url, const char *ns, unsigned idx, double secs, int go, int out)
+static void caller(const char *url, const char *ns, double secs, int go, int out)
 {
     struct store *st = NULL;
     struct store_range r;
-    char inc[32], req[32];
+    char inc[33], req[32];
     uint64_t n = 0;
     double end;
     int code = 0;
@@ -56,7 +56,11 @@ static void caller(const char *url, const char *ns, unsigned idx, double secs, i
         fprintf(stderr, "bench_reserve: open %s: %s\n", url, idmint_errmsg());
         _exit(2);
     }
-    snprintf(inc, sizeof(inc), "bench-%u-%d", idx, (int)getpid());
+    /* Fresh per caller and round: a pid can come back in a later round. */
+    if (idmint__incarnation(inc) != 0) {
+        fprintf(stderr, "bench_reserve: incarnation: %s\n", idmint_errmsg());
+        _exit(2);
+    }
     wait_closed(go);
     end = seconds_now() + secs;
     while (seconds_now() < end) {
@@ -91,7 +95,7 @@ static double run_store(const char *url, const char *ns, unsigned procs, double 
         if (pids[i] == 0) {
             close(go[1]);
             close(res[0]);
-            caller(url, ns, i, secs, go[0], res[1]);
+            caller(url, ns, secs, go[0], res[1]);
         }
     }
     close(go[0]);
@@ -301,9 +305,15 @@ int main(int argc, char **argv)
     unsigned rounds;
 
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
-            secs = strtod(argv[++i], NULL);
-        else if (strcmp(argv[i], "--pg-url") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
+            char *end;
+
+            secs = strtod(argv[++i], &end);
+            if (*end != '\0' || !(secs >= 1 && secs <= 600)) {
+                fprintf(stderr, "bench_reserve: --seconds: want 1..600, got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--pg-url") == 0 && i + 1 < argc)
             url = strdup(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_reserve [--seconds S] [--pg-url URL]\n"
@@ -416,6 +426,12 @@ int main(int argc, char **argv)
         }
     }
 
+    /* Leave a database given with --pg-url as it was. */
+    snprintf(cmd, sizeof(cmd),
+             "psql -qX '%s' -c 'DROP SEQUENCE IF EXISTS idmint_bench_nextval' >/dev/null 2>&1; "
+             "echo ok",
+             url);
+    (void)sh_line(cmd, line, sizeof(line));
     if (own_pg) {
         snprintf(cmd, sizeof(cmd), "bash '%s/tests/support/pg-stop.sh' '%s/pg' && echo ok", src,
                  dir);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,6 +80,7 @@ struct http_server {
     struct http_thread *threads;
     unsigned n_threads;
     uint16_t port;
+    int claim_fd; /* threads > 1: the abstract socket that claims the port; else -1 */
     _Atomic int is_stopping;
     uint32_t drain_ms;
     char reply_431[512]; /* whole responses sent before h2o sees a request */
@@ -556,6 +558,37 @@ static uint16_t port_of(const struct sockaddr_storage *ss)
     return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
 }
 
+/*
+ * Two daemons started at the same moment could both pass port_is_free. Each
+ * also binds an abstract Unix socket named after the address, held for its
+ * whole life (the kernel drops it at exit, even after kill -9): the second
+ * bind of the name fails. Returns the socket, or -1 with *is_in_use set.
+ */
+static int port_claim(const struct sockaddr_storage *ss, int *is_in_use, char *err, size_t err_size)
+{
+    struct sockaddr_un un;
+    char addr[INET6_ADDRSTRLEN + 16];
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), len;
+
+    if (fd < 0) {
+        snprintf(err, err_size, "socket: %s", strerror(errno));
+        return -1;
+    }
+    memset(&un, 0, sizeof(un));
+    un.sun_family = AF_UNIX;
+    http_format_addr(ss, port_of(ss), addr, sizeof(addr));
+    /* sun_path[0] = '\0': the abstract namespace, no file to clean up. */
+    len = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "idmintd-listen:%s", addr);
+    if (bind(fd, (const struct sockaddr *)&un,
+             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) != 0) {
+        *is_in_use = errno == EADDRINUSE;
+        snprintf(err, err_size, "%s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int http_server_open(struct http_server **out, const struct http_server_config *cfg, int *is_in_use,
                      char *err, size_t err_size)
 {
@@ -565,6 +598,7 @@ int http_server_open(struct http_server **out, const struct http_server_config *
     h2o_hostconf_t *host;
     h2o_pathconf_t *path;
     unsigned i, threads = cfg->threads < 1 ? 1 : cfg->threads;
+    int claim_fd = -1;
     static const char body_431[] = "{\"error\":{\"code\":\"headers_too_large\",\"message\":"
                                    "\"request headers are larger than max_header_bytes\"}}";
     static const char body_413[] = "{\"error\":{\"code\":\"payload_too_large\",\"message\":"
@@ -577,14 +611,21 @@ int http_server_open(struct http_server **out, const struct http_server_config *
 
     *is_in_use = 0;
     if (threads > 1 && port_of(&ss) != 0 &&
-        !port_is_free(&ss, cfg->addr_len, is_in_use, err, err_size))
+        (claim_fd = port_claim(&ss, is_in_use, err, err_size)) < 0)
         return -1;
+    if (claim_fd >= 0 && !port_is_free(&ss, cfg->addr_len, is_in_use, err, err_size)) {
+        close(claim_fd);
+        return -1;
+    }
     srv = calloc(1, sizeof(*srv));
     if (srv == NULL || (srv->threads = calloc(threads, sizeof(*srv->threads))) == NULL) {
         free(srv);
+        if (claim_fd >= 0)
+            close(claim_fd);
         snprintf(err, err_size, "out of memory");
         return -1;
     }
+    srv->claim_fd = claim_fd;
     srv->cfg = *cfg;
     srv->cfg.threads = threads;
     srv->n_threads = threads;
@@ -609,6 +650,8 @@ int http_server_open(struct http_server **out, const struct http_server_config *
         if (th->listen_fd < 0) {
             while (i-- > 0)
                 close(srv->threads[i].listen_fd);
+            if (claim_fd >= 0)
+                close(claim_fd);
             free(srv->threads);
             free(srv);
             return -1;
@@ -678,6 +721,8 @@ void http_server_stop(struct http_server *s, uint32_t drain_ms)
             close(th->listen_fd);
     }
     h2o_config_dispose(&s->config);
+    if (s->claim_fd >= 0)
+        close(s->claim_fd);
     free(s->threads);
     free(s);
 }

@@ -153,7 +153,7 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int is_running;
-    int is_stopping;               /* guarded by mu */
+    _Atomic int is_stopping;       /* set under mu; read between store calls too */
     idmint_authority *auth;        /* the sampler thread's own; opened on first use */
     struct metrics_thread metrics; /* its store latencies (only store_latency is used) */
 } sampler = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -241,7 +241,9 @@ static void *sampler_main(void *arg)
         struct timespec until;
 
         pthread_mutex_unlock(&sampler.mu);
-        for (i = 0; i < n; i++) {
+        /* Each store call may wait seconds on a dead database: look for a
+         * stop between them, so SIGTERM is not held up for a whole pass. */
+        for (i = 0; i < n && !atomic_load(&sampler.is_stopping); i++) {
             struct ns_handle *nh = d->handles.slots[i];
 
             if (!nh->is_range)

@@ -27,6 +27,7 @@ static int dynlib_try(struct idmint__dynlib *lib)
         if (lib->syms[i] == NULL) {
             snprintf(lib->why, sizeof(lib->why), "%s has no function %s: too old a version?",
                      lib->soname, lib->names[i]);
+            dlclose(handle);
             return IDMINT_EUNAVAILABLE;
         }
     }
