@@ -54,12 +54,14 @@ int64_t idmint__authority_now_ms(const struct idmint_authority *a)
     return idmint__clock_read_ms(&c);
 }
 
-/* Who the audit log names: $IDMINT_ACTOR, else the Unix user id. */
-static void authority_actor(char *buf, size_t size)
+/* Who the audit log names: the actor set on @p a, else $IDMINT_ACTOR, else the uid. */
+static void authority_actor(const struct idmint_authority *a, char *buf, size_t size)
 {
     const char *env = getenv("IDMINT_ACTOR");
 
-    if (env != NULL && env[0] != '\0')
+    if (a->actor[0] != '\0')
+        snprintf(buf, size, "%s", a->actor);
+    else if (env != NULL && env[0] != '\0')
         snprintf(buf, size, "%s", env);
     else
         snprintf(buf, size, "uid:%lu", (unsigned long)getuid());
@@ -186,17 +188,15 @@ static int check_range(const idmint_ns_info *info)
     return 0;
 }
 
-int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
+void idmint__authority_act_as(struct idmint_authority *a, const char *actor)
 {
-    char actor[64];
-
-    authority_actor(actor, sizeof(actor));
-    return idmint__ns_create_as(a, info, actor);
+    snprintf(a->actor, sizeof(a->actor), "%s", actor != NULL ? actor : "");
 }
 
-int idmint__ns_create_as(struct idmint_authority *a, const idmint_ns_info *info, const char *actor)
+int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
 {
     idmint_ns_info ns;
+    char actor[64];
     int64_t now_ms;
     int rc = authority_check(a);
 
@@ -233,6 +233,7 @@ int idmint__ns_create_as(struct idmint_authority *a, const idmint_ns_info *info,
         return idmint__fail(IDMINT_EINVAL, "namespace '%s': kind %d is neither snowflake nor range",
                             info->name, (int)info->kind);
     }
+    authority_actor(a, actor, sizeof(actor));
     return idmint__store_ns_create(a->st, &ns, actor, now_ms);
 }
 
@@ -279,7 +280,7 @@ int idmint_ns_set_disabled(idmint_authority *a, const char *name, int disabled)
 
     if (rc != 0)
         return rc;
-    authority_actor(actor, sizeof(actor));
+    authority_actor(a, actor, sizeof(actor));
     return idmint__store_ns_set_disabled(a->st, name, disabled, actor, idmint__authority_now_ms(a));
 }
 
@@ -306,7 +307,7 @@ int idmint_worker_force_release(idmint_authority *a, const char *ns, uint32_t re
 
     if (rc != 0)
         return rc;
-    authority_actor(actor, sizeof(actor));
+    authority_actor(a, actor, sizeof(actor));
     return idmint__store_lease_force_release(a->st, ns, region, worker_id, actor,
                                              idmint__authority_now_ms(a));
 }

@@ -28,6 +28,18 @@ int idmint__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Clear the thread-local detail. */
 void idmint__errmsg_clear(void);
 
+/* The value of hex digit @p c (either case), or -1. */
+static inline int idmint__hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 /* ==== entropy.c: the only reader of the OS RNG ==== */
 
 /* Fill @p buf from the kernel CSPRNG. 0 or IDMINT_EUNAVAILABLE. Thread-safe. */
@@ -143,6 +155,7 @@ struct idmint_authority {
     uint32_t region;
     int64_t (*wall_ms)(void *ctx); /* NULL: real clock; for created_ms and audit times */
     void *clock_ctx;
+    char actor[64]; /* who the audit log names; "" for $IDMINT_ACTOR or the uid */
 };
 
 /* Validated name: [a-z0-9][a-z0-9_.-]{0,62}. 0 or IDMINT_EINVAL with a message. */
@@ -150,10 +163,11 @@ int idmint__ns_name_check(const char *name);
 /* Now in Unix ms by the authority's clock. */
 int64_t idmint__authority_now_ms(const struct idmint_authority *a);
 /*
- * idmint_ns_create with the audit log naming @p actor (idmintd: the token's
- * name) instead of this process's user.
+ * Name @p actor (idmintd: the caller's token) in the audit records of what
+ * @p a does from now on; NULL or "" goes back to $IDMINT_ACTOR or the uid.
+ * Not thread-safe: @p a is used by one thread at a time anyway.
  */
-int idmint__ns_create_as(struct idmint_authority *a, const idmint_ns_info *info, const char *actor);
+void idmint__authority_act_as(struct idmint_authority *a, const char *actor);
 /* Read @p name, creating "default" (audited) on first use. */
 int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *out);
 /*

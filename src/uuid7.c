@@ -147,17 +147,6 @@ void idmint_uuid_format(const uint8_t in[16], char out[37])
     *p = '\0';
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int idmint_uuid_parse(const char *text, uint8_t out[16])
 {
     uint8_t bytes[16];
@@ -173,9 +162,9 @@ int idmint_uuid_parse(const char *text, uint8_t out[16])
                 goto bad;
             continue;
         }
-        hi = hex_value(text[i]);
+        hi = idmint__hex_value(text[i]);
         /* text[i] is a hex digit, not NUL, so text[i + 1] is in bounds. */
-        lo = hi < 0 ? -1 : hex_value(text[i + 1]);
+        lo = hi < 0 ? -1 : idmint__hex_value(text[i + 1]);
         if (lo < 0)
             goto bad;
         bytes[n++] = (uint8_t)(hi << 4 | lo);

@@ -6,6 +6,8 @@
  */
 #include "auth.h"
 
+#include "internal.h"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -40,17 +42,6 @@ const char *auth_role_name(enum auth_role role)
     }
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int auth_token_parse(const char *text, struct auth_token *out, char *err, size_t err_size)
 {
     const char *colon = strchr(text, ':');
@@ -78,7 +69,7 @@ int auth_token_parse(const char *text, struct auth_token *out, char *err, size_t
         return -1;
     }
     for (i = 0; i < AUTH_HASH_BYTES; i++) {
-        int hi = hex_value(text[2 * i]), lo = hex_value(text[2 * i + 1]);
+        int hi = idmint__hex_value(text[2 * i]), lo = idmint__hex_value(text[2 * i + 1]);
 
         if (hi < 0 || lo < 0) {
             snprintf(err, err_size, "sha256 hash has a non-hex character");

@@ -137,8 +137,6 @@ void routes_store_done(struct worker *w, uint64_t t0);
 int routes_query(const struct http_req *r, const char *name, char *buf, size_t size);
 /* Wall clock in Unix ms. */
 int64_t routes_now_ms(void);
-/* Who the audit log names for this request. */
-const char *routes_actor(const struct worker *w);
 
 /* ==== routes_*.c ==== */
 void routes_ids_get(struct http_req *r, struct worker *w);

@@ -121,6 +121,8 @@ int routes_authority(struct worker *w, idmint_authority **out)
             return rc;
         }
     }
+    /* Audited changes name the caller of this request, not the daemon's uid. */
+    idmint__authority_act_as(w->auth, w->actor);
     *out = w->auth;
     return 0;
 }
@@ -167,22 +169,6 @@ int64_t routes_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-const char *routes_actor(const struct worker *w)
-{
-    return w->actor;
-}
-
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int routes_query(const struct http_req *r, const char *name, char *buf, size_t size)
 {
     size_t name_len = strlen(name), i = 0;
@@ -210,8 +196,8 @@ int routes_query(const struct http_req *r, const char *name, char *buf, size_t s
 
                     if (k + 2 >= vlen)
                         return -1;
-                    hi = hex_digit(v[k + 1]);
-                    lo = hex_digit(v[k + 2]);
+                    hi = idmint__hex_value(v[k + 1]);
+                    lo = idmint__hex_value(v[k + 2]);
                     if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
                         return -1;
                     c = (char)(hi * 16 + lo);

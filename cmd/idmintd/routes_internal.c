@@ -170,8 +170,7 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
     now_ms = routes_now_ms();
     t0 = metrics_now_ns();
     if (is_force) {
-        rc = idmint__store_lease_force_release(a->st, ns, region, lease.worker_id, routes_actor(w),
-                                               now_ms);
+        rc = idmint_worker_force_release(a, ns, region, lease.worker_id);
         routes_store_done(w, t0);
         if (rc != 0) {
             routes_fail(r, rc, NULL);

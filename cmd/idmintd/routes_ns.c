@@ -249,7 +249,7 @@ void routes_ns_create(struct http_req *r, struct worker *w)
     if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
     t0 = metrics_now_ns();
-    rc = idmint__ns_create_as(a, &info, routes_actor(w));
+    rc = idmint_ns_create(a, &info);
     routes_store_done(w, t0);
     if (rc != 0) {
         routes_fail(r, rc, NULL);
@@ -271,8 +271,7 @@ void routes_ns_set_disabled(struct http_req *r, struct worker *w, const char *ns
     if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
     t0 = metrics_now_ns();
-    /* Through the store so the audit log names the token, not the daemon's uid. */
-    rc = idmint__store_ns_set_disabled(a->st, ns, disabled, routes_actor(w), routes_now_ms());
+    rc = idmint_ns_set_disabled(a, ns, disabled);
     routes_store_done(w, t0);
     if (rc != 0) {
         routes_fail(r, rc, NULL);

@@ -8,6 +8,7 @@
 #include "store.h"
 #include "internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define STORE_MAX_BACKENDS 8
@@ -265,4 +266,18 @@ int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
     if (out == NULL || n == NULL)
         return idmint__fail(IDMINT_EINVAL, "output is NULL");
     return st->ops->audit_list(st, after_seq, limit, out, n);
+}
+
+void idmint__store_ns_create_detail(const idmint_ns_info *ns, char *buf, size_t size)
+{
+    const idmint_layout *l = &ns->layout;
+
+    if (ns->kind == IDMINT_KIND_RANGE)
+        snprintf(buf, size, "kind=range next_value=%llu max_value=%llu block=%u max_block=%u",
+                 (unsigned long long)ns->next_value, (unsigned long long)ns->max_value,
+                 (unsigned)ns->block, (unsigned)ns->max_block);
+    else
+        snprintf(buf, size, "kind=snowflake layout=%u/%u/%u/%u unit_ms=%u epoch_ms=%lld",
+                 (unsigned)l->time_bits, (unsigned)l->region_bits, (unsigned)l->worker_bits,
+                 (unsigned)l->sequence_bits, (unsigned)l->unit_ms, (long long)l->epoch_ms);
 }

@@ -802,16 +802,7 @@ static int ns_create_body(struct pg_store *s, void *ctx)
     char detail[256];
     int rc;
 
-    if (ns->kind == IDMINT_KIND_RANGE)
-        snprintf(detail, sizeof(detail),
-                 "kind=range next_value=%llu max_value=%llu block=%u max_block=%u",
-                 (unsigned long long)ns->next_value, (unsigned long long)ns->max_value,
-                 (unsigned)ns->block, (unsigned)ns->max_block);
-    else
-        snprintf(detail, sizeof(detail),
-                 "kind=snowflake layout=%u/%u/%u/%u unit_ms=%u epoch_ms=%lld",
-                 (unsigned)l->time_bits, (unsigned)l->region_bits, (unsigned)l->worker_bits,
-                 (unsigned)l->sequence_bits, (unsigned)l->unit_ms, (long long)l->epoch_ms);
+    idmint__store_ns_create_detail(ns, detail, sizeof(detail));
     arg_text(&a, ns->name);
     arg_text(&a, ns->kind == IDMINT_KIND_RANGE ? "range" : "snowflake");
     arg_u64(&a, l->time_bits);

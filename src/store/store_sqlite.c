@@ -504,16 +504,7 @@ static int sqlite_ns_create(struct store *st, const idmint_ns_info *ns, const ch
     sqlite3_stmt *q = NULL;
     int rc;
 
-    if (ns->kind == IDMINT_KIND_RANGE)
-        snprintf(detail, sizeof(detail),
-                 "kind=range next_value=%llu max_value=%llu block=%u max_block=%u",
-                 (unsigned long long)ns->next_value, (unsigned long long)ns->max_value,
-                 (unsigned)ns->block, (unsigned)ns->max_block);
-    else
-        snprintf(detail, sizeof(detail),
-                 "kind=snowflake layout=%u/%u/%u/%u unit_ms=%u epoch_ms=%lld",
-                 (unsigned)l->time_bits, (unsigned)l->region_bits, (unsigned)l->worker_bits,
-                 (unsigned)l->sequence_bits, (unsigned)l->unit_ms, (long long)l->epoch_ms);
+    idmint__store_ns_create_detail(ns, detail, sizeof(detail));
     if ((rc = sq_begin(s)) != 0)
         return rc;
     if ((rc = sq_prep(s, ST_NS_INSERT, &q)) == 0) {
