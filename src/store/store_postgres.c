@@ -869,44 +869,65 @@ static int postgres_ns_get(struct store *st, const char *name, idmint_ns_info *o
     return rc;
 }
 
-struct ns_list_call {
-    idmint_ns_info *list;
+/* ==== lists ==== */
+
+/* Fill list element @p out from row @p row of @p r. */
+typedef void (*pg_row_fn)(const PGresult *r, int row, void *out);
+
+struct list_call {
+    enum pg_stmt_id stmt;
+    struct pg_args args;
+    const char *what; /* "list namespaces", for messages */
+    size_t elem_size;
+    pg_row_fn from_row;
+    void *list; /* calloc'd, elem_size per row; NULL for none */
     size_t n;
 };
 
-static int ns_list_body(struct pg_store *s, void *ctx)
+static int list_body(struct pg_store *s, void *ctx)
 {
-    struct ns_list_call *c = ctx;
+    struct list_call *c = ctx;
     PGresult *r = NULL;
     int rc, i, rows;
 
-    if ((rc = pg_exec(s, ST_NS_LIST, NULL, &r, "list namespaces")) != 0)
+    if ((rc = pg_exec(s, c->stmt, &c->args, &r, c->what)) != 0)
         return rc;
     rows = pq.ntuples(r);
-    if (rows > 0) {
-        c->list = calloc((size_t)rows, sizeof(*c->list));
-        if (c->list == NULL) {
-            pq.clear(r);
-            return idmint__fail(IDMINT_ENOMEM, "out of memory listing namespaces");
-        }
+    if (rows > 0 && (c->list = calloc((size_t)rows, c->elem_size)) == NULL) {
+        pq.clear(r);
+        return idmint__fail(IDMINT_ENOMEM, "out of memory: %s", c->what);
     }
     for (i = 0; i < rows; i++)
-        ns_from_row(r, i, &c->list[i]);
+        c->from_row(r, i, (char *)c->list + (size_t)i * c->elem_size);
     c->n = (size_t)rows;
     pq.clear(r);
     return 0;
 }
 
+/* Run the list query of @p c; read-only, so retried. c->list is the caller's to free. */
+static int pg_list(struct store *st, struct list_call *c)
+{
+    return pg_call((struct pg_store *)st, PG_IDEMPOTENT, list_body, c);
+}
+
+static void ns_row(const PGresult *r, int row, void *out)
+{
+    ns_from_row(r, row, out);
+}
+
 static int postgres_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
 {
-    struct ns_list_call c = {NULL, 0};
-    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, ns_list_body, &c);
+    struct list_call c = {.stmt = ST_NS_LIST,
+                          .what = "list namespaces",
+                          .elem_size = sizeof(**out),
+                          .from_row = ns_row};
+    int rc = pg_list(st, &c);
 
-    if (rc != 0)
-        return rc;
-    *out = c.list;
-    *n = c.n;
-    return 0;
+    if (rc == 0) {
+        *out = c.list;
+        *n = c.n;
+    }
+    return rc;
 }
 
 struct ns_disable_call {
@@ -1122,55 +1143,33 @@ static int postgres_lease_release(struct store *st, const char *ns, const struct
     return pg_call((struct pg_store *)st, 0, lease_release_body, &c);
 }
 
-struct lease_list_call {
-    const char *ns;
-    idmint_worker_info *list;
-    size_t n;
-};
-
-static int lease_list_body(struct pg_store *s, void *ctx)
+static void worker_row(const PGresult *r, int row, void *out)
 {
-    struct lease_list_call *c = ctx;
-    struct pg_args a = {.n = 0};
-    PGresult *r = NULL;
-    int rc, i, rows;
+    idmint_worker_info *w = out;
 
-    arg_text(&a, c->ns);
-    if ((rc = pg_exec(s, ST_LEASE_LIST, &a, &r, "list worker ids")) != 0)
-        return rc;
-    rows = pq.ntuples(r);
-    if (rows > 0) {
-        c->list = calloc((size_t)rows, sizeof(*c->list));
-        if (c->list == NULL) {
-            pq.clear(r);
-            return idmint__fail(IDMINT_ENOMEM, "out of memory listing worker ids");
-        }
-    }
-    for (i = 0; i < rows; i++) {
-        idmint_worker_info *w = &c->list[i];
-
-        w->region = (uint32_t)col_u64(r, i, 0);
-        w->worker_id = (uint32_t)col_u64(r, i, 1);
-        col_text(r, i, 2, w->holder, sizeof(w->holder));
-        w->generation = col_u64(r, i, 3);
-        w->lease_until = col_u64(r, i, 4);
-    }
-    c->n = (size_t)rows;
-    pq.clear(r);
-    return 0;
+    w->region = (uint32_t)col_u64(r, row, 0);
+    w->worker_id = (uint32_t)col_u64(r, row, 1);
+    col_text(r, row, 2, w->holder, sizeof(w->holder));
+    w->generation = col_u64(r, row, 3);
+    w->lease_until = col_u64(r, row, 4);
 }
 
 static int postgres_lease_list(struct store *st, const char *ns, idmint_worker_info **out,
                                size_t *n)
 {
-    struct lease_list_call c = {ns, NULL, 0};
-    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, lease_list_body, &c);
+    struct list_call c = {.stmt = ST_LEASE_LIST,
+                          .what = "list worker ids",
+                          .elem_size = sizeof(**out),
+                          .from_row = worker_row};
+    int rc;
 
-    if (rc != 0)
-        return rc;
-    *out = c.list;
-    *n = c.n;
-    return 0;
+    arg_text(&c.args, ns);
+    rc = pg_list(st, &c);
+    if (rc == 0) {
+        *out = c.list;
+        *n = c.n;
+    }
+    return rc;
 }
 
 struct force_call {
@@ -1358,58 +1357,35 @@ static int postgres_range_reserve(struct store *st, const char *ns, const char *
 
 /* ==== audit ==== */
 
-struct audit_call {
-    int64_t after_seq;
-    size_t limit;
-    idmint_audit_entry *list;
-    size_t n;
-};
-
-static int audit_body(struct pg_store *s, void *ctx)
+static void audit_row(const PGresult *r, int row, void *out)
 {
-    struct audit_call *c = ctx;
-    struct pg_args a = {.n = 0};
-    PGresult *r = NULL;
-    int rc, i, rows;
+    idmint_audit_entry *e = out;
 
-    arg_i64(&a, c->after_seq);
-    arg_i64(&a, c->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)c->limit);
-    if ((rc = pg_exec(s, ST_AUDIT_LIST, &a, &r, "list audit records")) != 0)
-        return rc;
-    rows = pq.ntuples(r);
-    if (rows > 0) {
-        c->list = calloc((size_t)rows, sizeof(*c->list));
-        if (c->list == NULL) {
-            pq.clear(r);
-            return idmint__fail(IDMINT_ENOMEM, "out of memory listing audit records");
-        }
-    }
-    for (i = 0; i < rows; i++) {
-        idmint_audit_entry *e = &c->list[i];
-
-        e->seq = col_i64(r, i, 0);
-        e->at_ms = col_i64(r, i, 1);
-        col_text(r, i, 2, e->actor, sizeof(e->actor));
-        col_text(r, i, 3, e->action, sizeof(e->action));
-        col_text(r, i, 4, e->ns, sizeof(e->ns));
-        col_text(r, i, 5, e->detail, sizeof(e->detail));
-    }
-    c->n = (size_t)rows;
-    pq.clear(r);
-    return 0;
+    e->seq = col_i64(r, row, 0);
+    e->at_ms = col_i64(r, row, 1);
+    col_text(r, row, 2, e->actor, sizeof(e->actor));
+    col_text(r, row, 3, e->action, sizeof(e->action));
+    col_text(r, row, 4, e->ns, sizeof(e->ns));
+    col_text(r, row, 5, e->detail, sizeof(e->detail));
 }
 
 static int postgres_audit_list(struct store *st, int64_t after_seq, size_t limit,
                                idmint_audit_entry **out, size_t *n)
 {
-    struct audit_call c = {after_seq, limit, NULL, 0};
-    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, audit_body, &c);
+    struct list_call c = {.stmt = ST_AUDIT_LIST,
+                          .what = "list audit records",
+                          .elem_size = sizeof(**out),
+                          .from_row = audit_row};
+    int rc;
 
-    if (rc != 0)
-        return rc;
-    *out = c.list;
-    *n = c.n;
-    return 0;
+    arg_i64(&c.args, after_seq);
+    arg_i64(&c.args, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
+    rc = pg_list(st, &c);
+    if (rc == 0) {
+        *out = c.list;
+        *n = c.n;
+    }
+    return rc;
 }
 
 /* Two schemes, one backend: libpq accepts both URL spellings. */
