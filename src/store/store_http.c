@@ -596,30 +596,57 @@ static int http_ns_get(struct store *st, const char *name, idmint_ns_info *out)
     return 0;
 }
 
-static int http_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
-{
-    struct http_store *h = (struct http_store *)st;
-    idmint_ns_info *list = NULL;
-    json_t *reply = NULL, *arr;
-    size_t i, len = 0;
-    int rc = http_call(h, "GET", "/v1/namespaces", NULL, 1, &reply);
+/* Fill one list element @p out from @p o; 0 or an error naming the bad reply. */
+typedef int (*json_row_fn)(const struct http_store *h, json_t *o, void *out);
 
+/*
+ * GET @p path and append the elements of its array @p key, at most @p max of
+ * them, to *list (@p elem_size each; realloc'd, the caller frees it even on
+ * error); *len grows by *got.
+ */
+static int http_get_rows(struct http_store *h, const char *path, const char *key, size_t max,
+                         size_t elem_size, json_row_fn from_json, void **list, size_t *len,
+                         size_t *got)
+{
+    json_t *reply = NULL, *arr;
+    size_t i, n;
+    void *grown;
+    int rc = http_call(h, "GET", path, NULL, 1, &reply);
+
+    *got = 0;
     if (rc != 0)
         return rc;
-    arr = json_object_get(reply, "namespaces");
-    if (!json_is_array(arr)) {
-        rc = http_bad_reply(h, "'namespaces' array");
-        goto done;
+    arr = json_object_get(reply, key);
+    n = json_array_size(arr);
+    if (!json_is_array(arr) || n > max) {
+        char what[64];
+
+        snprintf(what, sizeof(what), "'%s' array", key);
+        rc = http_bad_reply(h, what);
+    } else if (n > 0 && (grown = realloc(*list, (*len + n) * elem_size)) == NULL) {
+        rc = idmint__fail(IDMINT_ENOMEM, "out of memory reading %s from %s", key, h->base_url);
+    } else {
+        if (n > 0)
+            *list = grown;
+        for (i = 0; i < n && rc == 0; i++)
+            rc = from_json(h, json_array_get(arr, i), (char *)*list + (*len + i) * elem_size);
+        if (rc == 0) {
+            *len += n;
+            *got = n;
+        }
     }
-    len = json_array_size(arr);
-    if (len > 0 && (list = calloc(len, sizeof(*list))) == NULL) {
-        rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing namespaces");
-        goto done;
-    }
-    for (i = 0; i < len && rc == 0; i++)
-        rc = ns_from_json(h, json_array_get(arr, i), &list[i]);
-done:
     json_decref(reply);
+    return rc;
+}
+
+/* One GET of a whole list: *out and *n on success, nothing to free on error. */
+static int http_get_list(struct http_store *h, const char *path, const char *key, size_t elem_size,
+                         json_row_fn from_json, void **out, size_t *n)
+{
+    void *list = NULL;
+    size_t len = 0, got;
+    int rc = http_get_rows(h, path, key, SIZE_MAX, elem_size, from_json, &list, &len, &got);
+
     if (rc != 0) {
         free(list);
         return rc;
@@ -627,6 +654,22 @@ done:
     *out = list;
     *n = len;
     return 0;
+}
+
+static int ns_row(const struct http_store *h, json_t *o, void *out)
+{
+    return ns_from_json(h, o, out);
+}
+
+static int http_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
+{
+    void *list;
+    int rc = http_get_list((struct http_store *)st, "/v1/namespaces", "namespaces", sizeof(**out),
+                           ns_row, &list, n);
+
+    if (rc == 0)
+        *out = list;
+    return rc;
 }
 
 /* Not retried: each call is audited, and an admin can simply ask again. */
@@ -795,48 +838,31 @@ static int http_lease_release(struct store *st, const char *ns, const struct sto
     return rc;
 }
 
+static int worker_row(const struct http_store *h, json_t *o, void *out)
+{
+    idmint_worker_info *w = out;
+
+    memset(w, 0, sizeof(*w));
+    if (get_u32(o, "region", &w->region) != 0 || get_u32(o, "worker_id", &w->worker_id) != 0 ||
+        get_name(o, "holder", w->holder, sizeof(w->holder)) != 0 ||
+        get_u64(o, "generation", &w->generation) != 0 ||
+        get_u64(o, "lease_until", &w->lease_until) != 0)
+        return http_bad_reply(h, "worker row");
+    return 0;
+}
+
 static int http_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n)
 {
-    struct http_store *h = (struct http_store *)st;
-    idmint_worker_info *list = NULL, *w;
-    json_t *reply = NULL, *arr, *o;
     char path[128];
-    size_t i, len = 0;
+    void *list;
     int rc;
 
     snprintf(path, sizeof(path), "/v1/namespaces/%s/workers", ns);
-    if ((rc = http_call(h, "GET", path, NULL, 1, &reply)) != 0)
-        return rc;
-    arr = json_object_get(reply, "workers");
-    if (!json_is_array(arr)) {
-        rc = http_bad_reply(h, "'workers' array");
-        goto done;
-    }
-    len = json_array_size(arr);
-    if (len > 0 && (list = calloc(len, sizeof(*list))) == NULL) {
-        rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing worker ids");
-        goto done;
-    }
-    for (i = 0; i < len; i++) {
-        o = json_array_get(arr, i);
-        w = &list[i];
-        if (get_u32(o, "region", &w->region) != 0 || get_u32(o, "worker_id", &w->worker_id) != 0 ||
-            get_name(o, "holder", w->holder, sizeof(w->holder)) != 0 ||
-            get_u64(o, "generation", &w->generation) != 0 ||
-            get_u64(o, "lease_until", &w->lease_until) != 0) {
-            rc = http_bad_reply(h, "worker row");
-            goto done;
-        }
-    }
-done:
-    json_decref(reply);
-    if (rc != 0) {
-        free(list);
-        return rc;
-    }
-    *out = list;
-    *n = len;
-    return 0;
+    rc = http_get_list((struct http_store *)st, path, "workers", sizeof(**out), worker_row, &list,
+                       n);
+    if (rc == 0)
+        *out = list;
+    return rc;
 }
 
 /* Not retried: a second forced release would bump the generation again and audit it twice. */
@@ -894,8 +920,10 @@ static int http_range_reserve(struct store *st, const char *ns, const char *inca
 
 /* ==== audit ==== */
 
-static int audit_from_json(const struct http_store *h, json_t *o, idmint_audit_entry *e)
+static int audit_row(const struct http_store *h, json_t *o, void *out)
 {
+    idmint_audit_entry *e = out;
+
     memset(e, 0, sizeof(*e));
     if (get_i64(o, "seq", &e->seq) != 0 || get_i64(o, "at_ms", &e->at_ms) != 0 ||
         get_text(o, "actor", e->actor, sizeof(e->actor)) != 0 ||
@@ -911,37 +939,18 @@ static int http_audit_list(struct store *st, int64_t after_seq, size_t limit,
                            idmint_audit_entry **out, size_t *n)
 {
     struct http_store *h = (struct http_store *)st;
-    idmint_audit_entry *list = NULL, *grown;
-    json_t *reply, *arr;
+    void *list = NULL;
     char path[96];
-    size_t len = 0, page, got, i;
+    size_t len = 0, page, got;
     int rc = 0;
 
     while (len < limit) {
         page = limit - len < HTTP_AUDIT_PAGE ? limit - len : HTTP_AUDIT_PAGE;
         snprintf(path, sizeof(path), "/v1/audit?after=%lld&limit=%zu", (long long)after_seq, page);
-        reply = NULL;
-        if ((rc = http_call(h, "GET", path, NULL, 1, &reply)) != 0)
+        rc = http_get_rows(h, path, "entries", page, sizeof(**out), audit_row, &list, &len, &got);
+        if (rc != 0 || got < page)
             break;
-        arr = json_object_get(reply, "entries");
-        got = json_array_size(arr);
-        if (!json_is_array(arr) || got > page) {
-            rc = http_bad_reply(h, "'entries' array");
-        } else if (got > 0 && (grown = realloc(list, (len + got) * sizeof(*list))) == NULL) {
-            rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing audit records");
-        } else {
-            if (got > 0)
-                list = grown;
-            for (i = 0; i < got && rc == 0; i++)
-                rc = audit_from_json(h, json_array_get(arr, i), &list[len + i]);
-        }
-        json_decref(reply);
-        if (rc != 0)
-            break;
-        len += got;
-        if (got < page)
-            break;
-        after_seq = list[len - 1].seq;
+        after_seq = ((idmint_audit_entry *)list)[len - 1].seq;
     }
     if (rc != 0) {
         free(list);

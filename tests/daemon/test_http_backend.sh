@@ -92,6 +92,11 @@ A=(--authority "$URL")
 fails_with "ns create of an existing name" "conflicting request" \
     "$IDMINT" ns create snow --kind snowflake "${A[@]}"
 
+# The audit log over http:// pages by 1000; 1005 more records take two pages.
+AUDIT_CHECK=${IDMINT_AUDIT_CHECK:?IDMINT_AUDIT_CHECK names the audit_check binary}
+"$AUDIT_CHECK" "$URL" "sqlite:$T/open.db" 1005 >"$T/audit" 2>&1 ||
+    die "audit over http: $(cat "$T/audit")"
+
 "$IDMINT" ns list "${A[@]}" >"$T/list" || die "ns list over http failed"
 expect_line "$T/list" '^snow snowflake enabled layout=41/0/10/12 ' "ns list (snow)"
 expect_line "$T/list" '^rng range enabled next=100 max=999999999$' "ns list (rng)"
