@@ -14,6 +14,8 @@
 # $IDMINT_PG_ENV (the env file of tests/support/pg-start.sh) PostgreSQL namespaces
 # are minted too and that cluster is killed -9 and restarted: give it a private one.
 set -uo pipefail
+# shellcheck source=../support/daemon.sh
+. "$(dirname "$0")/../support/daemon.sh"
 
 usage() {
     echo "usage: campaign.sh [--budget SECONDS] [--target-ids N] [--rate BYTES_PER_S]" \
@@ -125,7 +127,7 @@ EOF
 PORT=
 # start_daemon LISTEN [FAKETIME]: start idmintd, wait (bounded) for its port file.
 start_daemon() {
-    local listen=$1 ft=${2:-} try i
+    local listen=$1 ft=${2:-} try
     for ((try = 0; try < 20; try++)); do
         rm -f "$T/port"
         if [ -n "$ft" ]; then
@@ -138,15 +140,9 @@ start_daemon() {
         fi
         DAEMON_PID=$!
         echo "$DAEMON_PID" >"$T/daemon.pid"
-        for ((i = 0; i < 200; i++)); do
-            if [ -s "$T/port" ]; then
-                PORT=$(tr -dc '0-9:' <"$T/port")
-                PORT=${PORT##*:}
-                return 0
-            fi
-            kill -0 "$DAEMON_PID" 2>/dev/null || break
-            sleep 0.05
-        done
+        if PORT=$(wait_port "$DAEMON_PID" "$T/port"); then
+            return 0
+        fi
         kill -9 "$DAEMON_PID" 2>/dev/null
         wait "$DAEMON_PID" 2>/dev/null
         DAEMON_PID=

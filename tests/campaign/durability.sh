@@ -10,6 +10,8 @@
 # Usage: durability.sh [--store sqlite|postgres|all] [--kills N] IDMINT [IDMINTD]
 # (DURABILITY_PG_KILLS overrides --kills for PostgreSQL: a restart takes seconds.)
 set -uo pipefail
+# shellcheck source=../support/daemon.sh
+. "$(dirname "$0")/../support/daemon.sh"
 
 usage() {
     echo "usage: durability.sh [--store sqlite|postgres|all] [--kills N]" \
@@ -64,21 +66,15 @@ command -v curl >/dev/null || die "curl is not installed"
 PORT=
 # start_daemon LISTEN AUTHORITY: start idmintd, wait (bounded) for its port file.
 start_daemon() {
-    local listen=$1 auth=$2 try i
+    local listen=$1 auth=$2 try
     for ((try = 0; try < 40; try++)); do
         rm -f "$T/port"
         "$IDMINTD" --listen "$listen" --port-file "$T/port" --authority "$auth" \
             >>"$T/daemon.log" 2>&1 &
         DAEMON_PID=$!
-        for ((i = 0; i < 200; i++)); do
-            if [ -s "$T/port" ]; then
-                PORT=$(tr -dc '0-9:' <"$T/port")
-                PORT=${PORT##*:}
-                return 0
-            fi
-            kill -0 "$DAEMON_PID" 2>/dev/null || break
-            sleep 0.05
-        done
+        if PORT=$(wait_port "$DAEMON_PID" "$T/port"); then
+            return 0
+        fi
         kill -9 "$DAEMON_PID" 2>/dev/null
         wait "$DAEMON_PID" 2>/dev/null
         DAEMON_PID=

@@ -6,6 +6,8 @@
 # bearer tokens (right, wrong, missing, too small a role). SIGTERM exits 0.
 # Usage: test_http_backend.sh /path/to/idmintd /path/to/idmint
 set -euo pipefail
+# shellcheck source=../support/daemon.sh
+. "$(dirname "$0")/../support/daemon.sh"
 
 IDMINTD=${1:?usage: test_http_backend.sh /path/to/idmintd /path/to/idmint}
 IDMINT=${2:?usage: test_http_backend.sh /path/to/idmintd /path/to/idmint}
@@ -38,26 +40,14 @@ expect_line() {
 # start_daemon NAME [extra idmintd flags...]: start on an ephemeral loopback
 # port and wait (bounded) for the port file; sets DAEMON_PID and URL.
 start_daemon() {
-    local name=$1 i port
+    local name=$1 port
     shift
     rm -f "$T/port"
     "$IDMINTD" --listen 127.0.0.1:0 --port-file "$T/port" \
         --authority "sqlite:$T/$name.db" "$@" >>"$T/daemon.log" 2>&1 &
     DAEMON_PID=$!
-    for ((i = 0; i < 200 * SCALE; i++)); do
-        # Written once listening; read until two reads agree (no torn write).
-        if [ -s "$T/port" ]; then
-            port=$(cat "$T/port")
-            sleep 0.02
-            [ "$port" = "$(cat "$T/port")" ] && break
-        fi
-        kill -0 "$DAEMON_PID" 2>/dev/null || die "idmintd exited before listening"
-        sleep 0.05
-    done
-    [ -s "$T/port" ] || die "idmintd wrote no port to $T/port within $((10 * SCALE)) s"
-    port=$(tr -dc '0-9:' <"$T/port")
-    port=${port##*:}
-    [ -n "$port" ] || die "idmintd wrote '$(cat "$T/port")' to the port file"
+    port=$(wait_port "$DAEMON_PID" "$T/port" $((200 * SCALE))) ||
+        die "idmintd exited or wrote no port to $T/port within $((10 * SCALE)) s"
     URL="http://127.0.0.1:$port"
 }
 

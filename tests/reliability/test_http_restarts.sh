@@ -8,6 +8,8 @@
 # sort | uniq -d and with idmint verify.
 # Usage: test_http_restarts.sh /path/to/idmint [/path/to/idmintd]
 set -euo pipefail
+# shellcheck source=../support/daemon.sh
+. "$(dirname "$0")/../support/daemon.sh"
 
 IDMINT=${1:?usage: test_http_restarts.sh /path/to/idmint [/path/to/idmintd]}
 IDMINTD=${2:-$(dirname "$IDMINT")/idmintd}
@@ -47,21 +49,15 @@ command -v curl >/dev/null || die "curl is not installed"
 # A restart on the same port may briefly find it busy: retried, bounded.
 PORT=
 start_daemon() {
-    local listen=$1 try i
+    local listen=$1 try
     for ((try = 0; try < 20; try++)); do
         rm -f "$T/port"
         "$IDMINTD" --listen "$listen" --port-file "$T/port" \
             --authority "sqlite:$T/idmint.db" >>"$T/daemon.log" 2>&1 &
         DAEMON_PID=$!
-        for ((i = 0; i < 200; i++)); do
-            if [ -s "$T/port" ]; then
-                PORT=$(tr -dc '0-9:' <"$T/port")
-                PORT=${PORT##*:}
-                return 0
-            fi
-            kill -0 "$DAEMON_PID" 2>/dev/null || break
-            sleep 0.05
-        done
+        if PORT=$(wait_port "$DAEMON_PID" "$T/port"); then
+            return 0
+        fi
         kill -9 "$DAEMON_PID" 2>/dev/null || true
         wait "$DAEMON_PID" 2>/dev/null || true
         DAEMON_PID=

@@ -11,6 +11,8 @@
 # Environment: IDMINT_PG_ENV (file with the URL; its folder is the cluster),
 # IDMINT_TIMEOUT_SCALE (> 1 divides the ID target), IDMINT_SOURCE_DIR.
 set -euo pipefail
+# shellcheck source=../support/daemon.sh
+. "$(dirname "$0")/../support/daemon.sh"
 
 IDMINT=${1:?usage: test_pg_multinode.sh /path/to/idmint [/path/to/idmintd]}
 IDMINTD=${2:-$(dirname "$IDMINT")/idmintd}
@@ -115,23 +117,18 @@ EOF
 # start_node I LISTEN: start node I and wait (bounded) for its port file. A
 # restart on the same port may briefly find it busy: retried, bounded.
 start_node() {
-    local i=$1 listen=$2 try k port pid
+    local i=$1 listen=$2 try port pid
     for ((try = 0; try < 20; try++)); do
         rm -f "$T/node$i.port"
         "$IDMINTD" --config "$T/node.ini" --listen "$listen" --port-file "$T/node$i.port" \
             --authority "$PG_URL" >>"$T/node$i.log" 2>&1 &
         pid=$!
         NODE_PID[i]=$pid
-        for ((k = 0; k < 200; k++)); do
-            if [ -s "$T/node$i.port" ]; then
-                port=$(tr -dc '0-9:' <"$T/node$i.port")
-                NODE_PORT[i]=${port##*:}
-                echo "up $i $(now_ms)" >>"$T/events"
-                return 0
-            fi
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.05
-        done
+        if port=$(wait_port "$pid" "$T/node$i.port"); then
+            NODE_PORT[i]=$port
+            echo "up $i $(now_ms)" >>"$T/events"
+            return 0
+        fi
         kill -9 "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
         NODE_PID[i]=
