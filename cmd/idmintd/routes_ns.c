@@ -98,15 +98,21 @@ static void reply_ns(struct http_req *r, struct worker *w, idmint_authority *a, 
     routes_json_tree(r, status, ns_json(&info));
 }
 
+/* The thread's authority for a route on namespace @p ns; NULL once a 4xx/5xx is sent. */
+static idmint_authority *ns_authority_or_fail(struct http_req *r, struct worker *w, const char *ns)
+{
+    if (idmint__ns_name_check(ns) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return NULL;
+    }
+    return routes_authority_or_fail(r, w);
+}
+
 void routes_ns_get(struct http_req *r, struct worker *w, const char *ns)
 {
     idmint_authority *a;
 
-    if (idmint__ns_name_check(ns) != 0) {
-        routes_fail(r, IDMINT_EINVAL, NULL);
-        return;
-    }
-    if ((a = routes_authority_or_fail(r, w)) != NULL)
+    if ((a = ns_authority_or_fail(r, w, ns)) != NULL)
         reply_ns(r, w, a, ns, 200);
 }
 
@@ -264,11 +270,7 @@ void routes_ns_set_disabled(struct http_req *r, struct worker *w, const char *ns
     uint64_t t0;
     int rc;
 
-    if (idmint__ns_name_check(ns) != 0) {
-        routes_fail(r, IDMINT_EINVAL, NULL);
-        return;
-    }
-    if ((a = routes_authority_or_fail(r, w)) == NULL)
+    if ((a = ns_authority_or_fail(r, w, ns)) == NULL)
         return;
     t0 = metrics_now_ns();
     rc = idmint_ns_set_disabled(a, ns, disabled);
@@ -289,11 +291,7 @@ void routes_ns_workers(struct http_req *r, struct worker *w, const char *ns)
     uint64_t t0;
     int rc;
 
-    if (idmint__ns_name_check(ns) != 0) {
-        routes_fail(r, IDMINT_EINVAL, NULL);
-        return;
-    }
-    if ((a = routes_authority_or_fail(r, w)) == NULL)
+    if ((a = ns_authority_or_fail(r, w, ns)) == NULL)
         return;
     t0 = metrics_now_ns();
     rc = idmint_workers_list(a, ns, &rows, &n);

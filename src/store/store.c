@@ -281,3 +281,12 @@ void idmint__store_ns_create_detail(const idmint_ns_info *ns, char *buf, size_t 
                  (unsigned)l->time_bits, (unsigned)l->region_bits, (unsigned)l->worker_bits,
                  (unsigned)l->sequence_bits, (unsigned)l->unit_ms, (long long)l->epoch_ms);
 }
+
+int idmint__store_lease_lost(const char *ns, const struct store_lease *lease)
+{
+    return idmint__fail(IDMINT_ELEASELOST,
+                        "namespace '%s' region %u worker %u: lease generation %llu is no longer "
+                        "held by %s",
+                        ns, (unsigned)lease->region, (unsigned)lease->worker_id,
+                        (unsigned long long)lease->generation, lease->holder);
+}

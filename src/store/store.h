@@ -154,6 +154,8 @@ int idmint__store_range_reserve(struct store *st, const char *ns, const char *in
 int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
                              idmint_audit_entry **out, size_t *n);
 
+/* IDMINT_ELEASELOST naming @p lease: renew or release found another holder or generation. */
+int idmint__store_lease_lost(const char *ns, const struct store_lease *lease);
 /* The audit detail of creating @p ns (its kind and layout or bounds), for the backends. */
 void idmint__store_ns_create_detail(const idmint_ns_info *ns, char *buf, size_t size);
 

@@ -1072,15 +1072,6 @@ static void arg_lease_key(struct pg_args *a, const char *ns, const struct store_
     arg_u64(a, lease->generation);
 }
 
-static int lease_lost(const char *ns, const struct store_lease *lease)
-{
-    return idmint__fail(IDMINT_ELEASELOST,
-                        "namespace '%s' region %u worker %u: lease generation %llu is no longer "
-                        "held by %s",
-                        ns, (unsigned)lease->region, (unsigned)lease->worker_id,
-                        (unsigned long long)lease->generation, lease->holder);
-}
-
 struct lease_renew_call {
     const char *ns;
     const struct store_lease *lease;
@@ -1102,7 +1093,7 @@ static int lease_renew_body(struct pg_store *s, void *ctx)
     if (pq.ntuples(r) == 1)
         c->stored = col_u64(r, 0, 0);
     else
-        rc = lease_lost(c->ns, c->lease);
+        rc = idmint__store_lease_lost(c->ns, c->lease);
     pq.clear(r);
     return rc;
 }
@@ -1130,7 +1121,7 @@ static int lease_release_body(struct pg_store *s, void *ctx)
     arg_u64(&a, c->unit);
     rc = pg_run(s, ST_LEASE_RELEASE, &a, &changed, "release worker lease");
     if (rc == 0 && changed == 0)
-        rc = lease_lost(c->ns, c->lease);
+        rc = idmint__store_lease_lost(c->ns, c->lease);
     return rc;
 }
 

@@ -700,15 +700,6 @@ static void bind_lease_key(struct sqlite_store *s, sqlite3_stmt *q, const char *
     bind_u64(s, q, 5, lease->generation);
 }
 
-static int lease_lost(const char *ns, const struct store_lease *lease)
-{
-    return idmint__fail(IDMINT_ELEASELOST,
-                        "namespace '%s' region %u worker %u: lease generation %llu is no longer "
-                        "held by %s",
-                        ns, (unsigned)lease->region, (unsigned)lease->worker_id,
-                        (unsigned long long)lease->generation, lease->holder);
-}
-
 static int sqlite_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
                               uint64_t until_unit)
 {
@@ -728,7 +719,7 @@ static int sqlite_lease_renew(struct store *st, const char *ns, struct store_lea
         }
         sqlite3_reset(q);
         if (rc == 0 && !row)
-            rc = lease_lost(ns, lease);
+            rc = idmint__store_lease_lost(ns, lease);
     }
     rc = sq_finish(s, rc);
     if (rc == 0)
@@ -750,7 +741,7 @@ static int sqlite_lease_release(struct store *st, const char *ns, const struct s
         bind_u64(s, q, 6, final_unit);
         rc = sq_run(s, q, "release worker lease");
         if (rc == 0 && sqlite3_changes(s->db) == 0)
-            rc = lease_lost(ns, lease);
+            rc = idmint__store_lease_lost(ns, lease);
     }
     return sq_finish(s, rc);
 }
