@@ -127,28 +127,16 @@ EOF
 PORT=
 # start_daemon LISTEN [FAKETIME]: start idmintd, wait (bounded) for its port file.
 start_daemon() {
-    local listen=$1 ft=${2:-} try
-    for ((try = 0; try < 20; try++)); do
-        rm -f "$T/port"
-        if [ -n "$ft" ]; then
-            env "$FT_ASAN" LD_PRELOAD="$FT_LIB" FAKETIME="$ft" "$IDMINTD" --config "$T/idmintd.ini" \
-                --listen "$listen" --port-file "$T/port" --authority "$AUTH" \
-                >>"$T/daemon.log" 2>&1 3>&- &
-        else
-            "$IDMINTD" --config "$T/idmintd.ini" --listen "$listen" --port-file "$T/port" \
-                --authority "$AUTH" >>"$T/daemon.log" 2>&1 3>&- &
-        fi
-        DAEMON_PID=$!
-        echo "$DAEMON_PID" >"$T/daemon.pid"
-        if PORT=$(wait_port "$DAEMON_PID" "$T/port"); then
-            return 0
-        fi
-        kill -9 "$DAEMON_PID" 2>/dev/null
-        wait "$DAEMON_PID" 2>/dev/null
-        DAEMON_PID=
-        sleep 0.25
-    done
-    die "idmintd did not start listening on $listen"
+    local listen=$1 ft=${2:-}
+    local -a cmd=("$IDMINTD" --config "$T/idmintd.ini" --listen "$listen" --port-file "$T/port"
+        --authority "$AUTH")
+
+    if [ -n "$ft" ]; then
+        cmd=(env "$FT_ASAN" LD_PRELOAD="$FT_LIB" FAKETIME="$ft" "${cmd[@]}")
+    fi
+    start_listening DAEMON_PID PORT 20 "$T/port" "$T/daemon.log" "${cmd[@]}" ||
+        die "idmintd did not start listening on $listen"
+    echo "$DAEMON_PID" >"$T/daemon.pid"
 }
 start_daemon 127.0.0.1:0
 URL="http://127.0.0.1:$PORT"

@@ -66,21 +66,11 @@ command -v curl >/dev/null || die "curl is not installed"
 PORT=
 # start_daemon LISTEN AUTHORITY: start idmintd, wait (bounded) for its port file.
 start_daemon() {
-    local listen=$1 auth=$2 try
-    for ((try = 0; try < 40; try++)); do
-        rm -f "$T/port"
-        "$IDMINTD" --listen "$listen" --port-file "$T/port" --authority "$auth" \
-            >>"$T/daemon.log" 2>&1 &
-        DAEMON_PID=$!
-        if PORT=$(wait_port "$DAEMON_PID" "$T/port"); then
-            return 0
-        fi
-        kill -9 "$DAEMON_PID" 2>/dev/null
-        wait "$DAEMON_PID" 2>/dev/null
-        DAEMON_PID=
-        sleep 0.25
-    done
-    die "idmintd did not start listening on $listen ($auth)"
+    local listen=$1 auth=$2
+
+    start_listening DAEMON_PID PORT 40 "$T/port" "$T/daemon.log" \
+        "$IDMINTD" --listen "$listen" --port-file "$T/port" --authority "$auth" ||
+        die "idmintd did not start listening on $listen ($auth)"
 }
 
 # client K NS URL: reserve COUNT in a tight loop; a failed request is retried

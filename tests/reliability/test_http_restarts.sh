@@ -49,21 +49,11 @@ command -v curl >/dev/null || die "curl is not installed"
 # A restart on the same port may briefly find it busy: retried, bounded.
 PORT=
 start_daemon() {
-    local listen=$1 try
-    for ((try = 0; try < 20; try++)); do
-        rm -f "$T/port"
-        "$IDMINTD" --listen "$listen" --port-file "$T/port" \
-            --authority "sqlite:$T/idmint.db" >>"$T/daemon.log" 2>&1 &
-        DAEMON_PID=$!
-        if PORT=$(wait_port "$DAEMON_PID" "$T/port"); then
-            return 0
-        fi
-        kill -9 "$DAEMON_PID" 2>/dev/null || true
-        wait "$DAEMON_PID" 2>/dev/null || true
-        DAEMON_PID=
-        sleep 0.25
-    done
-    die "idmintd did not start listening on $listen"
+    local listen=$1
+
+    start_listening DAEMON_PID PORT 20 "$T/port" "$T/daemon.log" \
+        "$IDMINTD" --listen "$listen" --port-file "$T/port" --authority "sqlite:$T/idmint.db" ||
+        die "idmintd did not start listening on $listen"
 }
 
 # A fixed port for the whole run: the first start picks a free one.

@@ -117,24 +117,12 @@ EOF
 # start_node I LISTEN: start node I and wait (bounded) for its port file. A
 # restart on the same port may briefly find it busy: retried, bounded.
 start_node() {
-    local i=$1 listen=$2 try port pid
-    for ((try = 0; try < 20; try++)); do
-        rm -f "$T/node$i.port"
+    local i=$1 listen=$2
+
+    start_listening "NODE_PID[$i]" "NODE_PORT[$i]" 20 "$T/node$i.port" "$T/node$i.log" \
         "$IDMINTD" --config "$T/node.ini" --listen "$listen" --port-file "$T/node$i.port" \
-            --authority "$PG_URL" >>"$T/node$i.log" 2>&1 &
-        pid=$!
-        NODE_PID[i]=$pid
-        if port=$(wait_port "$pid" "$T/node$i.port"); then
-            NODE_PORT[i]=$port
-            echo "up $i $(now_ms)" >>"$T/events"
-            return 0
-        fi
-        kill -9 "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-        NODE_PID[i]=
-        sleep 0.25
-    done
-    die "node $i did not start listening on $listen"
+        --authority "$PG_URL" || die "node $i did not start listening on $listen"
+    echo "up $i $(now_ms)" >>"$T/events"
 }
 
 NODE_KILLS=0
