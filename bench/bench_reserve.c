@@ -10,6 +10,7 @@
  */
 #include "idmint.h"
 #include "internal.h"
+#include "pg_url.h"
 #include "store.h"
 
 #include <errno.h>
@@ -243,24 +244,6 @@ static double run_sqlite_raw(const char *dir, unsigned procs, double secs)
     return (double)txns * procs / (t1 - t0);
 }
 
-static char *pg_url_from_env(void)
-{
-    const char *url = getenv("IDMINT_TEST_PG_URL");
-    const char *env = getenv("IDMINT_PG_ENV");
-    char line[1024];
-    FILE *fp;
-
-    if (url != NULL && url[0] != '\0')
-        return strdup(url);
-    if (env == NULL || env[0] == '\0' || (fp = fopen(env, "r")) == NULL)
-        return NULL;
-    if (fgets(line, sizeof(line), fp) == NULL)
-        line[0] = '\0';
-    fclose(fp);
-    line[strcspn(line, "\r\n")] = '\0';
-    return line[0] != '\0' ? strdup(line) : NULL;
-}
-
 /* The source tree: $IDMINT_SOURCE_DIR, else the folder above this file. */
 static void source_dir(char *buf, size_t size)
 {
@@ -338,7 +321,7 @@ int main(int argc, char **argv)
     }
     source_dir(src, sizeof(src));
     if (url == NULL)
-        url = pg_url_from_env();
+        url = ts_pg_url();
     if (url == NULL) {
         snprintf(cmd, sizeof(cmd), "bash '%s/tests/support/pg-start.sh' '%s/pg' && cat '%s/pg/env'",
                  src, dir, dir);

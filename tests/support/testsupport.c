@@ -55,24 +55,6 @@ char *ts_sqlite_url(const char *dir, const char *file)
     return url;
 }
 
-char *ts_pg_url(void)
-{
-    const char *url = getenv("IDMINT_TEST_PG_URL");
-    const char *env = getenv("IDMINT_PG_ENV");
-    char line[1024];
-    FILE *fp;
-
-    if (url != NULL && url[0] != '\0')
-        return strdup(url);
-    if (env == NULL || env[0] == '\0' || (fp = fopen(env, "r")) == NULL)
-        return NULL;
-    if (fgets(line, sizeof(line), fp) == NULL)
-        line[0] = '\0';
-    fclose(fp);
-    line[strcspn(line, "\r\n")] = '\0';
-    return line[0] != '\0' ? strdup(line) : NULL;
-}
-
 unsigned ts_scale(void)
 {
     const char *s = getenv("IDMINT_TIMEOUT_SCALE");

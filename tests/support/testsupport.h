@@ -6,6 +6,8 @@
 #ifndef IDMINT_TESTSUPPORT_H
 #define IDMINT_TESTSUPPORT_H
 
+#include "pg_url.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,13 +18,6 @@ char *ts_tempdir(void);
 void ts_rmtree(char *dir);
 /* "sqlite:<dir>/<file>" in a static-free malloc'd string. */
 char *ts_sqlite_url(const char *dir, const char *file);
-
-/*
- * The PostgreSQL URL for tests: $IDMINT_TEST_PG_URL, else the first line of
- * the file $IDMINT_PG_ENV (written by tests/support/pg-start.sh). malloc'd;
- * NULL when neither is set.
- */
-char *ts_pg_url(void);
 
 /* Volume divisor for slow (sanitizer) builds: $IDMINT_TIMEOUT_SCALE, at least 1. */
 unsigned ts_scale(void);
