@@ -541,27 +541,35 @@ static int sqlite_ns_get(struct store *st, const char *name, idmint_ns_info *out
     return rc;
 }
 
-static int sqlite_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
-{
-    struct sqlite_store *s = (struct sqlite_store *)st;
-    idmint_ns_info *list = NULL, *grown;
-    size_t len = 0, cap = 0;
-    sqlite3_stmt *q = NULL;
-    int rc = sq_prep(s, ST_NS_LIST, &q);
+/* ==== lists ==== */
 
-    if (rc != 0)
-        return rc;
-    while ((rc = sq_step(s, q, "list namespaces")) == 1) {
+/* Fill one list element @p out (zeroed) from the current row of @p q. */
+typedef void (*sq_row_fn)(sqlite3_stmt *q, void *out);
+
+/*
+ * Step the prepared, bound query @p q to its end, one element of @p elem_size
+ * per row, then reset it. *out (malloc'd; NULL for none) and *n on success,
+ * nothing to free on error.
+ */
+static int sq_list(struct sqlite_store *s, sqlite3_stmt *q, const char *what, size_t elem_size,
+                   sq_row_fn from_row, void **out, size_t *n)
+{
+    char *list = NULL, *grown;
+    size_t len = 0, cap = 0;
+    int rc;
+
+    while ((rc = sq_step(s, q, what)) == 1) {
         if (len == cap) {
             cap = cap == 0 ? 16 : cap * 2;
-            grown = realloc(list, cap * sizeof(*list));
-            if (grown == NULL) {
-                rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing namespaces");
+            if ((grown = realloc(list, cap * elem_size)) == NULL) {
+                rc = idmint__fail(IDMINT_ENOMEM, "out of memory: %s", what);
                 break;
             }
             list = grown;
         }
-        ns_from_row(q, &list[len++]);
+        memset(list + len * elem_size, 0, elem_size);
+        from_row(q, list + len * elem_size);
+        len++;
     }
     sqlite3_reset(q);
     if (rc != 0) {
@@ -571,6 +579,23 @@ static int sqlite_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
     *out = list;
     *n = len;
     return 0;
+}
+
+static void ns_row(sqlite3_stmt *q, void *out)
+{
+    ns_from_row(q, out);
+}
+
+static int sqlite_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q = NULL;
+    void *list;
+    int rc = sq_prep(s, ST_NS_LIST, &q);
+
+    if (rc == 0 && (rc = sq_list(s, q, "list namespaces", sizeof(**out), ns_row, &list, n)) == 0)
+        *out = list;
+    return rc;
 }
 
 static int sqlite_ns_set_disabled(struct store *st, const char *name, int disabled,
@@ -746,43 +771,30 @@ static int sqlite_lease_release(struct store *st, const char *ns, const struct s
     return sq_finish(s, rc);
 }
 
+static void worker_row(sqlite3_stmt *q, void *out)
+{
+    idmint_worker_info *w = out;
+
+    w->region = (uint32_t)sqlite3_column_int64(q, 0);
+    w->worker_id = (uint32_t)sqlite3_column_int64(q, 1);
+    col_text(q, 2, w->holder, sizeof(w->holder));
+    w->generation = col_u64(q, 3);
+    w->lease_until = col_u64(q, 4);
+}
+
 static int sqlite_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    idmint_worker_info *list = NULL, *grown, *w;
-    size_t len = 0, cap = 0;
     sqlite3_stmt *q = NULL;
+    void *list;
     int rc = sq_prep(s, ST_LEASE_LIST, &q);
 
     if (rc != 0)
         return rc;
     bind_text(s, q, 1, ns);
-    while ((rc = sq_step(s, q, "list worker ids")) == 1) {
-        if (len == cap) {
-            cap = cap == 0 ? 16 : cap * 2;
-            grown = realloc(list, cap * sizeof(*list));
-            if (grown == NULL) {
-                rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing worker ids");
-                break;
-            }
-            list = grown;
-        }
-        w = &list[len++];
-        memset(w, 0, sizeof(*w));
-        w->region = (uint32_t)sqlite3_column_int64(q, 0);
-        w->worker_id = (uint32_t)sqlite3_column_int64(q, 1);
-        col_text(q, 2, w->holder, sizeof(w->holder));
-        w->generation = col_u64(q, 3);
-        w->lease_until = col_u64(q, 4);
-    }
-    sqlite3_reset(q);
-    if (rc != 0) {
-        free(list);
-        return rc;
-    }
-    *out = list;
-    *n = len;
-    return 0;
+    if ((rc = sq_list(s, q, "list worker ids", sizeof(**out), worker_row, &list, n)) == 0)
+        *out = list;
+    return rc;
 }
 
 static int sq_force_release(struct sqlite_store *s, const char *ns, uint32_t region,
@@ -926,46 +938,33 @@ static int sqlite_range_reserve(struct store *st, const char *ns, const char *in
 
 /* ==== audit ==== */
 
+static void audit_row(sqlite3_stmt *q, void *out)
+{
+    idmint_audit_entry *e = out;
+
+    e->seq = sqlite3_column_int64(q, 0);
+    e->at_ms = sqlite3_column_int64(q, 1);
+    col_text(q, 2, e->actor, sizeof(e->actor));
+    col_text(q, 3, e->action, sizeof(e->action));
+    col_text(q, 4, e->ns, sizeof(e->ns));
+    col_text(q, 5, e->detail, sizeof(e->detail));
+}
+
 static int sqlite_audit_list(struct store *st, int64_t after_seq, size_t limit,
                              idmint_audit_entry **out, size_t *n)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    idmint_audit_entry *list = NULL, *grown, *e;
-    size_t len = 0, cap = 0;
     sqlite3_stmt *q = NULL;
+    void *list;
     int rc = sq_prep(s, ST_AUDIT_LIST, &q);
 
     if (rc != 0)
         return rc;
     bind_i64(s, q, 1, after_seq);
     bind_i64(s, q, 2, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
-    while ((rc = sq_step(s, q, "list audit records")) == 1) {
-        if (len == cap) {
-            cap = cap == 0 ? 16 : cap * 2;
-            grown = realloc(list, cap * sizeof(*list));
-            if (grown == NULL) {
-                rc = idmint__fail(IDMINT_ENOMEM, "out of memory listing audit records");
-                break;
-            }
-            list = grown;
-        }
-        e = &list[len++];
-        memset(e, 0, sizeof(*e));
-        e->seq = sqlite3_column_int64(q, 0);
-        e->at_ms = sqlite3_column_int64(q, 1);
-        col_text(q, 2, e->actor, sizeof(e->actor));
-        col_text(q, 3, e->action, sizeof(e->action));
-        col_text(q, 4, e->ns, sizeof(e->ns));
-        col_text(q, 5, e->detail, sizeof(e->detail));
-    }
-    sqlite3_reset(q);
-    if (rc != 0) {
-        free(list);
-        return rc;
-    }
-    *out = list;
-    *n = len;
-    return 0;
+    if ((rc = sq_list(s, q, "list audit records", sizeof(**out), audit_row, &list, n)) == 0)
+        *out = list;
+    return rc;
 }
 
 const struct store_ops idmint__store_sqlite = {
