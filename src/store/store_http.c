@@ -371,6 +371,19 @@ static int http_body_fail(const struct http_store *h, const char *what)
                         h->base_url, what);
 }
 
+/* POST @p body (which this frees; NULL when encoding it failed) for the @p what request. */
+static int http_post(struct http_store *h, const char *what, const char *path, json_t *body,
+                     int is_retryable, json_t **reply)
+{
+    int rc;
+
+    if (body == NULL)
+        return http_body_fail(h, what);
+    rc = http_call(h, "POST", path, body, is_retryable, reply);
+    json_decref(body);
+    return rc;
+}
+
 /* ==== open / close ==== */
 
 static void http_close(struct store *st)
@@ -563,10 +576,7 @@ static int http_ns_create(struct store *st, const idmint_ns_info *ns, const char
                       json_u64_text(ns->next_value), "max", json_u64_text(ns->max_value), "block",
                       (json_int_t)ns->block, "max_block", (json_int_t)ns->max_block);
     }
-    if (body == NULL)
-        return http_body_fail(h, "namespace create");
-    rc = http_call(h, "POST", "/v1/namespaces", body, 0, &reply);
-    json_decref(body);
+    rc = http_post(h, "namespace create", "/v1/namespaces", body, 0, &reply);
     json_decref(reply);
     return rc;
 }
@@ -773,10 +783,7 @@ static int http_lease_take(struct store *st, const char *ns, uint64_t worker_cou
         return rc;
     body = json_pack("{s:s, s:s, s:I, s:s, s:I}", "op", "take", "namespace", ns, "region",
                      (json_int_t)lease->region, "holder", lease->holder, "lease_ms", lease_ms);
-    if (body == NULL)
-        return http_body_fail(h, "lease take");
-    rc = http_call(h, "POST", "/internal/workers/lease", body, 0, &reply);
-    json_decref(body);
+    rc = http_post(h, "lease take", "/internal/workers/lease", body, 0, &reply);
     if (rc == 0)
         rc = lease_from_json(h, reply, 1, lease);
     json_decref(reply);
@@ -807,10 +814,7 @@ static int http_lease_renew(struct store *st, const char *ns, struct store_lease
         (rc = http_lease_ms(&l, http_now_unit(&l), until_unit, &lease_ms)) != 0)
         return rc;
     body = lease_body("renew", ns, lease, "lease_ms", json_integer(lease_ms));
-    if (body == NULL)
-        return http_body_fail(h, "lease renew");
-    rc = http_call(h, "POST", "/internal/workers/lease", body, 1, &reply);
-    json_decref(body);
+    rc = http_post(h, "lease renew", "/internal/workers/lease", body, 1, &reply);
     if (rc == 0)
         rc = lease_from_json(h, reply, 0, lease);
     json_decref(reply);
@@ -830,10 +834,7 @@ static int http_lease_release(struct store *st, const char *ns, const struct sto
     int rc;
 
     body = lease_body("release", ns, lease, "final_time", json_u64_text(final_unit));
-    if (body == NULL)
-        return http_body_fail(h, "lease release");
-    rc = http_call(h, "POST", "/internal/workers/lease", body, 1, &reply);
-    json_decref(body);
+    rc = http_post(h, "lease release", "/internal/workers/lease", body, 1, &reply);
     json_decref(reply);
     return rc;
 }
@@ -877,10 +878,7 @@ static int http_lease_force_release(struct store *st, const char *ns, uint32_t r
     (void)now_ms;
     body = json_pack("{s:s, s:s, s:I, s:I}", "op", "force_release", "namespace", ns, "region",
                      (json_int_t)region, "worker_id", (json_int_t)worker_id);
-    if (body == NULL)
-        return http_body_fail(h, "force release");
-    rc = http_call(h, "POST", "/internal/workers/lease", body, 0, &reply);
-    json_decref(body);
+    rc = http_post(h, "force release", "/internal/workers/lease", body, 0, &reply);
     json_decref(reply);
     return rc;
 }
@@ -903,10 +901,7 @@ static int http_range_reserve(struct store *st, const char *ns, const char *inca
                             (unsigned long long)count);
     body = json_pack("{s:s, s:s, s:s, s:I}", "namespace", ns, "incarnation", incarnation,
                      "request_id", request_id, "count", (json_int_t)count);
-    if (body == NULL)
-        return http_body_fail(h, "range reserve");
-    rc = http_call(h, "POST", "/internal/ranges/lease", body, 1, &reply);
-    json_decref(body);
+    rc = http_post(h, "range reserve", "/internal/ranges/lease", body, 1, &reply);
     if (rc == 0) {
         if (get_u64(reply, "start", &res.start) != 0 || get_u64(reply, "end", &res.end) != 0 ||
             res.start < 1 || res.end <= res.start || res.end - res.start > count)
