@@ -126,7 +126,10 @@ void routes_fail_http(struct http_req *r, int status, const char *code, const ch
 /* Send a response and note its status for the metrics. @p body as in http_respond. */
 void routes_reply(struct http_req *r, int status, const char *content_type, const char *body,
                   size_t len);
-/* Reply with @p status and the JSON text @p body (malloc'd; freed here). NULL: 503. */
+/* Reply with @p body (malloc'd; freed here); NULL, or no memory to keep it: 503. */
+void routes_reply_malloced(struct http_req *r, int status, const char *content_type, char *body,
+                           size_t len);
+/* routes_reply_malloced with the JSON text @p body. */
 void routes_json(struct http_req *r, int status, char *body, size_t len);
 struct json;
 /* Dump @p v (freed here) and reply with it. */

@@ -30,15 +30,12 @@ void routes_reply(struct http_req *r, int status, const char *content_type, cons
     http_respond(r, status, content_type, body, len);
 }
 
-void routes_json(struct http_req *r, int status, char *body, size_t len)
+void routes_reply_malloced(struct http_req *r, int status, const char *content_type, char *body,
+                           size_t len)
 {
-    char *copy;
+    /* The response must outlive this call: move it into the request's memory. */
+    char *copy = body != NULL ? http_alloc(r, len) : NULL;
 
-    if (body == NULL) {
-        routes_fail(r, IDMINT_ENOMEM, "out of memory building the response");
-        return;
-    }
-    copy = http_alloc(r, len);
     if (copy == NULL) {
         free(body);
         routes_fail(r, IDMINT_ENOMEM, "out of memory building the response");
@@ -46,7 +43,12 @@ void routes_json(struct http_req *r, int status, char *body, size_t len)
     }
     memcpy(copy, body, len);
     free(body);
-    routes_reply(r, status, "application/json", copy, len);
+    routes_reply(r, status, content_type, copy, len);
+}
+
+void routes_json(struct http_req *r, int status, char *body, size_t len)
+{
+    routes_reply_malloced(r, status, "application/json", body, len);
 }
 
 void routes_json_tree(struct http_req *r, int status, struct json *v)

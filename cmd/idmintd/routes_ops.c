@@ -5,8 +5,6 @@
 #include "json.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 void routes_healthz(struct http_req *r, struct worker *w)
 {
@@ -38,14 +36,6 @@ void routes_metrics(struct http_req *r, struct worker *w)
 {
     size_t len = 0;
     char *text = metrics_render(w->d, &len);
-    char *copy;
 
-    if (text == NULL || (copy = http_alloc(r, len)) == NULL) {
-        free(text);
-        routes_fail(r, IDMINT_ENOMEM, "out of memory rendering the metrics");
-        return;
-    }
-    memcpy(copy, text, len);
-    free(text);
-    routes_reply(r, 200, "text/plain; version=0.0.4; charset=utf-8", copy, len);
+    routes_reply_malloced(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
