@@ -94,6 +94,14 @@ static struct idmint__dynlib pq_lib =
     IDMINT__DYNLIB("libpq.so.5", "libpq5", pq_names, pq_syms, pq_on_load);
 
 /* Advisory lock keys (bigint form): "idmint" in ASCII, then a tag byte. */
+/*
+ * A reservation that reaches its namespace row later than this after its
+ * statement began queued behind others: it commits without waiting for the
+ * flush, then runs ST_DURABLE. Uncontended, the row is reached in tens of
+ * microseconds; queued, after at least one other caller's flush.
+ */
+#define RESERVE_QUEUED "100 microseconds"
+
 #define PG_LOCK_SCHEMA "29665293637678081"
 #define PG_LOCK_AUDIT  "29665293637678082"
 
@@ -118,6 +126,7 @@ enum pg_stmt_id {
     ST_RANGE_RESERVE,
     ST_RANGE_SAVED,
     ST_RANGE_REFUSAL,
+    ST_DURABLE,
     ST__COUNT
 };
 
@@ -194,21 +203,43 @@ static const char *const pg_sql[ST__COUNT] = {
      * row, then on the record, and ends the same way. No row: the namespace
      * refused (or a repeat of a request that the namespace would now
      * refuse), so ST_RANGE_SAVED, then ST_RANGE_REFUSAL, say which.
+     *
+     * A reservation that had to queue for the namespace row (it reached the
+     * row more than RESERVE_QUEUED after the statement began) commits
+     * without waiting for its WAL flush, and says so in its third column.
+     * Waiting would hold the row's lock through the flush, and callers of
+     * one namespace would take turns at the disk's pace. Such a range is not
+     * handed out until ST_DURABLE, run next, has committed durably: WAL is
+     * flushed (and sent to synchronous standbys) in order, so that flush
+     * covers this commit as well. A reservation lost in a crash before it
+     * was never acknowledged, nor was any later one that saw its next_value.
+     * One that did not queue commits durably and needs no second statement.
      */
     [ST_RANGE_RESERVE] =
         "WITH fresh AS (UPDATE idmint.namespaces SET last_start = next_value, "
         "next_value = least(next_value + $4::bigint, max_value::numeric + 1) "
         "WHERE name = $1::text AND kind = 'range' AND NOT disabled AND $4::bigint <= max_block "
-        "AND next_value <= max_value RETURNING last_start, next_value) "
-        "INSERT INTO idmint.range_leases "
+        "AND next_value <= max_value RETURNING last_start, next_value, "
+        "set_config('synchronous_commit', CASE WHEN clock_timestamp() - statement_timestamp() "
+        "> interval '" RESERVE_QUEUED "' THEN 'off' ELSE 'on' END, true) = 'off' AS is_async), "
+        "saved AS (INSERT INTO idmint.range_leases "
         "(namespace, incarnation, request_id, count, start_value, end_value, created_ms) "
         "SELECT $1::text, $2::text, $3::text, $4::bigint, last_start, next_value, $5::bigint "
-        "FROM fresh RETURNING start_value, end_value",
+        "FROM fresh RETURNING start_value, end_value) "
+        "SELECT saved.start_value, saved.end_value, fresh.is_async FROM saved, fresh",
     [ST_RANGE_SAVED] = "SELECT count, start_value, end_value FROM idmint.range_leases "
                        "WHERE namespace = $1::text AND incarnation = $2::text "
                        "AND request_id = $3::text",
     [ST_RANGE_REFUSAL] = "SELECT kind, disabled, max_block, max_value, next_value "
                          "FROM idmint.namespaces WHERE name = $1::text",
+    /*
+     * The durability barrier after a reservation that committed without
+     * waiting: the cheapest transaction that writes WAL and so, with
+     * synchronous_commit on, waits at commit for the flush of everything
+     * before it. A transactional logical message touches no table;
+     * decoding plugins skip it unless asked for messages.
+     */
+    [ST_DURABLE] = "SELECT pg_logical_emit_message(true, 'idmint', 'durable')",
 };
 
 /*
@@ -591,6 +622,37 @@ static int pg_call(struct pg_store *s, unsigned flags, int (*body)(struct pg_sto
 
 /* ==== open / close ==== */
 
+/*
+ * Wait until every reservation committed so far is durable: see
+ * ST_RANGE_RESERVE. A saved range needs it as much as a fresh one, since its
+ * original may have committed a moment ago without waiting.
+ */
+static int pg_durable(struct pg_store *s)
+{
+    return pg_run(s, ST_DURABLE, NULL, NULL, "make the reservation durable");
+}
+
+static int durable_body(struct pg_store *s, void *ctx)
+{
+    (void)ctx;
+    return pg_durable(s);
+}
+
+/* Reservations depend on ST_DURABLE: learn at open, not after one has advanced a namespace. */
+static int pg_check_durable(struct pg_store *s)
+{
+    int rc = pg_call(s, PG_IDEMPOTENT, durable_body, NULL);
+    char cause[512];
+
+    if (rc == 0 || s->failure != PGF_OTHER)
+        return rc;
+    snprintf(cause, sizeof(cause), "%s", idmint_errmsg());
+    return idmint__fail(rc,
+                        "%s; the role needs EXECUTE on pg_logical_emit_message(boolean, text, "
+                        "text) to reserve ranges",
+                        cause);
+}
+
 static void postgres_close(struct store *st)
 {
     struct pg_store *s = (struct pg_store *)st;
@@ -731,7 +793,8 @@ static int pg_open_as(const struct store_ops *ops, const char *location, struct 
         postgres_close(&s->base);
         return rc;
     }
-    if ((rc = pg_session(s)) != 0 || (rc = pg_call(s, PG_TXN, pg_migrate_body, NULL)) != 0) {
+    if ((rc = pg_session(s)) != 0 || (rc = pg_call(s, PG_TXN, pg_migrate_body, NULL)) != 0 ||
+        (rc = pg_check_durable(s)) != 0) {
         postgres_close(&s->base);
         return rc;
     }
@@ -1297,7 +1360,7 @@ static int range_body(struct pg_store *s, void *ctx)
     struct range_call *c = ctx;
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
-    int rc, rows;
+    int rc, rows, is_async;
 
     arg_text(&a, c->ns);
     arg_text(&a, c->incarnation);
@@ -1305,32 +1368,34 @@ static int range_body(struct pg_store *s, void *ctx)
     arg_u64(&a, c->count);
     arg_i64(&a, c->now_ms);
     rc = pg_exec(s, ST_RANGE_RESERVE, &a, &r, "reserve range");
-    if (rc == IDMINT_ECONFLICT) {
-        /* unique_violation: this request was saved before; nothing here was kept. */
-        if ((rc = range_saved(s, c)) != 1)
-            return rc;
-        s->failure = PGF_TRANSIENT; /* the record has gone since: reserve again */
-        return idmint__fail(IDMINT_EUNAVAILABLE,
-                            "postgres %s: request %s/%s of namespace '%s' changed during the call",
-                            s->where, c->incarnation, c->request_id, c->ns);
-    }
-    if (rc != 0)
-        return rc;
-    rows = pq.ntuples(r);
-    if (rows == 1 && pq.nfields(r) == 2) {
-        c->res.start = col_u64(r, 0, 0);
-        c->res.end = col_u64(r, 0, 1);
+    if (rc == 0) {
+        rows = pq.ntuples(r);
+        if (rows == 1 && pq.nfields(r) == 3) {
+            c->res.start = col_u64(r, 0, 0);
+            c->res.end = col_u64(r, 0, 1);
+            is_async = strcmp(pq.getvalue(r, 0, 2), "t") == 0;
+            pq.clear(r);
+            return is_async ? pg_durable(s) : 0;
+        }
         pq.clear(r);
-        return 0;
+        if (rows != 0)
+            return idmint__fail(IDMINT_ESTORE, "postgres %s: reserve range returned %d rows",
+                                s->where, rows);
+        /* Refused; but a repeat of a request saved before returns its range. */
+        if ((rc = range_saved(s, c)) == 1)
+            return range_refusal(s, c);
+    } else if (rc == IDMINT_ECONFLICT) {
+        /* unique_violation: this request was saved before; nothing here was kept. */
+        if ((rc = range_saved(s, c)) == 1) {
+            s->failure = PGF_TRANSIENT; /* the record has gone since: reserve again */
+            return idmint__fail(
+                IDMINT_EUNAVAILABLE,
+                "postgres %s: request %s/%s of namespace '%s' changed during the call", s->where,
+                c->incarnation, c->request_id, c->ns);
+        }
     }
-    pq.clear(r);
-    if (rows != 0)
-        return idmint__fail(IDMINT_ESTORE, "postgres %s: reserve range returned %d rows", s->where,
-                            rows);
-    /* Refused; but a repeat of a request saved before returns its range. */
-    if ((rc = range_saved(s, c)) != 1)
-        return rc;
-    return range_refusal(s, c);
+    /* A saved range: its original may have committed a moment ago, unflushed. */
+    return rc != 0 ? rc : pg_durable(s);
 }
 
 static int postgres_range_reserve(struct store *st, const char *ns, const char *incarnation,
