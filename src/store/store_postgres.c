@@ -93,7 +93,6 @@ static void pq_on_load(void)
 static struct idmint__dynlib pq_lib =
     IDMINT__DYNLIB("libpq.so.5", "libpq5", pq_names, pq_syms, pq_on_load);
 
-/* Advisory lock keys (bigint form): "idmint" in ASCII, then a tag byte. */
 /*
  * A reservation that reaches its namespace row later than this after its
  * statement began queued behind others: it commits without waiting for the
@@ -102,6 +101,7 @@ static struct idmint__dynlib pq_lib =
  */
 #define RESERVE_QUEUED "100 microseconds"
 
+/* Advisory lock keys (bigint form): "idmint" in ASCII, then a tag byte. */
 #define PG_LOCK_SCHEMA "29665293637678081"
 #define PG_LOCK_AUDIT  "29665293637678082"
 
