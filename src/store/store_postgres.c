@@ -206,7 +206,9 @@ static const char *const pg_sql[ST__COUNT] = {
      *
      * A reservation that had to queue for the namespace row (it reached the
      * row more than RESERVE_QUEUED after the statement began) commits
-     * without waiting for its WAL flush, and says so in its third column.
+     * without waiting for its WAL flush. The third column says how this
+     * transaction will commit, read after the switch whatever the planner
+     * did with it.
      * Waiting would hold the row's lock through the flush, and callers of
      * one namespace would take turns at the disk's pace. Such a range is not
      * handed out until ST_DURABLE, run next, has committed durably: WAL is
@@ -220,13 +222,13 @@ static const char *const pg_sql[ST__COUNT] = {
         "next_value = least(next_value + $4::bigint, max_value::numeric + 1) "
         "WHERE name = $1::text AND kind = 'range' AND NOT disabled AND $4::bigint <= max_block "
         "AND next_value <= max_value RETURNING last_start, next_value, "
-        "set_config('synchronous_commit', CASE WHEN clock_timestamp() - statement_timestamp() "
-        "> interval '" RESERVE_QUEUED "' THEN 'off' ELSE 'on' END, true) = 'off' AS is_async), "
-        "saved AS (INSERT INTO idmint.range_leases "
+        "CASE WHEN clock_timestamp() - statement_timestamp() > interval '" RESERVE_QUEUED "' "
+        "THEN set_config('synchronous_commit', 'off', true) END) "
+        "INSERT INTO idmint.range_leases "
         "(namespace, incarnation, request_id, count, start_value, end_value, created_ms) "
         "SELECT $1::text, $2::text, $3::text, $4::bigint, last_start, next_value, $5::bigint "
-        "FROM fresh RETURNING start_value, end_value) "
-        "SELECT saved.start_value, saved.end_value, fresh.is_async FROM saved, fresh",
+        "FROM fresh RETURNING start_value, end_value, "
+        "current_setting('synchronous_commit') = 'off'",
     [ST_RANGE_SAVED] = "SELECT count, start_value, end_value FROM idmint.range_leases "
                        "WHERE namespace = $1::text AND incarnation = $2::text "
                        "AND request_id = $3::text",
