@@ -64,18 +64,24 @@ exec 3>&2 2>>"$T/shell.err"
 DAEMON_PID=
 BG_PIDS=()
 
+# Let a PostgreSQL restart in flight finish (up to 60 s): the cluster outlives
+# the campaign. Returns 1 when it is still running after that.
+wait_pg_restart() {
+    local pid _
+    [ -f "$T/pid/pgcrash" ] || return 0
+    pid=$(cat "$T/pid/pgcrash")
+    rm -f "$T/pid/pgcrash"
+    for _ in $(seq 1 600); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 cleanup() {
     touch "$T/stop" 2>/dev/null
     local f pid
-    # A PostgreSQL restart in flight must finish: the cluster outlives us.
-    if [ -f "$T/pid/pgcrash" ]; then
-        pid=$(cat "$T/pid/pgcrash")
-        for _ in $(seq 1 600); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        rm -f "$T/pid/pgcrash"
-    fi
+    wait_pg_restart || true
     # Minters and helpers first (they may be stopped: SIGKILL still works).
     for f in "$T"/pid/*; do
         [ -e "$f" ] || continue
@@ -455,15 +461,7 @@ done
 
 # ---- stop: minters end, the daemon drains ----
 touch "$T/stop"
-if [ -f "$T/pid/pgcrash" ]; then
-    pid=$(cat "$T/pid/pgcrash")
-    for _ in $(seq 1 600); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$pid" 2>/dev/null && echo "hang: PostgreSQL restart did not end" >>"$T/hangs"
-    rm -f "$T/pid/pgcrash"
-fi
+wait_pg_restart || echo "hang: PostgreSQL restart did not end" >>"$T/hangs"
 kill -CONT "$DAEMON_PID" 2>/dev/null
 # The last fault: every minter still running is killed -9, so the loops end
 # now rather than at the end of their throttled runs.
