@@ -304,12 +304,18 @@ int64_t idmint__clock_now_ms(struct clock *c)
     return clock_tsc_ms(c);
 }
 
-void idmint__sleep_ms(uint32_t ms)
+void idmint__sleep_us(uint64_t us)
 {
-    struct timespec ts = {.tv_sec = (time_t)(ms / 1000u), .tv_nsec = (long)(ms % 1000u) * 1000000L};
+    struct timespec ts = {.tv_sec = (time_t)(us / 1000000u),
+                          .tv_nsec = (long)(us % 1000000u) * 1000L};
 
     while (nanosleep(&ts, &ts) != 0)
         ;
+}
+
+void idmint__sleep_ms(uint32_t ms)
+{
+    idmint__sleep_us((uint64_t)ms * 1000u);
 }
 
 void idmint__cond_init_monotonic(pthread_cond_t *cv)

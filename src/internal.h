@@ -99,6 +99,8 @@ int64_t idmint__clock_now_ms(struct clock *c);
 int64_t idmint__clock_read_ms(struct clock *c);
 /* Sleep @p ms on the monotonic clock (real time even with an injected clock). */
 void idmint__sleep_ms(uint32_t ms);
+/* Sleep @p us on the monotonic clock, resuming after signals. */
+void idmint__sleep_us(uint64_t us);
 /* Real CLOCK_MONOTONIC in ms, for deadlines. */
 uint64_t idmint__deadline_now_ms(void);
 /* A condition variable whose timed waits run on CLOCK_MONOTONIC (immune to clock steps). */

@@ -15,9 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SQ_BUSY_TIMEOUT_MS 5000  /* sqlite's own wait for a lock, per statement */
-#define SQ_RETRY_MS        10000 /* our extra bound on retrying BEGIN on SQLITE_BUSY */
-#define SQ_SCHEMA_VERSION  1
+#define SQ_BUSY_TIMEOUT_MS    5000 /* wait for a lock, per statement */
+#define SQ_BUSY_SLEEP_MIN_US  100  /* a waiter retries the lock after 100-600 us */
+#define SQ_BUSY_SLEEP_SPAN_US 500
+#define SQ_RETRY_MS           10000 /* our extra bound on retrying BEGIN on SQLITE_BUSY */
+#define SQ_SCHEMA_VERSION     1
 
 /* ==== statements ==== */
 
@@ -135,6 +137,8 @@ struct sqlite_store {
     char *path;                    /* the location as given, for messages */
     sqlite3_stmt *stmt[ST__COUNT]; /* prepared on first use, kept until close */
     int bind_rc;                   /* first failed bind since the last step */
+    uint64_t busy_since_ms;        /* when the current wait for a lock began */
+    uint64_t busy_jitter;          /* xorshift state for the waits' sleeps */
 };
 
 /* ==== errors ==== */
@@ -262,6 +266,30 @@ static void col_text(sqlite3_stmt *q, int i, char *buf, size_t size)
 
 /* ==== transactions ==== */
 
+/*
+ * sqlite's default busy handler backs off to 100 ms between tries. Under a
+ * steady stream of writers (many processes refilling ranges) a waiter that
+ * has backed off keeps missing the short moments the lock is free, and
+ * writers that arrive fresh take it: a process starved for seconds while
+ * the others kept reserving. Short randomised sleeps give every waiter
+ * about the same chance at each release.
+ */
+static int sq_busy_wait(void *arg, int count)
+{
+    struct sqlite_store *s = arg;
+    uint64_t now_ms = idmint__deadline_now_ms();
+
+    if (count == 0)
+        s->busy_since_ms = now_ms;
+    else if (now_ms - s->busy_since_ms >= SQ_BUSY_TIMEOUT_MS)
+        return 0;
+    s->busy_jitter ^= s->busy_jitter << 13;
+    s->busy_jitter ^= s->busy_jitter >> 7;
+    s->busy_jitter ^= s->busy_jitter << 17;
+    idmint__sleep_us(SQ_BUSY_SLEEP_MIN_US + s->busy_jitter % SQ_BUSY_SLEEP_SPAN_US);
+    return 1;
+}
+
 static int sq_exec_id(struct sqlite_store *s, enum sq_stmt_id id, const char *what)
 {
     sqlite3_stmt *q = NULL;
@@ -271,7 +299,7 @@ static int sq_exec_id(struct sqlite_store *s, enum sq_stmt_id id, const char *wh
 }
 
 /*
- * BEGIN IMMEDIATE takes the write lock up front. sqlite's busy handler waits
+ * BEGIN IMMEDIATE takes the write lock up front. The busy handler waits
  * up to SQ_BUSY_TIMEOUT_MS; beyond that we retry for a bounded time so a
  * burst of writers (many processes starting at once) queues instead of failing.
  */
@@ -439,7 +467,9 @@ static int sqlite_open(const char *location, const char *token, struct store **o
         return rc;
     }
     sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
+    if (idmint__entropy(&s->busy_jitter, sizeof(s->busy_jitter)) != 0 || s->busy_jitter == 0)
+        s->busy_jitter = (uint64_t)(uintptr_t)s | 1u; /* any nonzero seed will do */
+    sqlite3_busy_handler(s->db, sq_busy_wait, s);
     if ((rc = sq_pragmas(s)) != 0 || (rc = sq_schema(s)) != 0) {
         sqlite_close(&s->base);
         return rc;

@@ -149,11 +149,13 @@ static void test_many_processes__range_ids_never_repeat(void **state)
     run_campaign("range");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_processes__snowflake_ids_never_repeat),
         cmocka_unit_test(test_many_processes__range_ids_never_repeat),
     };
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests_name("many_processes", tests, NULL, NULL);
 }
