@@ -48,7 +48,7 @@ static void caller(const char *url, const char *ns, double secs, int go, int out
 {
     struct store *st = NULL;
     struct store_range r;
-    char inc[33], req[32];
+    char inc[33], req[IDMINT__REQUEST_ID_LEN];
     uint64_t n = 0;
     double end;
     int code = 0;
@@ -65,7 +65,7 @@ static void caller(const char *url, const char *ns, double secs, int go, int out
     wait_closed(go);
     end = seconds_now() + secs;
     while (seconds_now() < end) {
-        snprintf(req, sizeof(req), "r%llu", (unsigned long long)n);
+        idmint__range_request_id(n, req); /* as the library's own refills name them */
         if (idmint__store_range_reserve(st, ns, inc, req, BLOCK, 0, &r) != 0) {
             fprintf(stderr, "bench_reserve: reserve: %s\n", idmint_errmsg());
             code = 3;

@@ -182,6 +182,7 @@ int idmint__authority_open_clock(struct idmint_authority **out, const char *url,
 /* ==== range.c: the client side of ranges ==== */
 
 struct range_supply;
+#define IDMINT__REQUEST_ID_LEN 17 /* 16 hex digits and the NUL */
 
 /* A thread's chunk of one supply's range; slot 0 is the most recently used. */
 struct range_tls {
@@ -206,6 +207,14 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
 int idmint__range_next(struct range_supply *rs, uint64_t *id);
 int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n);
 uint64_t idmint__range_left(struct range_supply *rs);
+/*
+ * The request id of a supply's @p seq-th reservation into @p out: 16 hex
+ * digits, so that text order is issue order and the store's record index
+ * grows at one edge per incarnation. Decimal ids ("9" after "10") landed
+ * mid-page and split leaves: 868 bytes of PostgreSQL WAL per reservation
+ * against 465. Pure; thread-safe.
+ */
+void idmint__range_request_id(uint64_t seq, char out[IDMINT__REQUEST_ID_LEN]);
 /* Stop the refill thread, close the authority, free. NULL is a no-op. */
 void idmint__range_close(struct range_supply *rs, int is_forked_child);
 

@@ -63,12 +63,17 @@ static int is_transient(int rc)
  */
 static int reserve(struct range_supply *rs, uint64_t seq, struct store_range *out)
 {
-    char request_id[24];
+    char request_id[IDMINT__REQUEST_ID_LEN];
     int64_t now_ms = idmint__authority_now_ms(rs->a);
 
-    snprintf(request_id, sizeof(request_id), "%llu", (unsigned long long)seq);
+    idmint__range_request_id(seq, request_id);
     return idmint__store_range_reserve(rs->a->st, rs->ns, rs->incarnation, request_id, rs->block,
                                        now_ms, out);
+}
+
+void idmint__range_request_id(uint64_t seq, char out[IDMINT__REQUEST_ID_LEN])
+{
+    snprintf(out, IDMINT__REQUEST_ID_LEN, "%016llx", (unsigned long long)seq);
 }
 
 static int needs_refill_locked(const struct range_supply *rs)
