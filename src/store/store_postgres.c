@@ -194,8 +194,12 @@ static const char *const pg_sql[ST__COUNT] = {
                       "ORDER BY region, worker_id",
     /*
      * One reservation is one statement, so one round trip and one implicit
-     * transaction: one write of the namespace row (SET reads the old row, so
-     * last_start receives the old next_value) and the request record. It
+     * transaction: one write of the namespace row and the request record.
+     * A full block starts count below the new next_value; only the last
+     * one, cut at max_value, needs the old next_value, which SET reads into
+     * last_start. Writing last_start on every call made each row version's
+     * WAL record 50 bytes longer (next_value and last_start are far apart
+     * in the row, so PostgreSQL logs everything between them). It
      * does not look for a saved record first, as that lookup cost a tenth
      * of a reservation: a repeated request fails to insert its record
      * (unique_violation), everything rolls back, and ST_RANGE_SAVED finds
@@ -218,15 +222,17 @@ static const char *const pg_sql[ST__COUNT] = {
      * One that did not queue commits durably and needs no second statement.
      */
     [ST_RANGE_RESERVE] =
-        "WITH fresh AS (UPDATE idmint.namespaces SET last_start = next_value, "
+        "WITH fresh AS (UPDATE idmint.namespaces SET last_start = CASE "
+        "WHEN next_value + $4::bigint > max_value THEN next_value ELSE last_start END, "
         "next_value = least(next_value + $4::bigint, max_value::numeric + 1) "
         "WHERE name = $1::text AND kind = 'range' AND NOT disabled AND $4::bigint <= max_block "
-        "AND next_value <= max_value RETURNING last_start, next_value, "
+        "AND next_value <= max_value RETURNING CASE WHEN next_value > max_value "
+        "THEN last_start ELSE next_value - $4::bigint END AS start, next_value, "
         "CASE WHEN clock_timestamp() - statement_timestamp() > interval '" RESERVE_QUEUED "' "
         "THEN set_config('synchronous_commit', 'off', true) END) "
         "INSERT INTO idmint.range_leases "
         "(namespace, incarnation, request_id, count, start_value, end_value, created_ms) "
-        "SELECT $1::text, $2::text, $3::text, $4::bigint, last_start, next_value, $5::bigint "
+        "SELECT $1::text, $2::text, $3::text, $4::bigint, start, next_value, $5::bigint "
         "FROM fresh RETURNING start_value, end_value, "
         "current_setting('synchronous_commit') = 'off'",
     [ST_RANGE_SAVED] = "SELECT count, start_value, end_value FROM idmint.range_leases "

@@ -848,6 +848,28 @@ static void test_store__range_is_cut_at_max_value_then_exhausted(void **state)
     assert_true(r.start == IDMINT_MAX_VALUE - 4);
 }
 
+/* A block that ends exactly at max_value is whole, and the next is exhausted. */
+static void test_store__range_that_ends_exactly_at_max_value_is_whole(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_range r;
+
+    ns_name(f, "exact", ns);
+    make_range(f, ns, 1000, 1019, 100);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "a", 7, NOW_MS, &r), 0);
+    assert_true(r.start == 1000 && r.end == 1007);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "b", 13, NOW_MS, &r), 0);
+    assert_true(r.start == 1007 && r.end == 1020);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "c", 1, NOW_MS, &r),
+                     IDMINT_EEXHAUSTED);
+    /* The saved ranges come back whole on replay. */
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "b", 13, NOW_MS, &r), 0);
+    assert_true(r.start == 1007 && r.end == 1020);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", "a", 7, NOW_MS, &r), 0);
+    assert_true(r.start == 1000 && r.end == 1007);
+}
+
 static void test_store__range_refuses_disabled_unknown_and_snowflake_namespaces(void **state)
 {
     struct fx *f = *state;
@@ -1168,6 +1190,7 @@ int main(void)
         T(test_store__range_sequential_reservations_do_not_overlap),
         T(test_store__range_replay_of_a_request_returns_the_saved_range),
         T(test_store__range_replay_with_another_count_is_a_conflict),
+        T(test_store__range_that_ends_exactly_at_max_value_is_whole),
         T(test_store__range_count_above_max_block_is_invalid),
         T(test_store__range_is_cut_at_max_value_then_exhausted),
         T(test_store__range_refuses_disabled_unknown_and_snowflake_namespaces),
