@@ -20,6 +20,7 @@
 #define CHUNK_MAX         8192u
 #define RETRY_BACKOFF_MIN 50u
 #define RETRY_BACKOFF_MAX 1000u
+#define FORGET_EVERY      64u /* reservations between deletions of our older records */
 
 struct range_supply {
     struct idmint_authority *a; /* owned; used by the opener, then only the refill thread */
@@ -76,6 +77,22 @@ void idmint__range_request_id(uint64_t seq, char out[IDMINT__REQUEST_ID_LEN])
     snprintf(out, IDMINT__REQUEST_ID_LEN, "%016llx", (unsigned long long)seq);
 }
 
+/*
+ * Delete our request records before request @p seq: we repeat only the
+ * request in flight, so the older ones only take space (a store keeps one
+ * per reservation). Best effort: a failure leaves records, never a repeat.
+ * Called without rs->mu.
+ */
+static void forget_before(struct range_supply *rs, uint64_t seq)
+{
+    char before[IDMINT__REQUEST_ID_LEN];
+
+    if (rs->a->st->ops->version < STORE_OPS_V2 || rs->a->st->ops->range_forget == NULL)
+        return; /* http: the daemon's store keeps them */
+    idmint__range_request_id(seq, before);
+    (void)idmint__store_range_forget(rs->a->st, rs->ns, rs->incarnation, before, NULL);
+}
+
 static int needs_refill_locked(const struct range_supply *rs)
 {
     return !rs->has_next && rs->cur_end - rs->cur_next <= rs->threshold;
@@ -124,6 +141,13 @@ static void *refill_main(void *arg)
             rs->request_seq++;
         }
         pthread_cond_broadcast(&rs->cv_done);
+        if (rc == 0 && rs->request_seq % FORGET_EVERY == 0) {
+            uint64_t latest = rs->request_seq - 1;
+
+            pthread_mutex_unlock(&rs->mu);
+            forget_before(rs, latest);
+            pthread_mutex_lock(&rs->mu);
+        }
         if (rc != 0 && is_transient(rc) && !rs->is_stopping) {
             struct timespec ts = idmint__monotonic_after_ms(backoff);
 
@@ -346,6 +370,10 @@ void idmint__range_close(struct range_supply *rs, int is_forked_child)
     pthread_mutex_unlock(&rs->mu);
     if (rs->has_thread)
         pthread_join(rs->thread, NULL);
+    /* Nothing of ours will be repeated now. Not after an outage: close
+     * would wait out the store's retries for a few records. */
+    if (!is_transient(rs->last_err))
+        forget_before(rs, rs->request_seq);
     idmint_authority_close(rs->a);
     pthread_cond_destroy(&rs->cv_done);
     pthread_cond_destroy(&rs->cv_work);

@@ -256,6 +256,19 @@ int idmint__store_range_reserve(struct store *st, const char *ns, const char *in
     return st->ops->range_reserve(st, ns, incarnation, request_id, count, now_ms, out);
 }
 
+int idmint__store_range_forget(struct store *st, const char *ns, const char *incarnation,
+                               const char *before_request_id, uint64_t *forgotten)
+{
+    int rc = check_ns(st, ns);
+
+    if (rc != 0 || (rc = check_id(incarnation, "incarnation")) != 0 ||
+        (rc = check_id(before_request_id, "request id")) != 0)
+        return rc;
+    if (st->ops->version < STORE_OPS_V2 || st->ops->range_forget == NULL)
+        return idmint__fail(IDMINT_EINVAL, "this store keeps every request record");
+    return st->ops->range_forget(st, ns, incarnation, before_request_id, forgotten);
+}
+
 int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
                              idmint_audit_entry **out, size_t *n)
 {

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #define STORE_OPS_V1 1u
+#define STORE_OPS_V2 2u /* range_forget */
 
 enum {
     STORE_CAP_TXN = 1u << 0, /* multi-row atomic update */
@@ -38,7 +39,7 @@ struct store_range {
 struct store;
 
 struct store_ops {
-    uint32_t version;   /* STORE_OPS_V1; members are only ever appended */
+    uint32_t version;   /* STORE_OPS_V*; members are only ever appended */
     const char *scheme; /* "sqlite", "postgres", "etcd", "http" */
     uint32_t caps;      /* STORE_CAP_* */
 
@@ -107,6 +108,18 @@ struct store_ops {
     int (*audit_list)(struct store *st, int64_t after_seq, size_t limit, idmint_audit_entry **out,
                       size_t *n);
     /* ---- end of version 1: append new members below ---- */
+
+    /*
+     * Delete the request records of (@p ns, @p incarnation) whose request id
+     * sorts before @p before_request_id (byte order); *forgotten (if not
+     * NULL) gets how many. A repeat of a forgotten request reserves anew:
+     * a gap, never a duplicate. Range supplies call it for requests they
+     * will never repeat, so that records do not pile up. Read only when
+     * version >= STORE_OPS_V2; NULL in a backend that cannot (http: the
+     * daemon's store keeps them).
+     */
+    int (*range_forget)(struct store *st, const char *ns, const char *incarnation,
+                        const char *before_request_id, uint64_t *forgotten);
 };
 
 /* Every backend's private struct starts with this. */
@@ -153,6 +166,9 @@ int idmint__store_range_reserve(struct store *st, const char *ns, const char *in
                                 struct store_range *out);
 int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
                              idmint_audit_entry **out, size_t *n);
+/* As range_forget; IDMINT_EINVAL (with a message) when the backend has none. */
+int idmint__store_range_forget(struct store *st, const char *ns, const char *incarnation,
+                               const char *before_request_id, uint64_t *forgotten);
 
 /* IDMINT_ELEASELOST naming @p lease: renew or release found another holder or generation. */
 int idmint__store_lease_lost(const char *ns, const struct store_lease *lease);

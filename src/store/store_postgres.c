@@ -127,6 +127,7 @@ enum pg_stmt_id {
     ST_RANGE_SAVED,
     ST_RANGE_REFUSAL,
     ST_DURABLE,
+    ST_RANGE_FORGET,
     ST__COUNT
 };
 
@@ -248,6 +249,9 @@ static const char *const pg_sql[ST__COUNT] = {
      * decoding plugins skip it unless asked for messages.
      */
     [ST_DURABLE] = "SELECT pg_logical_emit_message(true, 'idmint', 'durable')",
+    /* COLLATE "C": byte order, the order of a supply's request ids, whatever the database's. */
+    [ST_RANGE_FORGET] = "DELETE FROM idmint.range_leases WHERE namespace = $1::text "
+                        "AND incarnation = $2::text AND request_id COLLATE \"C\" < $3::text",
 };
 
 /*
@@ -1419,6 +1423,34 @@ static int postgres_range_reserve(struct store *st, const char *ns, const char *
     return rc;
 }
 
+struct forget_call {
+    const char *ns, *incarnation, *before;
+    uint64_t forgotten;
+};
+
+static int forget_body(struct pg_store *s, void *ctx)
+{
+    struct forget_call *c = ctx;
+    struct pg_args a = {.n = 0};
+
+    arg_text(&a, c->ns);
+    arg_text(&a, c->incarnation);
+    arg_text(&a, c->before);
+    return pg_run(s, ST_RANGE_FORGET, &a, &c->forgotten, "forget request records");
+}
+
+static int postgres_range_forget(struct store *st, const char *ns, const char *incarnation,
+                                 const char *before_request_id, uint64_t *forgotten)
+{
+    struct forget_call c = {ns, incarnation, before_request_id, 0};
+    /* Deleting what is already gone deletes nothing: safe to retry. */
+    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, forget_body, &c);
+
+    if (rc == 0 && forgotten != NULL)
+        *forgotten = c.forgotten;
+    return rc;
+}
+
 /* ==== audit ==== */
 
 static void audit_row(const PGresult *r, int row, void *out)
@@ -1455,13 +1487,14 @@ static int postgres_audit_list(struct store *st, int64_t after_seq, size_t limit
 /* Two schemes, one backend: libpq accepts both URL spellings. */
 #define PG_OPS(scheme_name, open_fn)                                                               \
     {                                                                                              \
-        .version = STORE_OPS_V1, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
+        .version = STORE_OPS_V2, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
         .close = postgres_close, .ns_create = postgres_ns_create, .ns_get = postgres_ns_get,       \
         .ns_list = postgres_ns_list, .ns_set_disabled = postgres_ns_set_disabled,                  \
         .lease_take = postgres_lease_take, .lease_renew = postgres_lease_renew,                    \
         .lease_release = postgres_lease_release, .lease_list = postgres_lease_list,                \
         .lease_force_release = postgres_lease_force_release,                                       \
         .range_reserve = postgres_range_reserve, .audit_list = postgres_audit_list,                \
+        .range_forget = postgres_range_forget,                                                     \
     }
 
 const struct store_ops idmint__store_postgres = PG_OPS("postgres", postgres_open);

@@ -49,6 +49,7 @@ enum sq_stmt_id {
     ST_LEASE_LIST,
     ST_RANGE_FIND,
     ST_RANGE_INSERT,
+    ST_RANGE_FORGET,
     ST__COUNT
 };
 
@@ -102,6 +103,9 @@ static const char *const sq_sql[ST__COUNT] = {
     [ST_RANGE_INSERT] = "INSERT INTO range_leases "
                         "(namespace, incarnation, request_id, count, start, \"end\", created_ms) "
                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    /* BINARY collation: byte order, the order of a supply's request ids. */
+    [ST_RANGE_FORGET] = "DELETE FROM range_leases "
+                        "WHERE namespace = ?1 AND incarnation = ?2 AND request_id < ?3",
 };
 
 /*
@@ -974,6 +978,28 @@ static int sqlite_range_reserve(struct store *st, const char *ns, const char *in
     return rc;
 }
 
+static int sqlite_range_forget(struct store *st, const char *ns, const char *incarnation,
+                               const char *before_request_id, uint64_t *forgotten)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q = NULL;
+    uint64_t n = 0;
+    int rc = sq_begin(s);
+
+    if (rc != 0)
+        return rc;
+    if ((rc = sq_prep(s, ST_RANGE_FORGET, &q)) == 0) {
+        bind_text(s, q, 1, ns);
+        bind_text(s, q, 2, incarnation);
+        bind_text(s, q, 3, before_request_id);
+        if ((rc = sq_run(s, q, "forget request records")) == 0)
+            n = (uint64_t)sqlite3_changes(s->db);
+    }
+    if ((rc = sq_finish(s, rc)) == 0 && forgotten != NULL)
+        *forgotten = n;
+    return rc;
+}
+
 /* ==== audit ==== */
 
 static void audit_row(sqlite3_stmt *q, void *out)
@@ -1006,7 +1032,7 @@ static int sqlite_audit_list(struct store *st, int64_t after_seq, size_t limit,
 }
 
 const struct store_ops idmint__store_sqlite = {
-    .version = STORE_OPS_V1,
+    .version = STORE_OPS_V2,
     .scheme = "sqlite",
     .caps = STORE_CAP_TXN,
     .open = sqlite_open,
@@ -1022,4 +1048,5 @@ const struct store_ops idmint__store_sqlite = {
     .lease_force_release = sqlite_lease_force_release,
     .range_reserve = sqlite_range_reserve,
     .audit_list = sqlite_audit_list,
+    .range_forget = sqlite_range_forget,
 };

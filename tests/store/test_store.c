@@ -870,6 +870,58 @@ static void test_store__range_that_ends_exactly_at_max_value_is_whole(void **sta
     assert_true(r.start == 1000 && r.end == 1007);
 }
 
+/*
+ * Forgetting deletes only the records of that namespace and incarnation
+ * that sort before the given id. A forgotten request repeated reserves
+ * anew: the old range is a gap, and the new one overlaps nothing.
+ */
+static void test_store__range_forget_drops_only_older_records_of_that_incarnation(void **state)
+{
+    struct fx *f = *state;
+    char ns[64], other[64], id[IDMINT__REQUEST_ID_LEN], id3[IDMINT__REQUEST_ID_LEN];
+    struct store_range mine[5], theirs, elsewhere, r;
+    uint64_t forgotten = 99;
+
+    ns_name(f, "forget", ns);
+    ns_name(f, "forget2", other);
+    make_range(f, ns, 1, 1000, 100);
+    make_range(f, other, 1, 1000, 100);
+    for (uint64_t i = 0; i < 5; i++) {
+        idmint__range_request_id(i, id);
+        assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", id, 10, NOW_MS, &mine[i]),
+                         0);
+    }
+    idmint__range_request_id(0, id);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc-b", id, 10, NOW_MS, &theirs), 0);
+    assert_int_equal(idmint__store_range_reserve(f->st, other, "inc", id, 10, NOW_MS, &elsewhere),
+                     0);
+
+    idmint__range_request_id(3, id3);
+    assert_int_equal(idmint__store_range_forget(f->st, ns, "inc", id3, &forgotten), 0);
+    assert_int_equal(forgotten, 3);
+    /* Kept: request 3 and later, the other incarnation, the other namespace. */
+    for (uint64_t i = 3; i < 5; i++) {
+        idmint__range_request_id(i, id);
+        assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", id, 10, NOW_MS, &r), 0);
+        assert_true(r.start == mine[i].start && r.end == mine[i].end);
+    }
+    idmint__range_request_id(0, id);
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc-b", id, 10, NOW_MS, &r), 0);
+    assert_true(r.start == theirs.start && r.end == theirs.end);
+    assert_int_equal(idmint__store_range_reserve(f->st, other, "inc", id, 10, NOW_MS, &r), 0);
+    assert_true(r.start == elsewhere.start && r.end == elsewhere.end);
+    /* Forgotten: request 0 again is a new reservation, after everything. */
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, "inc", id, 10, NOW_MS, &r), 0);
+    assert_true(r.start >= theirs.end && r.start >= mine[4].end);
+    /* Idempotent: only that new record of request 0 is left to forget. */
+    assert_int_equal(idmint__store_range_forget(f->st, ns, "inc", id3, &forgotten), 0);
+    assert_int_equal(forgotten, 1);
+    assert_int_equal(idmint__store_range_forget(f->st, ns, "inc", id3, &forgotten), 0);
+    assert_int_equal(forgotten, 0);
+    assert_int_equal(idmint__store_range_forget(f->st, ns, "", id3, NULL), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_range_forget(f->st, ns, "inc", NULL, NULL), IDMINT_EINVAL);
+}
+
 static void test_store__range_refuses_disabled_unknown_and_snowflake_namespaces(void **state)
 {
     struct fx *f = *state;
@@ -1191,6 +1243,7 @@ int main(void)
         T(test_store__range_replay_of_a_request_returns_the_saved_range),
         T(test_store__range_replay_with_another_count_is_a_conflict),
         T(test_store__range_that_ends_exactly_at_max_value_is_whole),
+        T(test_store__range_forget_drops_only_older_records_of_that_incarnation),
         T(test_store__range_count_above_max_block_is_invalid),
         T(test_store__range_is_cut_at_max_value_then_exhausted),
         T(test_store__range_refuses_disabled_unknown_and_snowflake_namespaces),

@@ -295,8 +295,24 @@ static int fault_audit_list(struct store *st, int64_t after_seq, size_t limit,
     return rc;
 }
 
+static int fault_range_forget(struct store *st, const char *ns, const char *incarnation,
+                              const char *before_request_id, uint64_t *forgotten)
+{
+    uint64_t n = 0;
+    int f = fault_enter("range_forget"), rc;
+
+    if (f < 0)
+        return f;
+    rc = idmint__store_range_forget(inner(st), ns, incarnation, before_request_id, &n);
+    if (f == FAULT_LOSE)
+        return fault_lost("range_forget", rc);
+    if (rc == 0 && forgotten != NULL)
+        *forgotten = n;
+    return rc;
+}
+
 static const struct store_ops fault_ops = {
-    .version = STORE_OPS_V1,
+    .version = STORE_OPS_V2,
     .scheme = "fault",
     .caps = 0,
     .open = fault_open,
@@ -312,6 +328,7 @@ static const struct store_ops fault_ops = {
     .lease_force_release = fault_lease_force_release,
     .range_reserve = fault_range_reserve,
     .audit_list = fault_audit_list,
+    .range_forget = fault_range_forget,
 };
 
 int ts_fault_register(void)

@@ -14,6 +14,7 @@
 #include "fault_store.h"
 #include "testsupport.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +343,51 @@ static void test_handle__range_batch_and_threads_never_repeat(void **state)
     free(ids);
 }
 
+/* Request records of namespace @p ns in the fixture's SQLite file. */
+static long count_records(const struct fixture *f, const char *ns)
+{
+    char path[1024];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    long n = -1;
+
+    snprintf(path, sizeof(path), "%s/idmint.db", f->dir);
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM range_leases WHERE namespace = ?1", -1, &q,
+                           NULL) == SQLITE_OK &&
+        sqlite3_bind_text(q, 1, ns, -1, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        n = (long)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return n;
+}
+
+static void test_handle__range_records_stay_few_and_go_at_close(void **state)
+{
+    struct fixture *f = *state;
+    idmint *m;
+    enum { BLOCK = 10, RESERVATIONS = 300, N = BLOCK * RESERVATIONS };
+    uint64_t *ids = malloc(sizeof(uint64_t) * N);
+    long kept;
+
+    assert_non_null(ids);
+    create_range(f, "forget", 1, UINT64_C(1) << 62, BLOCK);
+    assert_int_equal(idmint_open(&m, f->url, "forget", NULL), 0);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(idmint_next(m, ids + i), 0);
+    assert_int_equal(ts_count_duplicates(ids, N), 0);
+    assert_true(ids[N - 1] >= N); /* at least 300 reservations were made */
+    /* One record per reservation until the supply deletes its older ones
+     * every 64 reservations; two more may be in flight or prefetched. */
+    kept = count_records(f, "forget");
+    assert_true(kept >= 1);
+    assert_true(kept <= 64 + 2);
+    idmint_close(m);
+    assert_int_equal(count_records(f, "forget"), 0);
+    free(ids);
+}
+
 static void test_handle__bad_options_and_unknown_namespace_are_refused(void **state)
 {
     struct fixture *f = *state;
@@ -430,6 +476,7 @@ int main(void)
         T(test_handle__range_reaches_its_maximum_with_exhausted_and_no_wrap),
         T(test_handle__disabled_namespace_refuses_open_and_refill),
         T(test_handle__range_batch_and_threads_never_repeat),
+        T(test_handle__range_records_stay_few_and_go_at_close),
         T(test_handle__bad_options_and_unknown_namespace_are_refused),
         T(test_handle__lost_reply_on_refill_is_retried_for_the_same_range),
         T(test_handle__an_id_released_ahead_of_the_clock_does_not_block_others),
