@@ -88,7 +88,7 @@ static void forget_before(struct range_supply *rs, uint64_t seq)
     char before[IDMINT__REQUEST_ID_LEN];
 
     if (rs->a->st->ops->version < STORE_OPS_V2 || rs->a->st->ops->range_forget == NULL)
-        return; /* http: the daemon's store keeps them */
+        return;
     idmint__range_request_id(seq, before);
     (void)idmint__store_range_forget(rs->a->st, rs->ns, rs->incarnation, before, NULL);
 }

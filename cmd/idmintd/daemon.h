@@ -159,6 +159,8 @@ void routes_audit(struct http_req *r, struct worker *w);
 /* @p role is the caller's: force_release needs admin. */
 void routes_internal_workers(struct http_req *r, struct worker *w, int role);
 void routes_internal_ranges(struct http_req *r, struct worker *w);
+/* POST /internal/ranges/forget: a range supply deletes its older request records. */
+void routes_internal_ranges_forget(struct http_req *r, struct worker *w);
 void routes_healthz(struct http_req *r, struct worker *w);
 void routes_readyz(struct http_req *r, struct worker *w);
 void routes_metrics(struct http_req *r, struct worker *w);

@@ -25,6 +25,7 @@ static const char *const route_names[ROUTE_COUNT] = {
     "/v1/ids/{id}/decode",
     "/internal/workers/lease",
     "/internal/ranges/lease",
+    "/internal/ranges/forget",
     "/v1/namespaces",
     "/v1/namespaces/{ns}",
     "/v1/namespaces/{ns}/disable",

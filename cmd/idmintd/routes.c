@@ -258,6 +258,7 @@ static int needed_role(enum metrics_route id, int is_post)
         return is_post ? AUTH_ADMIN : AUTH_MINT;
     case ROUTE_WORKERS_LEASE:
     case ROUTE_RANGES_LEASE:
+    case ROUTE_RANGES_FORGET:
         return AUTH_GENERATOR;
     case ROUTE_NS_DISABLE:
     case ROUTE_NS_ENABLE:
@@ -346,6 +347,9 @@ static void dispatch(struct http_req *r, struct worker *w, enum metrics_route *r
             route = (struct route){ROUTE_WORKERS_LEASE, "POST"};
         else if (seg_is(seg[1], seg_len[1], "ranges"))
             route = (struct route){ROUTE_RANGES_LEASE, "POST"};
+    } else if (n == 3 && seg_is(seg[0], seg_len[0], "internal") &&
+               seg_is(seg[1], seg_len[1], "ranges") && seg_is(seg[2], seg_len[2], "forget")) {
+        route = (struct route){ROUTE_RANGES_FORGET, "POST"};
     }
     *route_out = route.id;
     if (route.allow == NULL) {
@@ -400,6 +404,9 @@ static void dispatch(struct http_req *r, struct worker *w, enum metrics_route *r
         break;
     case ROUTE_RANGES_LEASE:
         routes_internal_ranges(r, w);
+        break;
+    case ROUTE_RANGES_FORGET:
+        routes_internal_ranges_forget(r, w);
         break;
     case ROUTE_NAMESPACES:
         if (is_post)

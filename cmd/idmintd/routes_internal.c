@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * POST /internal/workers/lease and /internal/ranges/lease: the authority's
- * store over HTTP for remote generators (the http:// backend). The daemon's
- * clock sets now and E; the store's conditional writes do the fencing.
+ * POST /internal/workers/lease, /internal/ranges/lease and
+ * /internal/ranges/forget: the authority's store over HTTP for remote
+ * generators (the http:// backend). The daemon's clock sets now and E; the
+ * store's conditional writes do the fencing.
  */
 #include "daemon.h"
 
@@ -239,6 +240,31 @@ void routes_internal_workers(struct http_req *r, struct worker *w, int role)
     json_free(body);
 }
 
+/*
+ * The namespace, incarnation and request id (under @p id_key) of a range
+ * body. 0, or -1 after replying 400.
+ */
+static int range_names(struct http_req *r, const struct json *body, const char *id_key,
+                       const char **ns, const char **incarnation, const char **id)
+{
+    char what[64];
+
+    if (json_get_str(body, "namespace", ns) != 1)
+        return bad(r, "namespace", "is required");
+    if (idmint__ns_name_check(*ns) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return -1;
+    }
+    if (json_get_str(body, "incarnation", incarnation) != 1 || (*incarnation)[0] == '\0' ||
+        strlen(*incarnation) > ID_LEN_MAX)
+        return bad(r, "incarnation", "is required as a string of 1..128 characters");
+    if (json_get_str(body, id_key, id) != 1 || (*id)[0] == '\0' || strlen(*id) > ID_LEN_MAX) {
+        snprintf(what, sizeof(what), "is required as a string of 1..%d characters", ID_LEN_MAX);
+        return bad(r, id_key, what);
+    }
+    return 0;
+}
+
 void routes_internal_ranges(struct http_req *r, struct worker *w)
 {
     static const char *const known[] = {"namespace", "incarnation", "request_id", "count", NULL};
@@ -260,24 +286,8 @@ void routes_internal_ranges(struct http_req *r, struct worker *w)
         bad(r, unknown, "is unknown");
         goto out;
     }
-    if (json_get_str(body, "namespace", &ns) != 1) {
-        bad(r, "namespace", "is required");
+    if (range_names(r, body, "request_id", &ns, &incarnation, &request_id) != 0)
         goto out;
-    }
-    if (idmint__ns_name_check(ns) != 0) {
-        routes_fail(r, IDMINT_EINVAL, NULL);
-        goto out;
-    }
-    if (json_get_str(body, "incarnation", &incarnation) != 1 || incarnation[0] == '\0' ||
-        strlen(incarnation) > ID_LEN_MAX) {
-        bad(r, "incarnation", "is required as a string of 1..128 characters");
-        goto out;
-    }
-    if (json_get_str(body, "request_id", &request_id) != 1 || request_id[0] == '\0' ||
-        strlen(request_id) > ID_LEN_MAX) {
-        bad(r, "request_id", "is required as a string of 1..128 characters");
-        goto out;
-    }
     if (json_get_int(body, "count", &count) != 1 || count < 1) {
         bad(r, "count", "is required as a whole number of at least 1");
         goto out;
@@ -299,6 +309,46 @@ void routes_internal_ranges(struct http_req *r, struct worker *w)
     json_set_str(o, "namespace", ns);
     json_set_u64_str(o, "start", range.start);
     json_set_u64_str(o, "end", range.end);
+    routes_json_tree(r, 200, o);
+out:
+    json_free(body);
+}
+
+void routes_internal_ranges_forget(struct http_req *r, struct worker *w)
+{
+    static const char *const known[] = {"namespace", "incarnation", "before_request_id", NULL};
+    char err[256];
+    struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
+    const char *ns, *incarnation, *before, *unknown;
+    idmint_authority *a;
+    struct json *o;
+    uint64_t forgotten = 0, t0;
+    int rc;
+
+    if (body == NULL) {
+        routes_fail_http(r, 400, "invalid_argument", err);
+        return;
+    }
+    if ((unknown = json_unknown_key(body, known)) != NULL) {
+        bad(r, unknown, "is unknown");
+        goto out;
+    }
+    if (range_names(r, body, "before_request_id", &ns, &incarnation, &before) != 0)
+        goto out;
+    if ((rc = routes_authority(w, &a)) != 0) {
+        routes_fail(r, rc, NULL);
+        goto out;
+    }
+    t0 = metrics_now_ns();
+    rc = idmint__store_range_forget(a->st, ns, incarnation, before, &forgotten);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        goto out;
+    }
+    o = json_new_object();
+    json_set_str(o, "namespace", ns);
+    json_set_u64_str(o, "forgotten", forgotten);
     routes_json_tree(r, 200, o);
 out:
     json_free(body);

@@ -115,8 +115,7 @@ struct store_ops {
      * NULL) gets how many. A repeat of a forgotten request reserves anew:
      * a gap, never a duplicate. Range supplies call it for requests they
      * will never repeat, so that records do not pile up. Read only when
-     * version >= STORE_OPS_V2; NULL in a backend that cannot (http: the
-     * daemon's store keeps them).
+     * version >= STORE_OPS_V2; NULL in a backend that cannot.
      */
     int (*range_forget)(struct store *st, const char *ns, const char *incarnation,
                         const char *before_request_id, uint64_t *forgotten);

@@ -913,6 +913,28 @@ static int http_range_reserve(struct store *st, const char *ns, const char *inca
     return rc;
 }
 
+/* Retried: deleting what is already gone deletes nothing. */
+static int http_range_forget(struct store *st, const char *ns, const char *incarnation,
+                             const char *before_request_id, uint64_t *forgotten)
+{
+    struct http_store *h = (struct http_store *)st;
+    json_t *body, *reply = NULL;
+    uint64_t n;
+    int rc;
+
+    body = json_pack("{s:s, s:s, s:s}", "namespace", ns, "incarnation", incarnation,
+                     "before_request_id", before_request_id);
+    rc = http_post(h, "forget request records", "/internal/ranges/forget", body, 1, &reply);
+    if (rc == 0) {
+        if (get_u64(reply, "forgotten", &n) != 0)
+            rc = http_bad_reply(h, "forgotten count");
+        else if (forgotten != NULL)
+            *forgotten = n;
+    }
+    json_decref(reply);
+    return rc;
+}
+
 /* ==== audit ==== */
 
 static int audit_row(const struct http_store *h, json_t *o, void *out)
@@ -957,7 +979,7 @@ static int http_audit_list(struct store *st, int64_t after_seq, size_t limit,
 }
 
 const struct store_ops idmint__store_http = {
-    .version = STORE_OPS_V1,
+    .version = STORE_OPS_V2,
     .scheme = "http",
     .caps = 0,
     .open = http_open,
@@ -973,4 +995,5 @@ const struct store_ops idmint__store_http = {
     .lease_force_release = http_lease_force_release,
     .range_reserve = http_range_reserve,
     .audit_list = http_audit_list,
+    .range_forget = http_range_forget,
 };

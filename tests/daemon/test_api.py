@@ -491,6 +491,35 @@ def test_ranges(d):
     S.json_ok(d.post("/v1/namespaces/ledger/enable"), 200, "enable ledger")
     S.ok(reserve(d, dict(base, request_id="r4"), "reserve after enable") == (301, 401),
          "reserve after enable gives [301, 401) (the refused one took nothing)", "")
+    test_ranges_forget(d, base)
+
+
+def forget(d, body, what):
+    j = S.json_ok(d.post("/internal/ranges/forget", body), 200, what)
+    if j is None or not S.keys(j, ["namespace", "forgotten"], what + " keys", exact=True):
+        return None
+    return S.decimal(j["forgotten"], what + " forgotten", lo=0)
+
+
+def test_ranges_forget(d, base):
+    """inc-1 holds r1, r2, r4 in ledger (next_value 401); inc-2 holds r1."""
+    f = {"namespace": "ledger", "incarnation": "inc-1", "before_request_id": "r4"}
+    S.ok(forget(d, f, "forget inc-1 before r4") == 2, "forget deletes r1 and r2 of inc-1", "")
+    S.ok(forget(d, f, "forget again") == 0, "forgetting again deletes nothing", "")
+    S.ok(reserve(d, dict(base, request_id="r4"), "replay r4 after forget") == (301, 401),
+         "a request not before the id is kept: r4 replays its range", "")
+    S.ok(reserve(d, dict(base, incarnation="inc-2"), "replay inc-2 r1") == (201, 301),
+         "another incarnation's records are kept", "")
+    S.ok(reserve(d, base, "repeat forgotten r1") == (401, 501),
+         "a forgotten request reserves anew after everything: [401, 501)", "")
+    for body, what in (
+            (dict(f, before_request_id=""), "empty before_request_id"),
+            ({"namespace": "ledger", "incarnation": "inc-1"}, "no before_request_id"),
+            (dict(f, incarnation=""), "empty incarnation"),
+            (dict(f, namespace="Bad Name"), "invalid namespace"),
+            (dict(f, count=1), "unknown key")):
+        S.error(d.post("/internal/ranges/forget", body), 400, "invalid_argument",
+                "forget with " + what)
 
 
 def test_audit(d):
