@@ -241,53 +241,51 @@ void routes_internal_workers(struct http_req *r, struct worker *w, int role)
 }
 
 /*
- * The namespace, incarnation and request id (under @p id_key) of a range
- * body. 0, or -1 after replying 400.
+ * Parse a range body whose keys are @p known: its namespace, incarnation
+ * and request id (under @p id_key). The body (free with json_free), or
+ * NULL after replying 400.
  */
-static int range_names(struct http_req *r, const struct json *body, const char *id_key,
-                       const char **ns, const char **incarnation, const char **id)
+static struct json *range_body(struct http_req *r, const char *const *known, const char *id_key,
+                               const char **ns, const char **incarnation, const char **id)
 {
-    char what[64];
+    char err[256];
+    struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
+    const char *unknown;
 
-    if (json_get_str(body, "namespace", ns) != 1)
-        return bad(r, "namespace", "is required");
-    if (idmint__ns_name_check(*ns) != 0) {
+    if (body == NULL) {
+        routes_fail_http(r, 400, "invalid_argument", err);
+        return NULL;
+    }
+    if ((unknown = json_unknown_key(body, known)) != NULL)
+        bad(r, unknown, "is unknown");
+    else if (json_get_str(body, "namespace", ns) != 1)
+        bad(r, "namespace", "is required");
+    else if (idmint__ns_name_check(*ns) != 0)
         routes_fail(r, IDMINT_EINVAL, NULL);
-        return -1;
-    }
-    if (json_get_str(body, "incarnation", incarnation) != 1 || (*incarnation)[0] == '\0' ||
-        strlen(*incarnation) > ID_LEN_MAX)
-        return bad(r, "incarnation", "is required as a string of 1..128 characters");
-    if (json_get_str(body, id_key, id) != 1 || (*id)[0] == '\0' || strlen(*id) > ID_LEN_MAX) {
-        snprintf(what, sizeof(what), "is required as a string of 1..%d characters", ID_LEN_MAX);
-        return bad(r, id_key, what);
-    }
-    return 0;
+    else if (json_get_str(body, "incarnation", incarnation) != 1 || (*incarnation)[0] == '\0' ||
+             strlen(*incarnation) > ID_LEN_MAX)
+        bad(r, "incarnation", "is required as a string of 1..128 characters");
+    else if (json_get_str(body, id_key, id) != 1 || (*id)[0] == '\0' || strlen(*id) > ID_LEN_MAX)
+        bad(r, id_key, "is required as a string of 1..128 characters");
+    else
+        return body;
+    json_free(body);
+    return NULL;
 }
 
 void routes_internal_ranges(struct http_req *r, struct worker *w)
 {
     static const char *const known[] = {"namespace", "incarnation", "request_id", "count", NULL};
-    char err[256];
-    struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
-    const char *ns, *incarnation, *request_id, *unknown;
+    const char *ns, *incarnation, *request_id;
+    struct json *body = range_body(r, known, "request_id", &ns, &incarnation, &request_id), *o;
     idmint_authority *a;
     struct store_range range;
-    struct json *o;
     int64_t count;
     uint64_t t0;
     int rc;
 
-    if (body == NULL) {
-        routes_fail_http(r, 400, "invalid_argument", err);
+    if (body == NULL)
         return;
-    }
-    if ((unknown = json_unknown_key(body, known)) != NULL) {
-        bad(r, unknown, "is unknown");
-        goto out;
-    }
-    if (range_names(r, body, "request_id", &ns, &incarnation, &request_id) != 0)
-        goto out;
     if (json_get_int(body, "count", &count) != 1 || count < 1) {
         bad(r, "count", "is required as a whole number of at least 1");
         goto out;
@@ -317,24 +315,14 @@ out:
 void routes_internal_ranges_forget(struct http_req *r, struct worker *w)
 {
     static const char *const known[] = {"namespace", "incarnation", "before_request_id", NULL};
-    char err[256];
-    struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
-    const char *ns, *incarnation, *before, *unknown;
+    const char *ns, *incarnation, *before;
+    struct json *body = range_body(r, known, "before_request_id", &ns, &incarnation, &before), *o;
     idmint_authority *a;
-    struct json *o;
     uint64_t forgotten = 0, t0;
     int rc;
 
-    if (body == NULL) {
-        routes_fail_http(r, 400, "invalid_argument", err);
+    if (body == NULL)
         return;
-    }
-    if ((unknown = json_unknown_key(body, known)) != NULL) {
-        bad(r, unknown, "is unknown");
-        goto out;
-    }
-    if (range_names(r, body, "before_request_id", &ns, &incarnation, &before) != 0)
-        goto out;
     if ((rc = routes_authority(w, &a)) != 0) {
         routes_fail(r, rc, NULL);
         goto out;
