@@ -18,6 +18,7 @@
 #define DEFAULT_REFILL_PCT    50u
 #define DEFAULT_DEADLINE_MS   2000u
 #define CACHE_LINE            64
+#define WAIT_SLEEP_MAX_MS     50 /* a sequence wait reads the clock again after this */
 
 struct idmint {
     /* Hot and shared by every minting thread: one CAS target plus read-mostly
@@ -178,12 +179,30 @@ static uint64_t now_unit(idmint *m, int64_t now_ms)
 }
 
 /*
+ * Sleep through most of what is left of unit @p t, so that a wait for the
+ * next unit does not spin for up to unit_ms (a second, in a namespace of
+ * second units). The last millisecond is left to yielding, which sees the
+ * new unit at once. Bounded, so that a stepped clock is read again soon.
+ */
+static void sleep_out_unit(idmint *m, uint64_t t, int64_t now_ms)
+{
+    int64_t left_ms = m->epoch_ms + (int64_t)(t + 1) * m->unit_ms - now_ms;
+
+    if (left_ms > 1)
+        idmint__sleep_ms(
+            (uint32_t)(left_ms - 1 < WAIT_SLEEP_MAX_MS ? left_ms - 1 : WAIT_SLEEP_MAX_MS));
+    else
+        sched_yield();
+}
+
+/*
  * Mint up to n snowflake IDs, waiting while this unit's sequence is used up.
  * The wait reads the clock directly: the cache would only say the same.
  */
 static int snowflake_mint(idmint *m, uint64_t *ids, size_t n, size_t *got)
 {
-    uint64_t t = now_unit(m, idmint__clock_now_ms(m->clk));
+    int64_t now_ms = idmint__clock_now_ms(m->clk);
+    uint64_t t = now_unit(m, now_ms);
     unsigned spins = 0;
     int rc;
 
@@ -191,8 +210,9 @@ static int snowflake_mint(idmint *m, uint64_t *ids, size_t n, size_t *got)
         if (spins == 0)
             atomic_fetch_add_explicit(&m->sequence_waits, 1, memory_order_relaxed);
         if (++spins > 64)
-            sched_yield();
-        t = now_unit(m, idmint__clock_read_ms(m->clk));
+            sleep_out_unit(m, t, now_ms);
+        now_ms = idmint__clock_read_ms(m->clk);
+        t = now_unit(m, now_ms);
     }
     if (rc == IDMINT_ELEASELOST)
         idmint__fail(rc, "the worker lease ran out or was taken away; open a new handle");

@@ -125,6 +125,57 @@ static void test_handle__sequence_waits_are_counted(void **state)
     idmint_close(m);
 }
 
+/* Process CPU time in ms: every thread of this process. */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/*
+ * Two IDs per 250 ms unit: eight IDs wait out three or four units. The wait
+ * sleeps, so the process uses a small part of a core meanwhile; spinning
+ * (or yielding, on an idle core) used all of it.
+ */
+static void test_handle__a_sequence_wait_sleeps_instead_of_spinning(void **state)
+{
+    struct fixture *f = *state;
+    idmint_ns_info info;
+    idmint *m;
+    uint64_t prev = 0, id;
+    double wall0, cpu0, wall, cpu;
+
+    idmint_ns_info_init(&info, IDMINT_KIND_SNOWFLAKE);
+    snprintf(info.name, sizeof(info.name), "%s", "slow-units");
+    assert_int_equal(idmint_layout_parse("41/0/2/1", &info.layout), 0);
+    info.layout.unit_ms = 250;
+    assert_int_equal(idmint_ns_create(f->admin, &info), 0);
+    assert_int_equal(idmint_open(&m, f->url, "slow-units", NULL), 0);
+    wall0 = wall_ms();
+    cpu0 = cpu_ms();
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(idmint_next(m, &id), 0);
+        assert_true(id > prev);
+        prev = id;
+    }
+    wall = wall_ms() - wall0;
+    cpu = cpu_ms() - cpu0;
+    printf("8 IDs at two per 250 ms unit: %.0f ms wall, %.1f ms CPU\n", wall, cpu);
+    assert_true(wall >= 500); /* it did wait: at least two whole units */
+    assert_true(cpu < wall / 4);
+    idmint_close(m);
+}
+
 static void test_handle__release_on_close_lets_the_next_holder_mint_after_us(void **state)
 {
     struct fixture *f = *state;
@@ -468,6 +519,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
         T(test_handle__default_namespace_mints_increasing_ids),
         T(test_handle__sequence_waits_are_counted),
+        T(test_handle__a_sequence_wait_sleeps_instead_of_spinning),
         T(test_handle__release_on_close_lets_the_next_holder_mint_after_us),
         T(test_handle__fifth_taker_of_two_worker_bits_gets_no_worker),
         T(test_handle__refused_renewal_makes_the_next_mint_fail),
