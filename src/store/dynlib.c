@@ -8,6 +8,29 @@
 /* Backends copy each dlsym() result into a typed function pointer with memcpy. */
 _Static_assert(sizeof(void *) == sizeof(void (*)(void)), "function pointers differ from void *");
 
+/*
+ * One lock for every library: loads are rare. fork() takes it first
+ * (pthread_atfork), so a child forked while another thread was loading
+ * does not start with it held by a thread it does not have.
+ */
+static pthread_mutex_t dynlib_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&dynlib_lock);
+}
+
+static void after_fork(void)
+{
+    pthread_mutex_unlock(&dynlib_lock);
+}
+
+static void register_atfork(void)
+{
+    (void)pthread_atfork(before_fork, after_fork, after_fork);
+}
+
 static int dynlib_try(struct idmint__dynlib *lib)
 {
     /* RTLD_LOCAL: its symbols stay out of the caller's namespace. */
@@ -39,11 +62,12 @@ int idmint__dynlib_load(struct idmint__dynlib *lib)
 {
     int state;
 
-    pthread_mutex_lock(&lib->lock);
+    pthread_once(&atfork_once, register_atfork);
+    pthread_mutex_lock(&dynlib_lock);
     if (lib->state == 0)
         lib->state = dynlib_try(lib) == 0 ? 1 : IDMINT_EUNAVAILABLE;
     state = lib->state;
-    pthread_mutex_unlock(&lib->lock);
+    pthread_mutex_unlock(&dynlib_lock);
     if (state == 1)
         return 0;
     /* why is written once, before state, under the lock: stable from here. */

@@ -23,21 +23,22 @@ struct idmint__dynlib {
     size_t n;
     void **syms;           /* n slots, filled on success */
     void (*on_load)(void); /* copies syms into typed pointers; runs once, under the lock */
-    pthread_mutex_t lock;
-    int state;     /* 0 not tried, 1 loaded, negative: the error of the one try */
-    char why[256]; /* the message of a failed try, repeated to later callers */
+    int state;             /* 0 not tried, 1 loaded, negative: the error of the one try */
+    char why[256];         /* the message of a failed try, repeated to later callers */
 };
 
 #define IDMINT__DYNLIB(soname_, package_, names_, syms_, on_load_)                                 \
     {                                                                                              \
         (soname_), (package_), (names_), sizeof(names_) / sizeof((names_)[0]), (syms_),            \
-            (on_load_), PTHREAD_MUTEX_INITIALIZER, 0, ""                                           \
+            (on_load_), 0, ""                                                                      \
     }
 
 /*
  * Load @p lib and resolve all its symbols, the first time; later calls
  * return the first outcome (a library installed after a failed try needs a
- * restart). Thread-safe. Returns 0, or IDMINT_EUNAVAILABLE with a message
+ * restart). Thread-safe, and fork-safe: fork() waits for a load in another
+ * thread to finish, so a child never inherits the loader's lock held.
+ * Returns 0, or IDMINT_EUNAVAILABLE with a message
  * naming the library, its package and the loader's reason. The library is
  * never unloaded.
  */
