@@ -80,15 +80,13 @@ void idmint__range_request_id(uint64_t seq, char out[IDMINT__REQUEST_ID_LEN])
 /*
  * Delete our request records before request @p seq: we repeat only the
  * request in flight, so the older ones only take space (a store keeps one
- * per reservation). Best effort: a failure leaves records, never a repeat.
- * Called without rs->mu.
+ * per reservation). Best effort: a failure, or a store without the
+ * operation, leaves records, never a repeat. Called without rs->mu.
  */
 static void forget_before(struct range_supply *rs, uint64_t seq)
 {
     char before[IDMINT__REQUEST_ID_LEN];
 
-    if (rs->a->st->ops->version < STORE_OPS_V2 || rs->a->st->ops->range_forget == NULL)
-        return;
     idmint__range_request_id(seq, before);
     (void)idmint__store_range_forget(rs->a->st, rs->ns, rs->incarnation, before, NULL);
 }

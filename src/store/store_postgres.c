@@ -979,10 +979,16 @@ static int list_body(struct pg_store *s, void *ctx)
     return 0;
 }
 
-/* Run the list query of @p c; read-only, so retried. c->list is the caller's to free. */
-static int pg_list(struct store *st, struct list_call *c)
+/* Run the list query of @p c; read-only, so retried. *out (the caller frees it) and *n. */
+static int pg_list(struct store *st, struct list_call *c, void **out, size_t *n)
 {
-    return pg_call((struct pg_store *)st, PG_IDEMPOTENT, list_body, c);
+    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, list_body, c);
+
+    if (rc == 0) {
+        *out = c->list;
+        *n = c->n;
+    }
+    return rc;
 }
 
 static void ns_row(const PGresult *r, int row, void *out)
@@ -996,12 +1002,11 @@ static int postgres_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
                           .what = "list namespaces",
                           .elem_size = sizeof(**out),
                           .from_row = ns_row};
-    int rc = pg_list(st, &c);
+    void *list;
+    int rc = pg_list(st, &c, &list, n);
 
-    if (rc == 0) {
-        *out = c.list;
-        *n = c.n;
-    }
+    if (rc == 0)
+        *out = list;
     return rc;
 }
 
@@ -1227,14 +1232,12 @@ static int postgres_lease_list(struct store *st, const char *ns, idmint_worker_i
                           .what = "list worker ids",
                           .elem_size = sizeof(**out),
                           .from_row = worker_row};
+    void *list;
     int rc;
 
     arg_text(&c.args, ns);
-    rc = pg_list(st, &c);
-    if (rc == 0) {
-        *out = c.list;
-        *n = c.n;
-    }
+    if ((rc = pg_list(st, &c, &list, n)) == 0)
+        *out = list;
     return rc;
 }
 
@@ -1472,15 +1475,13 @@ static int postgres_audit_list(struct store *st, int64_t after_seq, size_t limit
                           .what = "list audit records",
                           .elem_size = sizeof(**out),
                           .from_row = audit_row};
+    void *list;
     int rc;
 
     arg_i64(&c.args, after_seq);
     arg_i64(&c.args, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
-    rc = pg_list(st, &c);
-    if (rc == 0) {
-        *out = c.list;
-        *n = c.n;
-    }
+    if ((rc = pg_list(st, &c, &list, n)) == 0)
+        *out = list;
     return rc;
 }
 

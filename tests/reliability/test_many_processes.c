@@ -5,6 +5,10 @@
  * sanitizer builds), first from a snowflake namespace, then from a range
  * namespace. Every ID lands in shared memory; each thread checks its own IDs
  * are strictly increasing, and the parent checks all of them for duplicates.
+ *
+ * An argument is a cmocka test filter: reliability.many_processes_slow_disk
+ * runs "*range*" under tests/support/preload/slow_fsync.c, where each commit
+ * holds SQLite's write lock for milliseconds and no process may starve.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <setjmp.h>     /* cmocka 1.1 wants these four before <cmocka.h> */
