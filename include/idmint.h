@@ -170,7 +170,7 @@ typedef struct idmint idmint;
 typedef struct idmint_options {
     size_t size;             /**< set by idmint_options_init(); ABI guard */
     uint32_t region;         /**< region this process mints in; default 0 */
-    uint32_t lease_ms;       /**< worker lease length; default 600000 */
+    uint32_t lease_ms;       /**< worker lease length; default 600000; 100..86400000 */
     uint32_t renew_ms;       /**< renewal interval; default 60000; < lease_ms */
     uint32_t max_borrow_ms;  /**< future time a full sequence may borrow; default 0 */
     uint32_t clock_wait_ms;  /**< wait at most this for the clock to pass the fence; 5000 */
@@ -195,8 +195,9 @@ IDMINT_API void idmint_options_init(idmint_options *opts);
  * range and starts the refill thread. "default" is created on first use.
  *
  * @param[out] out        the new handle; written only on success
- * @param[in]  authority  store URL such as "sqlite:./idmint.db"; NULL for
- *                        $IDMINT_AUTHORITY or the default; copied
+ * @param[in]  authority  store URL such as "sqlite:/var/lib/idmint/idmint.db";
+ *                        NULL for $IDMINT_AUTHORITY or the default (see
+ *                        idmint_authority_open()); copied
  * @param[in]  ns         namespace name; copied
  * @param[in]  opts       NULL for defaults; copied
  * @return 0, IDMINT_EINVAL, IDMINT_ENOMEM, IDMINT_ENOTFOUND, IDMINT_EDISABLED,
@@ -247,6 +248,20 @@ typedef struct idmint_handle_info {
 IDMINT_API IDMINT_NODISCARD int idmint_info(idmint *m, idmint_handle_info *out);
 
 /**
+ * How the lease of @p m stands: 0 while its renewals succeed (and always for
+ * a range handle), else the code of the last failed renewal.
+ * IDMINT_ELEASELOST (another holder has the id: minting has stopped) and
+ * IDMINT_EDISABLED (the namespace was disabled: minting runs on until the
+ * lease's end, then fails with this code) are final: renewal has stopped and
+ * only a new handle can mint again. Any other code (IDMINT_EUNAVAILABLE,
+ * IDMINT_ESTORE, ...) is an outage: renewal goes on trying and minting goes
+ * on until the lease's end.
+ * @return 0, an IDMINT_E* code as above, IDMINT_EINVAL (NULL) or IDMINT_EFORKED.
+ * Thread-safety: safe.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_lease_status(idmint *m);
+
+/**
  * Stop renewal, release the lease (E = max(E found, last minted + 1)) and
  * free @p m. NULL is a no-op. In a forked child the lease is left alone and
  * only memory is freed.
@@ -281,7 +296,8 @@ IDMINT_API void idmint_ns_info_init(idmint_ns_info *info, idmint_kind kind);
 typedef struct idmint_worker_info {
     uint32_t region;
     uint32_t worker_id;
-    char holder[33];      /**< "" when released */
+    char holder[33];      /**< fingerprint of the holder (its first 8 hex digits); "" when
+                               released. The holder id itself is the lease's secret */
     uint64_t generation;  /**< grows on every take */
     uint64_t lease_until; /**< E, in the namespace's time units */
 } idmint_worker_info;
@@ -291,21 +307,68 @@ typedef struct idmint_audit_entry {
     int64_t seq;      /**< grows by one per record */
     int64_t at_ms;    /**< Unix ms */
     char actor[64];   /**< who did it */
-    char action[32];  /**< "ns.create", "ns.disable", "ns.enable", "worker.force_release" */
+    char action[32];  /**< "ns.create", "ns.disable", "ns.enable", "worker.take",
+                           "worker.release", "worker.force_release" */
     char ns[64];      /**< namespace */
     char detail[256]; /**< human-readable */
 } idmint_audit_entry;
 
 /**
- * Connect to the store at @p url ("sqlite:PATH"; NULL: $IDMINT_AUTHORITY or
- * "sqlite:./idmint.db"), serving region @p region.
- * @return 0, IDMINT_EINVAL (bad URL), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE
- *         (cannot open or create) or IDMINT_ESTORE.
+ * Connect to the store at @p url, serving region @p region, creating the
+ * store if there is none yet. A new SQLite file appears at its path
+ * complete (built aside, then linked into place), so processes opening one
+ * new path at once all succeed and share one file.
+ *
+ * @p url NULL means $IDMINT_AUTHORITY, else the default, one fixed file that
+ * never depends on the working directory: "sqlite:/var/lib/idmint/idmint.db"
+ * when the effective uid is 0, else "sqlite:$XDG_STATE_HOME/idmint/idmint.db"
+ * when XDG_STATE_HOME is an absolute path, else
+ * "sqlite:$HOME/.local/state/idmint/idmint.db" (HOME from the environment,
+ * else the password database). The default's folders are created (mode
+ * 0700) when a store is created there.
+ *
+ * Refused: an SQLite database private to one process (":memory:", an empty
+ * path, "file::memory:", "?mode=memory", "?vfs=memdb"): every process would
+ * get its own empty authority and mint the same IDs (IDMINT_EINVAL); an
+ * existing file that is empty, not an SQLite database, or an SQLite
+ * database without idmint's tables (IDMINT_ESTORE; nothing is written to
+ * it). A write after the file was removed or replaced under the open
+ * authority fails with IDMINT_ESTORE and writes nothing.
+ *
+ * @param[out] out     the authority; written only on success
+ * @param[in]  url     "sqlite:PATH", "sqlite:file:URI", "postgres://...",
+ *                     "http://host:port", or NULL as above; copied
+ * @param[in]  region  the region this process mints in, 0..65535
+ * @return 0, IDMINT_EINVAL (bad URL or region, a private database, no home
+ *         for the default), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE (cannot open
+ *         or create) or IDMINT_ESTORE (not an idmint store, unknown schema).
  * Ownership: close with idmint_authority_close().
- * Thread-safety: not thread-safe; use one authority per thread.
+ * Thread-safety: not thread-safe; use one authority per thread. Reads the
+ *                environment (IDMINT_AUTHORITY, IDMINT_TOKEN, HOME,
+ *                XDG_STATE_HOME): not concurrent with setenv().
  */
 IDMINT_API IDMINT_NODISCARD int idmint_authority_open(idmint_authority **out, const char *url,
                                                       uint32_t region);
+
+/**
+ * As idmint_authority_open(), but never create anything: no store, no file,
+ * no folder. For tools that only read (list, show, decode): pointed at a
+ * path where nothing is yet, they report it instead of leaving an empty
+ * authority behind that a later typo-free run would not see. Writes through
+ * the authority it opens are allowed (and an old SQLite file's schema is
+ * brought up to date); only creation is ruled out. Backends other than
+ * SQLite behave as with idmint_authority_open().
+ *
+ * @param[out] out     the authority; written only on success
+ * @param[in]  url     as for idmint_authority_open(); copied
+ * @param[in]  region  as for idmint_authority_open()
+ * @return 0, IDMINT_ENOTFOUND ("no authority at PATH yet: nothing has been
+ *         created there; ..."), or what idmint_authority_open() returns.
+ * Ownership: close with idmint_authority_close().
+ * Thread-safety: as idmint_authority_open().
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_authority_open_existing(idmint_authority **out,
+                                                               const char *url, uint32_t region);
 
 /** Close @p a. NULL is a no-op. */
 IDMINT_API void idmint_authority_close(idmint_authority *a);
@@ -340,9 +403,13 @@ IDMINT_API IDMINT_NODISCARD int idmint_workers_list(idmint_authority *a, const c
 
 /**
  * Force a worker id away from its holder (audited): the holder is cleared
- * and the generation grows while E stays, so the old holder's next renewal is refused
- * and whoever takes the id next still mints only after E.
- * @return 0, IDMINT_EINVAL, IDMINT_ENOTFOUND (no such namespace or row), ...
+ * and the generation grows, so the old holder's next renewal is refused and
+ * whoever takes the id next still mints only after E. E stays: the holder
+ * may have minted up to it, even with a clock far ahead. (idmintd's
+ * force_release route can also lower E when an admin vouches for it.)
+ * @return 0, IDMINT_EINVAL (NULL, a bad name, a range namespace),
+ *         IDMINT_ENOTFOUND (no such namespace or row), IDMINT_EUNAVAILABLE /
+ *         IDMINT_ESTORE (the store could not be reached or failed).
  */
 IDMINT_API IDMINT_NODISCARD int idmint_worker_force_release(idmint_authority *a, const char *ns,
                                                             uint32_t region, uint32_t worker_id);

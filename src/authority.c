@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #define NS_NAME_MAX 63      /* characters, as in [a-z0-9][a-z0-9_.-]{0,62} */
@@ -54,17 +55,20 @@ int64_t idmint__authority_now_ms(const struct idmint_authority *a)
     return idmint__clock_read_ms(&c);
 }
 
-/* Who the audit log names: the actor set on @p a, else $IDMINT_ACTOR, else the uid. */
-static void authority_actor(const struct idmint_authority *a, char *buf, size_t size)
+void idmint__authority_actor(const struct idmint_authority *a, char *buf, size_t size)
 {
-    const char *env = getenv("IDMINT_ACTOR");
+    struct passwd pw, *found = NULL;
+    char pwbuf[1024];
+    uid_t uid = getuid();
 
-    if (a->actor[0] != '\0')
+    if (a != NULL && a->actor[0] != '\0') {
         snprintf(buf, size, "%s", a->actor);
-    else if (env != NULL && env[0] != '\0')
-        snprintf(buf, size, "%s", env);
+        return;
+    }
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &found) == 0 && found != NULL)
+        snprintf(buf, size, "user:%s(%lu)", found->pw_name, (unsigned long)uid);
     else
-        snprintf(buf, size, "uid:%lu", (unsigned long)getuid());
+        snprintf(buf, size, "user:(%lu)", (unsigned long)uid);
 }
 
 static int authority_check(const struct idmint_authority *a)
@@ -76,22 +80,37 @@ static int authority_check(const struct idmint_authority *a)
 
 /* ==== open / close ==== */
 
-int idmint__authority_open_clock(struct idmint_authority **out, const char *url, uint32_t region,
-                                 int64_t (*wall_ms)(void *), void *ctx, const char *token)
+/*
+ * Open the store at @p url (NULL: $IDMINT_AUTHORITY, else the fixed default
+ * of idmint__default_authority). @p flags are STORE_OPEN_*: with
+ * STORE_OPEN_EXISTING nothing is created, not even the default's folder.
+ * *out is written only on success.
+ */
+static int authority_open(struct idmint_authority **out, const char *url, uint32_t region,
+                          int64_t (*wall_ms)(void *), void *ctx, const char *token, unsigned flags)
 {
+    char fallback[IDMINT_DEFAULT_AUTHORITY_MAX];
     struct idmint_authority *a;
-    int rc;
+    int rc, is_default = 0;
 
     if (out == NULL)
         return idmint__fail(IDMINT_EINVAL, "authority output is NULL");
-    if (url == NULL) {
-        url = getenv("IDMINT_AUTHORITY");
-        if (url == NULL || url[0] == '\0')
-            url = IDMINT_DEFAULT_AUTHORITY;
-    }
     if (region > REGION_MAX)
         return idmint__fail(IDMINT_EINVAL, "region %u is above %u", (unsigned)region,
                             (unsigned)REGION_MAX);
+    if (url == NULL) {
+        url = getenv("IDMINT_AUTHORITY");
+        if (url == NULL || url[0] == '\0') {
+            if ((rc = idmint__default_authority(fallback, sizeof(fallback))) != 0)
+                return rc;
+            url = fallback;
+            is_default = 1;
+        }
+    }
+    /* The default's folder is ours to make; a path the caller names is not. */
+    if (is_default && (flags & STORE_OPEN_EXISTING) == 0 &&
+        (rc = idmint__default_authority_mkdir(url)) != 0)
+        return rc;
     a = calloc(1, sizeof(*a));
     if (a == NULL)
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening the authority");
@@ -100,7 +119,7 @@ int idmint__authority_open_clock(struct idmint_authority **out, const char *url,
         if (token != NULL && token[0] == '\0')
             token = NULL;
     }
-    rc = idmint__store_open(url, token, &a->st);
+    rc = idmint__store_open_flags(url, token, flags, &a->st);
     if (rc != 0) {
         free(a);
         return rc;
@@ -112,9 +131,20 @@ int idmint__authority_open_clock(struct idmint_authority **out, const char *url,
     return 0;
 }
 
+int idmint__authority_open_clock(struct idmint_authority **out, const char *url, uint32_t region,
+                                 int64_t (*wall_ms)(void *), void *ctx, const char *token)
+{
+    return authority_open(out, url, region, wall_ms, ctx, token, 0);
+}
+
 int idmint_authority_open(idmint_authority **out, const char *url, uint32_t region)
 {
-    return idmint__authority_open_clock(out, url, region, NULL, NULL, NULL);
+    return authority_open(out, url, region, NULL, NULL, NULL, 0);
+}
+
+int idmint_authority_open_existing(idmint_authority **out, const char *url, uint32_t region)
+{
+    return authority_open(out, url, region, NULL, NULL, NULL, STORE_OPEN_EXISTING);
 }
 
 void idmint_authority_close(idmint_authority *a)
@@ -151,6 +181,16 @@ static int check_snowflake(const idmint_ns_info *info, int64_t now_ms)
 
     if (rc != 0)
         return rc;
+    if (info->layout.epoch_ms > now_ms) {
+        /* Every time value would be negative until then: nothing could mint. */
+        if (idmint_format_iso8601(info->layout.epoch_ms, when, sizeof(when)) != 0)
+            snprintf(when, sizeof(when), "unix ms %lld", (long long)info->layout.epoch_ms);
+        return idmint__fail(IDMINT_EINVAL,
+                            "namespace '%s': the epoch %s is in the future; nothing could be "
+                            "minted before it. Use a date in the past (the default is "
+                            "2026-01-01)",
+                            info->name, when);
+    }
     if ((rc = idmint_layout_end_ms(&info->layout, &end_ms)) != 0)
         return rc;
     if (end_ms <= now_ms) {
@@ -233,7 +273,7 @@ int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
         return idmint__fail(IDMINT_EINVAL, "namespace '%s': kind %d is neither snowflake nor range",
                             info->name, (int)info->kind);
     }
-    authority_actor(a, actor, sizeof(actor));
+    idmint__authority_actor(a, actor, sizeof(actor));
     return idmint__store_ns_create(a->st, &ns, actor, now_ms);
 }
 
@@ -280,7 +320,7 @@ int idmint_ns_set_disabled(idmint_authority *a, const char *name, int disabled)
 
     if (rc != 0)
         return rc;
-    authority_actor(a, actor, sizeof(actor));
+    idmint__authority_actor(a, actor, sizeof(actor));
     return idmint__store_ns_set_disabled(a->st, name, disabled, actor, idmint__authority_now_ms(a));
 }
 
@@ -289,6 +329,7 @@ int idmint_ns_set_disabled(idmint_authority *a, const char *name, int disabled)
 int idmint_workers_list(idmint_authority *a, const char *ns, idmint_worker_info **out, size_t *n)
 {
     idmint_ns_info info;
+    size_t i;
     int rc = authority_check(a);
 
     if (rc != 0)
@@ -296,20 +337,50 @@ int idmint_workers_list(idmint_authority *a, const char *ns, idmint_worker_info 
     /* An unknown namespace is an error, not an empty list. */
     if ((rc = idmint__store_ns_get(a->st, ns, &info)) != 0)
         return rc;
-    return idmint__store_lease_list(a->st, ns, out, n);
+    if ((rc = idmint__store_lease_list(a->st, ns, out, n)) != 0)
+        return rc;
+    /* The holder id is the lease's secret: whoever knows it may renew or
+     * release. Listings show a fingerprint only. */
+    for (i = 0; i < *n; i++) {
+        char fp[IDMINT_HOLDER_FP_LEN + 1];
+
+        idmint__holder_fingerprint((*out)[i].holder, fp);
+        memcpy((*out)[i].holder, fp, sizeof(fp));
+    }
+    return 0;
+}
+
+int idmint__worker_force_release(idmint_authority *a, const char *ns, uint32_t region,
+                                 uint32_t worker_id, int64_t max_ahead_ms)
+{
+    idmint_ns_info info;
+    char actor[64];
+    int64_t now_ms;
+    uint64_t max_until = IDMINT_MAX_VALUE;
+    int rc = authority_check(a);
+
+    if (rc != 0)
+        return rc;
+    if ((rc = idmint__store_ns_get(a->st, ns, &info)) != 0)
+        return rc;
+    if (info.kind != IDMINT_KIND_SNOWFLAKE)
+        return idmint__fail(IDMINT_EINVAL,
+                            "namespace '%s' is a range namespace: it has no worker leases", ns);
+    now_ms = idmint__authority_now_ms(a);
+    /* Keeping E is what makes a force safe: the holder may have minted up
+     * to it, also with a clock far ahead of ours. Only an admin who knows
+     * better (E forged, or the runaway holder's IDs discarded) lowers it. */
+    if (max_ahead_ms >= 0)
+        max_until = idmint__unit_at(&info.layout, now_ms + max_ahead_ms) + 1;
+    idmint__authority_actor(a, actor, sizeof(actor));
+    return idmint__store_lease_force_release(a->st, ns, region, worker_id, max_until, actor,
+                                             now_ms);
 }
 
 int idmint_worker_force_release(idmint_authority *a, const char *ns, uint32_t region,
                                 uint32_t worker_id)
 {
-    char actor[64];
-    int rc = authority_check(a);
-
-    if (rc != 0)
-        return rc;
-    authority_actor(a, actor, sizeof(actor));
-    return idmint__store_lease_force_release(a->st, ns, region, worker_id, actor,
-                                             idmint__authority_now_ms(a));
+    return idmint__worker_force_release(a, ns, region, worker_id, -1);
 }
 
 int idmint_audit_list(idmint_authority *a, int64_t after_seq, size_t limit,

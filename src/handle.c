@@ -90,6 +90,9 @@ static int options_check(const idmint_options *o)
         return idmint__fail(IDMINT_EINVAL, "idmint_options not set up by idmint_options_init()");
     if (o->lease_ms < 100)
         return idmint__fail(IDMINT_EINVAL, "lease_ms %u is below the minimum of 100", o->lease_ms);
+    if (o->lease_ms > IDMINT__LEASE_MAX_MS)
+        return idmint__fail(IDMINT_EINVAL, "lease_ms %u is above the maximum of %u (one day)",
+                            o->lease_ms, IDMINT__LEASE_MAX_MS);
     if (o->renew_ms == 0 || o->renew_ms >= o->lease_ms)
         return idmint__fail(IDMINT_EINVAL, "renew_ms %u must be above 0 and below lease_ms %u",
                             o->renew_ms, o->lease_ms);
@@ -291,6 +294,15 @@ int idmint_info(idmint *m, idmint_handle_info *out)
     }
     *out = info;
     return 0;
+}
+
+int idmint_lease_status(idmint *m)
+{
+    if (m == NULL)
+        return IDMINT_EINVAL;
+    if (is_forked(m))
+        return forked_error();
+    return m->is_range ? 0 : idmint__lease_status(m->lk);
 }
 
 void idmint_close(idmint *m)

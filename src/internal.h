@@ -14,12 +14,36 @@
 #include <stdint.h>
 #include <time.h>
 
-#define IDMINT_DEFAULT_AUTHORITY "sqlite:./idmint.db"
 #define IDMINT_DEFAULT_NS        "default"
 #define IDMINT_DEFAULT_EPOCH_MS  INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
 #define IDMINT_DEFAULT_BLOCK     10000u
 #define IDMINT_DEFAULT_MAX_BLOCK 10000000u
 #define IDMINT_MAX_VALUE         UINT64_C(0x7fffffffffffffff)
+
+/* ==== default_authority.c: the store used when none is named ==== */
+
+#define IDMINT_DEFAULT_AUTHORITY_MAX 4104 /* bytes of a default URL: "sqlite:" + PATH_MAX */
+
+/*
+ * The default authority URL (DESIGN.md §8), never relative to the working
+ * directory: "sqlite:/var/lib/idmint/idmint.db" when the effective uid is 0,
+ * else "sqlite:$XDG_STATE_HOME/idmint/idmint.db" when XDG_STATE_HOME is an
+ * absolute path, else "sqlite:$HOME/.local/state/idmint/idmint.db" (HOME
+ * from the environment when absolute, else the password database). 0, or
+ * IDMINT_EINVAL (with a message) when there is no home or @p size is too
+ * small; @p buf is written only on success. Reads the environment: not
+ * thread-safe against setenv().
+ */
+int idmint__default_authority(char *buf, size_t size);
+/* The rule above with its inputs passed in (tests); NULL or "" for an unset variable. */
+int idmint__default_authority_for(unsigned long euid, const char *xdg_state_home, const char *home,
+                                  char *buf, size_t size);
+/*
+ * Create the folders above the file of default URL @p url (mode 0700,
+ * parents too) when they are missing. 0 or IDMINT_EUNAVAILABLE with the
+ * folder and errno's text.
+ */
+int idmint__default_authority_mkdir(const char *url);
 
 /* ==== errors.c ==== */
 
@@ -157,7 +181,7 @@ struct idmint_authority {
     uint32_t region;
     int64_t (*wall_ms)(void *ctx); /* NULL: real clock; for created_ms and audit times */
     void *clock_ctx;
-    char actor[64]; /* who the audit log names; "" for $IDMINT_ACTOR or the uid */
+    char actor[64]; /* who the audit log names; "" for the OS user */
 };
 
 /* Validated name: [a-z0-9][a-z0-9_.-]{0,62}. 0 or IDMINT_EINVAL with a message. */
@@ -166,10 +190,27 @@ int idmint__ns_name_check(const char *name);
 int64_t idmint__authority_now_ms(const struct idmint_authority *a);
 /*
  * Name @p actor (idmintd: the caller's token) in the audit records of what
- * @p a does from now on; NULL or "" goes back to $IDMINT_ACTOR or the uid.
+ * @p a does from now on; NULL or "" goes back to the OS user.
  * Not thread-safe: @p a is used by one thread at a time anyway.
  */
 void idmint__authority_act_as(struct idmint_authority *a, const char *actor);
+/*
+ * Who the audit log names for what @p a does: the actor set with
+ * idmint__authority_act_as, else the OS user ("user:NAME(uid)"). Never an
+ * environment variable: any process could name anyone with one.
+ */
+void idmint__authority_actor(const struct idmint_authority *a, char *buf, size_t size);
+/* The time unit of @p l that Unix ms @p unix_ms falls in; 0 before the epoch. */
+uint64_t idmint__unit_at(const idmint_layout *l, int64_t unix_ms);
+/*
+ * idmint_worker_force_release, and if @p max_ahead_ms >= 0 also E lowered to
+ * at most now + @p max_ahead_ms: for an admin who knows no holder minted
+ * past that (a forged E; a runaway clock's IDs thrown away). -1 keeps E.
+ */
+int idmint__worker_force_release(idmint_authority *a, const char *ns, uint32_t region,
+                                 uint32_t worker_id, int64_t max_ahead_ms);
+/* The longest worker lease anyone is granted: 1 day. */
+#define IDMINT__LEASE_MAX_MS 86400000u
 /* Read @p name, creating "default" (audited) on first use. */
 int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *out);
 /*
@@ -233,6 +274,8 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
                        const char *incarnation, struct clock *clk, struct snowflake *sf);
 /* The lease as last taken or renewed. */
 void idmint__lease_get(struct lease_keeper *lk, struct store_lease *out);
+/* 0 after a successful renewal (or none yet), else the last renewal's IDMINT_E* code. */
+int idmint__lease_status(struct lease_keeper *lk);
 /*
  * Stop renewal and release with E = max(E found, @p last_time + 1); in a
  * forked child only free memory. NULL is a no-op.

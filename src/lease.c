@@ -32,20 +32,13 @@ struct lease_keeper {
     struct store_lease lease;
     int is_stopping;
     int has_thread;
+    _Atomic int renew_err; /* last renewal's failure, 0 after a success */
     pthread_t thread;
 };
 
-static uint64_t unit_at(const idmint_layout *l, int64_t unix_ms)
-{
-    if (unix_ms <= l->epoch_ms)
-        return 0;
-    return (uint64_t)(unix_ms - l->epoch_ms) / l->unit_ms;
-}
-
 static uint64_t until_unit(struct lease_keeper *lk)
 {
-    /* E is rounded down: a lease never claims time it was not given. */
-    return unit_at(&lk->layout, idmint__clock_read_ms(lk->clk) + (int64_t)lk->lease_ms);
+    return idmint__unit_at(&lk->layout, idmint__clock_read_ms(lk->clk) + (int64_t)lk->lease_ms);
 }
 
 /* Wait on lk->cv for up to @p ms; lk->mu held. Returns early when stopping. */
@@ -86,6 +79,7 @@ static void *renew_main(void *arg)
         rc = idmint__store_lease_renew(lk->a->st, lk->ns, &copy, until_unit(lk));
 
         pthread_mutex_lock(&lk->mu);
+        atomic_store(&lk->renew_err, rc);
         if (rc == 0) {
             lk->lease = copy;
             publish_until(lk->sf, copy.lease_until);
@@ -94,6 +88,11 @@ static void *renew_main(void *arg)
             /* Someone else holds the id now: stop minting at once. */
             atomic_store(&lk->sf->lease_err, IDMINT_ELEASELOST);
             atomic_store(&lk->sf->lease_until, 0);
+            break;
+        } else if (rc == IDMINT_EDISABLED) {
+            /* Disabled: the lease is still ours until E, so minting runs
+             * on to it and then fails with this code, never a duplicate. */
+            atomic_store(&lk->sf->lease_err, IDMINT_EDISABLED);
             break;
         } else {
             /* Outage: keep minting until E, keep trying meanwhile. */
@@ -110,15 +109,19 @@ static int wait_past_fence(struct lease_keeper *lk, uint64_t fence, uint32_t max
     uint64_t deadline = idmint__deadline_now_ms() + max_wait_ms;
 
     for (;;) {
-        uint64_t now = unit_at(&lk->layout, idmint__clock_read_ms(lk->clk));
+        uint64_t now = idmint__unit_at(&lk->layout, idmint__clock_read_ms(lk->clk));
 
         if (now > fence)
             return 0;
         if (idmint__deadline_now_ms() >= deadline)
             return idmint__fail(IDMINT_ECLOCK,
-                                "clock is at time unit %llu, behind the fence %llu of the "
-                                "previous holder; waited %u ms",
-                                (unsigned long long)now, (unsigned long long)fence, max_wait_ms);
+                                "namespace '%s' worker %u: clock is at time unit %llu, %llu ms "
+                                "behind the fence %llu left by the previous holder (generation "
+                                "%llu); its clock ran ahead or this one is behind; waited %u ms",
+                                lk->ns, (unsigned)lk->lease.worker_id, (unsigned long long)now,
+                                (unsigned long long)((fence - now + 1) * lk->layout.unit_ms),
+                                (unsigned long long)fence,
+                                (unsigned long long)(lk->lease.generation - 1), max_wait_ms);
         idmint__sleep_ms(1);
     }
 }
@@ -130,6 +133,7 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     const idmint_layout *l = &ns->layout;
     struct lease_keeper *lk;
     uint64_t now, borrow;
+    char actor[64];
     int rc;
 
     if (l->region_bits < 32 && opts->region >> l->region_bits != 0) {
@@ -154,13 +158,14 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     lk->lease.region = opts->region;
     memcpy(lk->lease.holder, incarnation, sizeof(lk->lease.holder));
 
-    now = unit_at(l, idmint__clock_read_ms(clk));
+    now = idmint__unit_at(l, idmint__clock_read_ms(clk));
     if (now > ((UINT64_C(1) << l->time_bits) - 1)) {
         rc = idmint__fail(IDMINT_EEXHAUSTED, "the time bits of '%s' ran out", ns->name);
         goto fail;
     }
+    idmint__authority_actor(a, actor, sizeof(actor));
     rc = idmint__store_lease_take(a->st, lk->ns, UINT64_C(1) << l->worker_bits, now, until_unit(lk),
-                                  &lk->lease);
+                                  &lk->lease, actor, idmint__clock_read_ms(clk));
     if (rc != 0)
         goto fail;
     if (now <= lk->lease.fence_found) {
@@ -174,7 +179,8 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
 
             /* The release may fail and set its own message: keep ours. */
             snprintf(why, sizeof(why), "%s", idmint_errmsg());
-            (void)idmint__store_lease_release(a->st, lk->ns, &lk->lease, lk->lease.fence_found);
+            (void)idmint__store_lease_release(a->st, lk->ns, &lk->lease, lk->lease.fence_found,
+                                              actor, idmint__clock_read_ms(clk));
             rc = idmint__fail(rc, "%s", why);
             goto fail;
         }
@@ -183,7 +189,8 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     idmint__snowflake_init(sf, l, lk->lease.region, lk->lease.worker_id, lk->lease.fence_found,
                            lk->lease.lease_until, borrow);
     if (pthread_create(&lk->thread, NULL, renew_main, lk) != 0) {
-        (void)idmint__store_lease_release(a->st, lk->ns, &lk->lease, lk->lease.fence_found);
+        (void)idmint__store_lease_release(a->st, lk->ns, &lk->lease, lk->lease.fence_found, actor,
+                                          idmint__clock_read_ms(clk));
         rc = idmint__fail(IDMINT_ENOMEM, "cannot start the renewal thread");
         goto fail;
     }
@@ -198,6 +205,11 @@ fail:
     return rc;
 }
 
+int idmint__lease_status(struct lease_keeper *lk)
+{
+    return atomic_load(&lk->renew_err);
+}
+
 void idmint__lease_get(struct lease_keeper *lk, struct store_lease *out)
 {
     pthread_mutex_lock(&lk->mu);
@@ -207,6 +219,7 @@ void idmint__lease_get(struct lease_keeper *lk, struct store_lease *out)
 
 void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_forked_child)
 {
+    char actor[64];
     uint64_t final;
 
     if (lk == NULL)
@@ -226,10 +239,14 @@ void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_for
         pthread_join(lk->thread, NULL);
 
     /* Release so the id can be reused at once; the next taker mints only
-     * after the last time value we used. A lost lease is not ours to release. */
+     * after the last time value we used (the store clamps it between the E
+     * we found and our own E). A lost lease is not ours to release. */
     final = last_time + 1 > lk->lease.fence_found ? last_time + 1 : lk->lease.fence_found;
-    if (atomic_load(&lk->sf->lease_until) != 0)
-        (void)idmint__store_lease_release(lk->a->st, lk->ns, &lk->lease, final);
+    if (atomic_load(&lk->sf->lease_until) != 0) {
+        idmint__authority_actor(lk->a, actor, sizeof(actor));
+        (void)idmint__store_lease_release(lk->a->st, lk->ns, &lk->lease, final, actor,
+                                          idmint__clock_read_ms(lk->clk));
+    }
     idmint_authority_close(lk->a);
     pthread_cond_destroy(&lk->cv);
     pthread_mutex_destroy(&lk->mu);

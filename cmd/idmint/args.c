@@ -14,8 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#define DEFAULT_AUTHORITY "sqlite:./idmint.db"
-
 static int is_digit(char c)
 {
     return c >= '0' && c <= '9';
@@ -105,7 +103,14 @@ const char *args_authority(const struct args_common *common)
     env = getenv("IDMINT_AUTHORITY");
     if (env != NULL && env[0] != '\0')
         return env;
-    return DEFAULT_AUTHORITY;
+    return NULL;
+}
+
+const char *args_authority_name(const struct args_common *common)
+{
+    const char *url = args_authority(common);
+
+    return url != NULL ? url : "the default authority";
 }
 
 int args_u64(const char *cmd, const char *flag, const char *text, uint64_t min, uint64_t max,

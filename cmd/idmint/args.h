@@ -59,8 +59,14 @@ int args_u64(const char *cmd, const char *flag, const char *text, uint64_t min, 
 /* Check a namespace name against [a-z0-9][a-z0-9_.-]{0,62}; usage error otherwise. */
 int args_ns_name(const char *cmd, const char *name);
 
-/* --authority, else $IDMINT_AUTHORITY, else sqlite:./idmint.db. */
+/*
+ * The authority URL for the library: --authority, else $IDMINT_AUTHORITY,
+ * else NULL, which the library resolves to its one fixed default file
+ * (idmint(1), FILES), so the CLI never keeps a second copy of that rule.
+ */
 const char *args_authority(const struct args_common *common);
+/* The same for messages; "the default authority" instead of NULL. */
+const char *args_authority_name(const struct args_common *common);
 
 /* Print "idmint: <formatted>" as one line; return CLI_EXIT_USAGE. */
 int cli_usage(const char *fmt, ...) CLI_PRINTF(1, 2);

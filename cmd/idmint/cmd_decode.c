@@ -4,6 +4,7 @@
  * IDs are checked before anything is printed, so output is all or nothing.
  */
 #include "cmd.h"
+#include "ns_lookup.h"
 
 #include "idmint.h"
 
@@ -56,12 +57,14 @@ static int decode_all(const char *authority, const char *ns, char **ids_text, si
             goto out;
         }
     }
-    rc = idmint_authority_open(&a, authority, 0);
+    /* Decoding only reads: a wrong --authority must not leave a new, empty authority behind. */
+    rc = idmint_authority_open_existing(&a, authority, 0);
     if (rc != 0) {
-        status = cli_fail(rc, "decode: cannot open authority %s", authority);
+        status = cli_fail(rc, "decode: cannot open %s",
+                          authority != NULL ? authority : "the default authority");
         goto out;
     }
-    rc = idmint_ns_get(a, ns, &info);
+    rc = ns_lookup(a, ns, &info);
     if (rc != 0) {
         status = cli_fail(rc, "decode: namespace '%s'", ns);
         goto out;

@@ -118,7 +118,8 @@ static int mint_run(const char *authority, const struct mint_args *ma)
     out_init(out);
     rc = idmint_open(&m, authority, ma->ns, &ma->opts);
     if (rc != 0) {
-        status = cli_fail(rc, "mint: cannot open namespace '%s' at %s", ma->ns, authority);
+        status = cli_fail(rc, "mint: cannot open namespace '%s' at %s", ma->ns,
+                          authority != NULL ? authority : "the default authority");
         goto done;
     }
     while (left > 0) {

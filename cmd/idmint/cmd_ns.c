@@ -5,6 +5,7 @@
  * the store is opened, so bad input changes nothing.
  */
 #include "cmd.h"
+#include "ns_lookup.h"
 
 #include "idmint.h"
 
@@ -68,13 +69,16 @@ static int64_t units_to_unix_ms(const idmint_layout *l, uint64_t units)
     return l->epoch_ms + (int64_t)(units * unit);
 }
 
-static int open_authority(const char *what, const struct args_common *common, idmint_authority **a)
+/* Open the authority; @p is_read_only: never create one (a command that only looks). */
+static int open_authority(const char *what, const struct args_common *common, int is_read_only,
+                          idmint_authority **a)
 {
     const char *url = args_authority(common);
-    int rc = idmint_authority_open(a, url, 0);
+    int rc =
+        is_read_only ? idmint_authority_open_existing(a, url, 0) : idmint_authority_open(a, url, 0);
 
     if (rc != 0)
-        return cli_fail(rc, "%s: cannot open authority %s", what, url);
+        return cli_fail(rc, "%s: cannot open %s", what, args_authority_name(common));
     return CLI_EXIT_OK;
 }
 
@@ -215,7 +219,7 @@ static int ns_create(int argc, char **argv, struct args_common *common, char **p
     if (rc != CLI_EXIT_OK)
         return rc;
     memcpy(info.name, pos[0], strlen(pos[0]) + 1);
-    if ((rc = open_authority("ns create", common, &a)) != CLI_EXIT_OK)
+    if ((rc = open_authority("ns create", common, 0, &a)) != CLI_EXIT_OK)
         return rc;
     if (info.kind == IDMINT_KIND_SNOWFLAKE)
         warn_if_short(&info.layout);
@@ -260,7 +264,7 @@ static int ns_list(int argc, char **argv, struct args_common *common, char **pos
     rc = parse_exact("ns list", argc, argv, NULL, 0, common, pos, 0, "");
     if (rc != CLI_EXIT_OK || common->wants_help)
         return rc;
-    if ((rc = open_authority("ns list", common, &a)) != CLI_EXIT_OK)
+    if ((rc = open_authority("ns list", common, 1, &a)) != CLI_EXIT_OK)
         return rc;
     rc = idmint_ns_list(a, &list, &n);
     if (rc != 0) {
@@ -344,11 +348,17 @@ static int ns_show(int argc, char **argv, struct args_common *common, char **pos
         return rc;
     if ((rc = args_ns_name("ns show", pos[0])) != CLI_EXIT_OK)
         return rc;
-    if ((rc = open_authority("ns show", common, &a)) != CLI_EXIT_OK)
+    if ((rc = open_authority("ns show", common, 1, &a)) != CLI_EXIT_OK)
         return rc;
-    rc = idmint_ns_get(a, pos[0], &ns);
+    rc = ns_lookup(a, pos[0], &ns);
     if (rc != 0) {
         rc = cli_fail(rc, "ns show: namespace '%s'", pos[0]);
+        goto out;
+    }
+    if (ns.created_ms == 0) {
+        rc = cli_error("ns show: namespace '%s' does not exist yet; the first mint creates it "
+                       "with the default layout",
+                       pos[0]);
         goto out;
     }
     format_iso(ns.created_ms, created, sizeof(created));
@@ -378,7 +388,7 @@ static int ns_set_disabled(const char *cmd, int disabled, int argc, char **argv,
         return rc;
     if ((rc = args_ns_name(cmd, pos[0])) != CLI_EXIT_OK)
         return rc;
-    if ((rc = open_authority(cmd, common, &a)) != CLI_EXIT_OK)
+    if ((rc = open_authority(cmd, common, 0, &a)) != CLI_EXIT_OK)
         return rc;
     rc = idmint_ns_set_disabled(a, pos[0], disabled);
     if (rc != 0) {
@@ -440,8 +450,8 @@ int cmd_workers_run(int argc, char **argv, struct args_common *common)
     if (rc == CLI_EXIT_OK && common->wants_help)
         rc = print_help(workers_usage);
     else if (rc == CLI_EXIT_OK && (rc = args_ns_name("workers", pos[0])) == CLI_EXIT_OK &&
-             (rc = open_authority("workers", common, &a)) == CLI_EXIT_OK) {
-        rc = idmint_ns_get(a, pos[0], &ns);
+             (rc = open_authority("workers", common, 1, &a)) == CLI_EXIT_OK) {
+        rc = ns_lookup(a, pos[0], &ns);
         if (rc != 0)
             rc = cli_fail(rc, "workers: namespace '%s'", pos[0]);
         else if (ns.kind != IDMINT_KIND_SNOWFLAKE)

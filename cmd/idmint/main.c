@@ -35,8 +35,10 @@ static const char usage_text[] =
     "  verify                                   IDs on stdin: count, duplicates, order\n"
     "  bench                                    minting speed of this machine\n"
     "\n"
-    "--authority URL works with every command; default $IDMINT_AUTHORITY, else\n"
-    "sqlite:./idmint.db. 'idmint COMMAND --help' describes one command.\n"
+    "--authority URL works with every command; default $IDMINT_AUTHORITY, else one\n"
+    "fixed file: /var/lib/idmint/idmint.db for root, $XDG_STATE_HOME/idmint/idmint.db\n"
+    "or ~/.local/state/idmint/idmint.db for other users. Commands that only read\n"
+    "never create an authority. 'idmint COMMAND --help' describes one command.\n"
     "Exit status: 0 success, 1 a failed operation or check, 2 bad usage.\n";
 
 int main(int argc, char **argv)

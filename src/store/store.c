@@ -40,6 +40,11 @@ int idmint__store_register(const struct store_ops *ops)
 
 int idmint__store_open(const char *url, const char *token, struct store **out)
 {
+    return idmint__store_open_flags(url, token, 0, out);
+}
+
+int idmint__store_open_flags(const char *url, const char *token, unsigned flags, struct store **out)
+{
     const char *colon;
     size_t scheme_len, i;
     struct store *st = NULL;
@@ -62,7 +67,7 @@ int idmint__store_open(const char *url, const char *token, struct store **out)
     if (i == registry_len)
         return idmint__fail(IDMINT_EINVAL, "store URL '%s': unknown scheme '%.*s'", url,
                             (int)scheme_len, url);
-    rc = registry[i]->open(colon + 1, token, &st);
+    rc = registry[i]->open(colon + 1, token, flags, &st);
     if (rc != 0)
         return rc;
     *out = st;
@@ -179,7 +184,8 @@ int idmint__store_ns_set_disabled(struct store *st, const char *name, int disabl
 }
 
 int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease)
+                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                             const char *actor, int64_t now_ms)
 {
     int rc = check_ns(st, ns);
 
@@ -190,7 +196,9 @@ int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_c
                             (unsigned long long)worker_count);
     if ((rc = check_u63(now_unit, "now")) != 0 || (rc = check_u63(until_unit, "lease end")) != 0)
         return rc;
-    return st->ops->lease_take(st, ns, worker_count, now_unit, until_unit, lease);
+    if (actor == NULL)
+        return idmint__fail(IDMINT_EINVAL, "actor is NULL");
+    return st->ops->lease_take(st, ns, worker_count, now_unit, until_unit, lease, actor, now_ms);
 }
 
 int idmint__store_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
@@ -204,15 +212,17 @@ int idmint__store_lease_renew(struct store *st, const char *ns, struct store_lea
     return st->ops->lease_renew(st, ns, lease, until_unit);
 }
 
-int idmint__store_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
-                                uint64_t final_unit)
+int idmint__store_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+                                uint64_t final_unit, const char *actor, int64_t now_ms)
 {
     int rc = check_ns(st, ns);
 
     if (rc != 0 || (rc = check_holder(lease)) != 0 ||
         (rc = check_u63(final_unit, "final time")) != 0)
         return rc;
-    return st->ops->lease_release(st, ns, lease, final_unit);
+    if (actor == NULL)
+        return idmint__fail(IDMINT_EINVAL, "actor is NULL");
+    return st->ops->lease_release(st, ns, lease, final_unit, actor, now_ms);
 }
 
 int idmint__store_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n)
@@ -227,15 +237,16 @@ int idmint__store_lease_list(struct store *st, const char *ns, idmint_worker_inf
 }
 
 int idmint__store_lease_force_release(struct store *st, const char *ns, uint32_t region,
-                                      uint32_t worker_id, const char *actor, int64_t now_ms)
+                                      uint32_t worker_id, uint64_t max_until_unit,
+                                      const char *actor, int64_t now_ms)
 {
     int rc = check_ns(st, ns);
 
-    if (rc != 0)
+    if (rc != 0 || (rc = check_u63(max_until_unit, "lease end")) != 0)
         return rc;
     if (actor == NULL)
         return idmint__fail(IDMINT_EINVAL, "actor is NULL");
-    return st->ops->lease_force_release(st, ns, region, worker_id, actor, now_ms);
+    return st->ops->lease_force_release(st, ns, region, worker_id, max_until_unit, actor, now_ms);
 }
 
 int idmint__store_range_reserve(struct store *st, const char *ns, const char *incarnation,
@@ -295,11 +306,34 @@ void idmint__store_ns_create_detail(const idmint_ns_info *ns, char *buf, size_t 
                  (unsigned)l->sequence_bits, (unsigned)l->unit_ms, (long long)l->epoch_ms);
 }
 
+void idmint__holder_fingerprint(const char *holder, char *out)
+{
+    size_t len = strnlen(holder, IDMINT_HOLDER_FP_LEN);
+
+    memcpy(out, holder, len);
+    out[len] = '\0';
+}
+
+void idmint__store_lease_detail(const struct store_lease *lease, uint64_t e_before,
+                                uint64_t e_after, char *buf, size_t size)
+{
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+
+    idmint__holder_fingerprint(lease->holder, fp);
+    snprintf(buf, size, "region=%u worker=%u generation=%llu holder=%s e_before=%llu e_after=%llu",
+             (unsigned)lease->region, (unsigned)lease->worker_id,
+             (unsigned long long)lease->generation, fp, (unsigned long long)e_before,
+             (unsigned long long)e_after);
+}
+
 int idmint__store_lease_lost(const char *ns, const struct store_lease *lease)
 {
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+
+    idmint__holder_fingerprint(lease->holder, fp);
     return idmint__fail(IDMINT_ELEASELOST,
                         "namespace '%s' region %u worker %u: lease generation %llu is no longer "
-                        "held by %s",
+                        "held by holder %s",
                         ns, (unsigned)lease->region, (unsigned)lease->worker_id,
-                        (unsigned long long)lease->generation, lease->holder);
+                        (unsigned long long)lease->generation, fp);
 }

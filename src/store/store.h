@@ -20,6 +20,11 @@ enum {
     STORE_CAP_TXN = 1u << 0, /* multi-row atomic update */
 };
 
+/* Flags of idmint__store_open_flags and the open member. */
+enum {
+    STORE_OPEN_EXISTING = 1u << 0, /* never create a store: read-only tools */
+};
+
 /* A worker lease as taken or held. Times are in the namespace's time units. */
 struct store_lease {
     uint32_t region;
@@ -45,10 +50,12 @@ struct store_ops {
 
     /*
      * @p location is the URL with "scheme:" removed; @p token is a bearer
-     * token for backends that authenticate (NULL: none). EUNAVAILABLE when
-     * it cannot be reached.
+     * token for backends that authenticate (NULL: none); @p flags are
+     * STORE_OPEN_*. EUNAVAILABLE when it cannot be reached; with
+     * STORE_OPEN_EXISTING, ENOTFOUND (and nothing created) when a backend
+     * that creates its store finds none there yet.
      */
-    int (*open)(const char *location, const char *token, struct store **out);
+    int (*open)(const char *location, const char *token, unsigned flags, struct store **out);
     void (*close)(struct store *st); /* NULL-safe */
 
     /* Insert @p ns and one audit record in one transaction. ECONFLICT if the name exists. */
@@ -67,31 +74,47 @@ struct store_ops {
      * first), else a never-used id below @p worker_count, else a released id
      * whose E is still ahead (soonest E first: a holder whose clock ran
      * ahead released it), else ENOWORKER.
-     * Sets E = max(old E, @p until_unit), generation + 1. Fills worker_id,
-     * generation, fence_found (E before the take; 0 for a new row) and
-     * lease_until. ENOTFOUND / EDISABLED from the namespace row.
+     * Sets E = max(old E, @p until_unit), generation + 1, and keeps the old E
+     * in the row as the take's fence (release clamps to it). Fills
+     * worker_id, generation, fence_found (E before the take; 0 for a new
+     * row) and lease_until. Appends a "worker.take" audit record naming
+     * @p actor at @p now_ms, with the holder's fingerprint only
+     * (idmint__holder_fingerprint), in the same transaction.
+     * ENOTFOUND / EDISABLED from the namespace row.
      */
     int (*lease_take)(struct store *st, const char *ns, uint64_t worker_count, uint64_t now_unit,
-                      uint64_t until_unit, struct store_lease *lease);
+                      uint64_t until_unit, struct store_lease *lease, const char *actor,
+                      int64_t now_ms);
     /*
-     * Set E = max(E, @p until_unit) only if holder and generation still match;
-     * else ELEASELOST. On success lease->lease_until is the stored E.
+     * Set E = max(E, @p until_unit) only if holder and generation still match
+     * and the namespace is not disabled; else ELEASELOST (another holder or
+     * generation) or EDISABLED (nothing changed). On success
+     * lease->lease_until is the stored E.
      */
     int (*lease_renew)(struct store *st, const char *ns, struct store_lease *lease,
                        uint64_t until_unit);
     /*
-     * If holder and generation match: E = @p final_unit (the caller passes
-     * max(E found, last minted + 1), which may lower E: the holder has
-     * stopped minting, so the id is reusable at once), holder cleared.
-     * ELEASELOST if they do not match (nothing changed).
+     * If holder and generation match: E = min(max(@p final_unit, the row's
+     * fence), the row's E), holder cleared, and a "worker.release" audit
+     * record (@p actor, @p now_ms, old and new E) in the same transaction.
+     * The clamp is the store's, not the caller's: a client cannot move E
+     * below what the previous holder may have minted nor above its own E.
+     * lease->lease_until gets the stored E. ELEASELOST if holder or
+     * generation do not match (nothing changed, nothing audited).
      */
-    int (*lease_release)(struct store *st, const char *ns, const struct store_lease *lease,
-                         uint64_t final_unit);
+    int (*lease_release)(struct store *st, const char *ns, struct store_lease *lease,
+                         uint64_t final_unit, const char *actor, int64_t now_ms);
     /* Every row of @p ns; *out malloc'd. */
     int (*lease_list)(struct store *st, const char *ns, idmint_worker_info **out, size_t *n);
-    /* Holder cleared, generation + 1, E kept; audited. ENOTFOUND if no such row. */
+    /*
+     * Holder cleared, generation + 1, E = min(E, @p max_until_unit) (the
+     * authority passes now + the longest lease, so a forged or runaway E
+     * cannot park the id for years), fence = the new E; audited with the old
+     * and new E. ENOTFOUND if no such row.
+     */
     int (*lease_force_release)(struct store *st, const char *ns, uint32_t region,
-                               uint32_t worker_id, const char *actor, int64_t now_ms);
+                               uint32_t worker_id, uint64_t max_until_unit, const char *actor,
+                               int64_t now_ms);
 
     /*
      * Reserve up to @p count values of range namespace @p ns for
@@ -138,10 +161,14 @@ extern const struct store_ops idmint__store_postgresql; /* "postgresql:", the sa
 int idmint__store_register(const struct store_ops *ops);
 
 /*
- * Open the store named by @p url ("sqlite:PATH"). EINVAL for an unknown
- * scheme or empty location (with a message), else what the backend returns.
+ * Open the store named by @p url ("sqlite:PATH"), creating it if the
+ * backend creates stores. EINVAL for an unknown scheme or empty location
+ * (with a message), else what the backend returns.
  */
 int idmint__store_open(const char *url, const char *token, struct store **out);
+/* The same with STORE_OPEN_* @p flags (STORE_OPEN_EXISTING: ENOTFOUND, never create). */
+int idmint__store_open_flags(const char *url, const char *token, unsigned flags,
+                             struct store **out);
 void idmint__store_close(struct store *st);
 
 /* Wrappers: check arguments, then call the backend. Same contracts as above. */
@@ -152,14 +179,16 @@ int idmint__store_ns_list(struct store *st, idmint_ns_info **out, size_t *n);
 int idmint__store_ns_set_disabled(struct store *st, const char *name, int disabled,
                                   const char *actor, int64_t now_ms);
 int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease);
+                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                             const char *actor, int64_t now_ms);
 int idmint__store_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
                               uint64_t until_unit);
-int idmint__store_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
-                                uint64_t final_unit);
+int idmint__store_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+                                uint64_t final_unit, const char *actor, int64_t now_ms);
 int idmint__store_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n);
 int idmint__store_lease_force_release(struct store *st, const char *ns, uint32_t region,
-                                      uint32_t worker_id, const char *actor, int64_t now_ms);
+                                      uint32_t worker_id, uint64_t max_until_unit,
+                                      const char *actor, int64_t now_ms);
 int idmint__store_range_reserve(struct store *st, const char *ns, const char *incarnation,
                                 const char *request_id, uint64_t count, int64_t now_ms,
                                 struct store_range *out);
@@ -171,6 +200,18 @@ int idmint__store_range_forget(struct store *st, const char *ns, const char *inc
 
 /* IDMINT_ELEASELOST naming @p lease: renew or release found another holder or generation. */
 int idmint__store_lease_lost(const char *ns, const struct store_lease *lease);
+/*
+ * What listings and audit records show of a holder: its first
+ * IDMINT_HOLDER_FP_LEN hex digits. The holder id is the lease's secret (the
+ * store compares all 32 digits on renew and release); the 96 bits not shown
+ * cannot be guessed. Idempotent, so a listing relayed by another authority
+ * stays the same. @p out has room for IDMINT_HOLDER_FP_LEN + 1 bytes.
+ */
+#define IDMINT_HOLDER_FP_LEN 8
+void idmint__holder_fingerprint(const char *holder, char *out);
+/* The audit detail of a take or release of @p lease (fingerprint, E before and after). */
+void idmint__store_lease_detail(const struct store_lease *lease, uint64_t e_before,
+                                uint64_t e_after, char *buf, size_t size);
 /* The audit detail of creating @p ns (its kind and layout or bounds), for the backends. */
 void idmint__store_ns_create_detail(const idmint_ns_info *ns, char *buf, size_t size);
 

@@ -454,8 +454,9 @@ static int http_token_check(const char *token)
     return 0;
 }
 
-static int http_open(const char *location, const char *token, struct store **out)
+static int http_open(const char *location, const char *token, unsigned flags, struct store **out)
 {
+    (void)flags; /* a remote authority is never created from here: nothing to skip */
     struct http_store *h;
     struct curl_slist *list;
     char auth[1024];
@@ -769,7 +770,8 @@ static int lease_from_json(const struct http_store *h, json_t *o, int is_take,
  * lease length, never uniqueness; retrying instead would take a second id.
  */
 static int http_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                           uint64_t now_unit, uint64_t until_unit, struct store_lease *lease)
+                           uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                           const char *actor, int64_t now_ms)
 {
     struct http_store *h = (struct http_store *)st;
     idmint_layout l = {0};
@@ -778,6 +780,8 @@ static int http_lease_take(struct store *st, const char *ns, uint64_t worker_cou
     int rc;
 
     (void)worker_count; /* the daemon derives it from the namespace's layout */
+    (void)actor;        /* the daemon audits the token we authenticate with */
+    (void)now_ms;
     if ((rc = http_layout(h, ns, &l)) != 0 ||
         (rc = http_lease_ms(&l, now_unit, until_unit, &lease_ms)) != 0)
         return rc;
@@ -826,15 +830,19 @@ static int http_lease_renew(struct store *st, const char *ns, struct store_lease
  * the retry finds the holder cleared and reports ELEASELOST; the id is free
  * either way.
  */
-static int http_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
-                              uint64_t final_unit)
+static int http_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+                              uint64_t final_unit, const char *actor, int64_t now_ms)
 {
     struct http_store *h = (struct http_store *)st;
     json_t *body, *reply = NULL;
     int rc;
 
+    (void)actor; /* as in take */
+    (void)now_ms;
     body = lease_body("release", ns, lease, "final_time", json_u64_text(final_unit));
     rc = http_post(h, "lease release", "/internal/workers/lease", body, 1, &reply);
+    if (rc == 0)
+        rc = lease_from_json(h, reply, 0, lease);
     json_decref(reply);
     return rc;
 }
@@ -868,12 +876,14 @@ static int http_lease_list(struct store *st, const char *ns, idmint_worker_info 
 
 /* Not retried: a second forced release would bump the generation again and audit it twice. */
 static int http_lease_force_release(struct store *st, const char *ns, uint32_t region,
-                                    uint32_t worker_id, const char *actor, int64_t now_ms)
+                                    uint32_t worker_id, uint64_t max_until_unit, const char *actor,
+                                    int64_t now_ms)
 {
     struct http_store *h = (struct http_store *)st;
     json_t *body, *reply = NULL;
     int rc;
 
+    (void)max_until_unit; /* the daemon's authority applies its own clock and bound */
     (void)actor;
     (void)now_ms;
     body = json_pack("{s:s, s:s, s:I, s:I}", "op", "force_release", "namespace", ns, "region",

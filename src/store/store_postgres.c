@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PG_SCHEMA_VERSION      1
+#define PG_SCHEMA_VERSION      2
 #define PG_CONNECT_TIMEOUT_S   "3"    /* libpq default when the URL names none */
 #define PG_STATEMENT_TIMEOUT   "5000" /* ms; a stuck lock or server fails the call */
 #define PG_RECONNECT_BUDGET_MS 3000   /* total time one call may spend reconnecting */
@@ -119,8 +119,8 @@ enum pg_stmt_id {
     ST_LEASE_COUNT,
     ST_LEASE_INSERT,
     ST_LEASE_RENEW,
+    ST_LEASE_RENEW_REFUSAL,
     ST_LEASE_RELEASE,
-    ST_LEASE_GET,
     ST_LEASE_FORCE,
     ST_LEASE_LIST,
     ST_RANGE_RESERVE,
@@ -172,24 +172,51 @@ static const char *const pg_sql[ST__COUNT] = {
                       "FOR UPDATE) "
                       "UPDATE idmint.worker_leases w SET holder = $4::text, "
                       "generation = w.generation + 1, "
-                      "lease_until = greatest(w.lease_until, $5::bigint) FROM c "
+                      "lease_until = greatest(w.lease_until, $5::bigint), fence = c.lease_until "
+                      "FROM c "
                       "WHERE w.namespace = $1::text AND w.region = $2::bigint "
                       "AND w.worker_id = c.worker_id "
                       "RETURNING w.worker_id, w.generation, c.lease_until, w.lease_until",
     [ST_LEASE_COUNT] = "SELECT count(*) FROM idmint.worker_leases "
                        "WHERE namespace = $1::text AND region = $2::bigint",
     [ST_LEASE_INSERT] = "INSERT INTO idmint.worker_leases "
-                        "(namespace, region, worker_id, holder, generation, lease_until) "
-                        "VALUES ($1::text, $2::bigint, $3::bigint, $4::text, 1, $5::bigint)",
+                        "(namespace, region, worker_id, holder, generation, lease_until, fence) "
+                        "VALUES ($1::text, $2::bigint, $3::bigint, $4::text, 1, $5::bigint, 0)",
+    /* Renewals are frequent: one statement, and the disabled flag is read
+     * (not locked) with it. A renewal that races a disable may still land,
+     * as it would a moment before. Only a refusal costs a second statement. */
     [ST_LEASE_RENEW] = "UPDATE idmint.worker_leases SET lease_until = greatest(lease_until, "
                        "$6::bigint) WHERE " LEASE_KEY
-                       " AND holder = $4::text AND generation = $5::bigint RETURNING lease_until",
-    [ST_LEASE_RELEASE] = "UPDATE idmint.worker_leases SET lease_until = $6::bigint, holder = '' "
-                         "WHERE " LEASE_KEY " AND holder = $4::text AND generation = $5::bigint",
-    [ST_LEASE_GET] = "SELECT holder, generation, lease_until FROM idmint.worker_leases "
-                     "WHERE " LEASE_KEY " FOR UPDATE",
-    [ST_LEASE_FORCE] = "UPDATE idmint.worker_leases SET holder = '', generation = generation + 1 "
-                       "WHERE " LEASE_KEY,
+                       " AND holder = $4::text AND generation = $5::bigint AND NOT EXISTS "
+                       "(SELECT 1 FROM idmint.namespaces WHERE name = $1::text AND disabled) "
+                       "RETURNING lease_until",
+    [ST_LEASE_RENEW_REFUSAL] = "SELECT EXISTS (SELECT 1 FROM idmint.worker_leases WHERE " LEASE_KEY
+                               " AND holder = $4::text AND generation = $5::bigint), "
+                               "EXISTS (SELECT 1 FROM idmint.namespaces "
+                               "WHERE name = $1::text AND disabled)",
+    /*
+     * The clamp is the store's: E never below the fence (what the previous
+     * holder may have minted up to) nor above the holder's own E (a final
+     * time from the future would park the id). The CTE locks the row and
+     * keeps the E before, for the audit record.
+     */
+    [ST_LEASE_RELEASE] = "WITH o AS MATERIALIZED (SELECT lease_until FROM idmint.worker_leases "
+                         "WHERE " LEASE_KEY " AND holder = $4::text AND generation = $5::bigint "
+                         "FOR UPDATE) "
+                         "UPDATE idmint.worker_leases w SET holder = '', "
+                         "lease_until = least(greatest($6::bigint, w.fence), w.lease_until) "
+                         "FROM o WHERE w.namespace = $1::text AND w.region = $2::bigint "
+                         "AND w.worker_id = $3::bigint RETURNING o.lease_until, w.lease_until",
+    /* E capped at $4: a forged or runaway E must not park the id for years. */
+    [ST_LEASE_FORCE] = "WITH o AS MATERIALIZED (SELECT holder, generation, lease_until "
+                       "FROM idmint.worker_leases WHERE " LEASE_KEY " FOR UPDATE) "
+                       "UPDATE idmint.worker_leases w SET holder = '', "
+                       "generation = w.generation + 1, "
+                       "lease_until = least(w.lease_until, $4::bigint), "
+                       "fence = least(w.lease_until, $4::bigint) "
+                       "FROM o WHERE w.namespace = $1::text AND w.region = $2::bigint "
+                       "AND w.worker_id = $3::bigint "
+                       "RETURNING o.holder, o.generation, o.lease_until, w.lease_until",
     [ST_LEASE_LIST] = "SELECT region, worker_id, holder, generation, lease_until "
                       "FROM idmint.worker_leases WHERE namespace = $1::text "
                       "ORDER BY region, worker_id",
@@ -282,7 +309,21 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     "CREATE TABLE idmint.audit ("
     " seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at_ms bigint NOT NULL,"
     " actor text NOT NULL, action text NOT NULL, namespace text NOT NULL,"
-    " detail text NOT NULL);"};
+    " detail text NOT NULL);",
+    /*
+     * 2: the fence, E as the last take found it (or as a force left it);
+     * release clamps E to at least it. A row taken before this step gets
+     * its current E: conservative, since a release then cannot lower E at
+     * all. ALTER TABLE locks the table until commit, so no row of an older
+     * node slips in without it.
+     */
+    "ALTER TABLE idmint.worker_leases ADD COLUMN fence bigint;"
+    "UPDATE idmint.worker_leases SET fence = lease_until;"
+    "ALTER TABLE idmint.worker_leases ALTER COLUMN fence SET NOT NULL;"
+    /* A row an older node inserts during a rolling upgrade is new: nothing
+     * was minted under it, so 0 is its true fence. */
+    "ALTER TABLE idmint.worker_leases ALTER COLUMN fence SET DEFAULT 0;",
+};
 
 struct pg_store {
     struct store base;                    /* must be first */
@@ -815,15 +856,19 @@ static int pg_open_as(const struct store_ops *ops, const char *location, struct 
 }
 
 /* Credentials belong in the connection string, ~/.pgpass or PGPASSWORD: @p token is unused. */
-static int postgres_open(const char *location, const char *token, struct store **out)
+static int postgres_open(const char *location, const char *token, unsigned flags,
+                         struct store **out)
 {
     (void)token;
+    (void)flags;
     return pg_open_as(&idmint__store_postgres, location, out);
 }
 
-static int postgresql_open(const char *location, const char *token, struct store **out)
+static int postgresql_open(const char *location, const char *token, unsigned flags,
+                           struct store **out)
 {
     (void)token;
+    (void)flags;
     return pg_open_as(&idmint__store_postgresql, location, out);
 }
 
@@ -1050,45 +1095,29 @@ struct lease_take_call {
     const char *ns;
     uint64_t worker_count, now_unit, until_unit;
     const struct store_lease *in;
+    const char *actor;
+    int64_t now_ms;
     struct store_lease res;
 };
 
-static int lease_take_body(struct pg_store *s, void *ctx)
+/*
+ * Claim a worker id for the take of @p c (the namespace checked and the
+ * region locked, args $1 ns and $2 region in @p a): c->res filled, or
+ * ENOWORKER with nothing changed.
+ */
+static int lease_claim(struct pg_store *s, struct lease_take_call *c, struct pg_args *a)
 {
-    struct lease_take_call *c = ctx;
     struct store_lease *res = &c->res;
-    struct pg_args a = {.n = 0};
     PGresult *r = NULL;
-    idmint_ns_info info;
     uint64_t count;
-    int rc, rows;
-
-    *res = *c->in;
-    arg_text(&a, c->ns);
-    if ((rc = pg_exec(s, ST_NS_GET, &a, &r, "read namespace")) != 0)
-        return rc;
-    rows = pq.ntuples(r);
-    if (rows == 1)
-        ns_from_row(r, 0, &info);
-    pq.clear(r);
-    if (rows != 1)
-        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->ns);
-    if (info.kind != IDMINT_KIND_SNOWFLAKE)
-        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a range namespace, not snowflake",
-                            c->ns);
-    if (info.is_disabled)
-        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", c->ns);
-
-    arg_u64(&a, c->in->region);
-    if ((rc = pg_run(s, ST_REGION_LOCK, &a, NULL, "lock the region's worker ids")) != 0)
-        return rc;
+    int rc;
 
     /* $1 ns, $2 region, $3 worker_count, $4 holder, $5 until, $6 now. */
-    arg_u64(&a, c->worker_count);
-    arg_text(&a, c->in->holder);
-    arg_u64(&a, c->until_unit);
-    arg_u64(&a, c->now_unit);
-    if ((rc = pg_exec(s, ST_LEASE_TAKE, &a, &r, "take worker id")) != 0)
+    arg_u64(a, c->worker_count);
+    arg_text(a, c->in->holder);
+    arg_u64(a, c->until_unit);
+    arg_u64(a, c->now_unit);
+    if ((rc = pg_exec(s, ST_LEASE_TAKE, a, &r, "take worker id")) != 0)
         return rc;
     if (pq.ntuples(r) > 1) {
         pq.clear(r);
@@ -1105,8 +1134,8 @@ static int lease_take_body(struct pg_store *s, void *ctx)
     }
     pq.clear(r);
 
-    a.n = 2;
-    if ((rc = pg_exec(s, ST_LEASE_COUNT, &a, &r, "count worker ids")) != 0)
+    a->n = 2;
+    if ((rc = pg_exec(s, ST_LEASE_COUNT, a, &r, "count worker ids")) != 0)
         return rc;
     count = pq.ntuples(r) == 1 ? col_u64(r, 0, 0) : UINT64_MAX;
     pq.clear(r);
@@ -1118,15 +1147,51 @@ static int lease_take_body(struct pg_store *s, void *ctx)
     res->generation = 1;
     res->fence_found = 0;
     res->lease_until = c->until_unit;
-    a.n = 2;
-    arg_u64(&a, count);
-    arg_text(&a, c->in->holder);
-    arg_u64(&a, c->until_unit);
-    return pg_run(s, ST_LEASE_INSERT, &a, NULL, "add worker id");
+    a->n = 2;
+    arg_u64(a, count);
+    arg_text(a, c->in->holder);
+    arg_u64(a, c->until_unit);
+    return pg_run(s, ST_LEASE_INSERT, a, NULL, "add worker id");
+}
+
+static int lease_take_body(struct pg_store *s, void *ctx)
+{
+    struct lease_take_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    idmint_ns_info info;
+    char detail[256];
+    int rc, rows;
+
+    c->res = *c->in;
+    arg_text(&a, c->ns);
+    if ((rc = pg_exec(s, ST_NS_GET, &a, &r, "read namespace")) != 0)
+        return rc;
+    rows = pq.ntuples(r);
+    if (rows == 1)
+        ns_from_row(r, 0, &info);
+    pq.clear(r);
+    if (rows != 1)
+        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->ns);
+    if (info.kind != IDMINT_KIND_SNOWFLAKE)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a range namespace, not snowflake",
+                            c->ns);
+    if (info.is_disabled)
+        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", c->ns);
+
+    arg_u64(&a, c->in->region);
+    if ((rc = pg_run(s, ST_REGION_LOCK, &a, NULL, "lock the region's worker ids")) != 0 ||
+        (rc = lease_claim(s, c, &a)) != 0)
+        return rc;
+    /* Last in the transaction: the audit lock is the last one it takes. */
+    idmint__store_lease_detail(&c->res, c->res.fence_found, c->res.lease_until, detail,
+                               sizeof(detail));
+    return pg_audit(s, c->now_ms, c->actor, "worker.take", c->ns, detail);
 }
 
 static int postgres_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                               uint64_t now_unit, uint64_t until_unit, struct store_lease *lease)
+                               uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                               const char *actor, int64_t now_ms)
 {
     struct lease_take_call c;
     int rc;
@@ -1137,6 +1202,8 @@ static int postgres_lease_take(struct store *st, const char *ns, uint64_t worker
     c.now_unit = now_unit;
     c.until_unit = until_unit;
     c.in = lease;
+    c.actor = actor;
+    c.now_ms = now_ms;
     rc = pg_call((struct pg_store *)st, PG_TXN, lease_take_body, &c);
     if (rc == 0)
         *lease = c.res;
@@ -1155,27 +1222,58 @@ static void arg_lease_key(struct pg_args *a, const char *ns, const struct store_
 struct lease_renew_call {
     const char *ns;
     const struct store_lease *lease;
-    uint64_t unit; /* renew: the new E; release: the final E */
-    uint64_t stored;
+    uint64_t until_unit;
+    uint64_t stored; /* E after the renewal */
 };
+
+/*
+ * Why a renewal changed nothing (args $1..$5 of the lease key in @p a):
+ * ELEASELOST if the lease is no longer ours, else EDISABLED. A lease still
+ * ours in an enabled namespace means either changed in between: run again.
+ */
+static int renew_refusal(struct pg_store *s, const struct lease_renew_call *c,
+                         const struct pg_args *a)
+{
+    PGresult *r = NULL;
+    int rc, is_held, is_disabled;
+
+    if ((rc = pg_exec(s, ST_LEASE_RENEW_REFUSAL, a, &r, "read worker lease")) != 0)
+        return rc;
+    is_held = pq.ntuples(r) == 1 && strcmp(pq.getvalue(r, 0, 0), "t") == 0;
+    is_disabled = pq.ntuples(r) == 1 && strcmp(pq.getvalue(r, 0, 1), "t") == 0;
+    pq.clear(r);
+    if (!is_held)
+        return idmint__store_lease_lost(c->ns, c->lease);
+    if (is_disabled)
+        return idmint__fail(IDMINT_EDISABLED,
+                            "namespace '%s' is disabled: the lease is not renewed; minting "
+                            "stops at its end",
+                            c->ns);
+    s->failure = PGF_TRANSIENT;
+    return idmint__fail(IDMINT_EUNAVAILABLE,
+                        "postgres %s: namespace '%s' was enabled during the renewal", s->where,
+                        c->ns);
+}
 
 static int lease_renew_body(struct pg_store *s, void *ctx)
 {
     struct lease_renew_call *c = ctx;
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
-    int rc;
+    int rc, rows;
 
     arg_lease_key(&a, c->ns, c->lease);
-    arg_u64(&a, c->unit);
+    arg_u64(&a, c->until_unit);
     if ((rc = pg_exec(s, ST_LEASE_RENEW, &a, &r, "renew worker lease")) != 0)
         return rc;
-    if (pq.ntuples(r) == 1)
+    rows = pq.ntuples(r);
+    if (rows == 1)
         c->stored = col_u64(r, 0, 0);
-    else
-        rc = idmint__store_lease_lost(c->ns, c->lease);
     pq.clear(r);
-    return rc;
+    if (rows == 1)
+        return 0;
+    a.n = 5;
+    return renew_refusal(s, c, &a);
 }
 
 static int postgres_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
@@ -1190,28 +1288,50 @@ static int postgres_lease_renew(struct store *st, const char *ns, struct store_l
     return rc;
 }
 
+struct lease_release_call {
+    const char *ns;
+    const struct store_lease *lease;
+    uint64_t final_unit;
+    const char *actor;
+    int64_t now_ms;
+    uint64_t stored; /* E after the release */
+};
+
 static int lease_release_body(struct pg_store *s, void *ctx)
 {
-    struct lease_renew_call *c = ctx;
+    struct lease_release_call *c = ctx;
     struct pg_args a = {.n = 0};
-    uint64_t changed = 0;
-    int rc;
+    PGresult *r = NULL;
+    uint64_t before = 0;
+    char detail[256];
+    int rc, rows;
 
     arg_lease_key(&a, c->ns, c->lease);
-    arg_u64(&a, c->unit);
-    rc = pg_run(s, ST_LEASE_RELEASE, &a, &changed, "release worker lease");
-    if (rc == 0 && changed == 0)
-        rc = idmint__store_lease_lost(c->ns, c->lease);
-    return rc;
+    arg_u64(&a, c->final_unit);
+    if ((rc = pg_exec(s, ST_LEASE_RELEASE, &a, &r, "release worker lease")) != 0)
+        return rc;
+    rows = pq.ntuples(r);
+    if (rows == 1) {
+        before = col_u64(r, 0, 0);
+        c->stored = col_u64(r, 0, 1);
+    }
+    pq.clear(r);
+    if (rows != 1)
+        return idmint__store_lease_lost(c->ns, c->lease);
+    idmint__store_lease_detail(c->lease, before, c->stored, detail, sizeof(detail));
+    return pg_audit(s, c->now_ms, c->actor, "worker.release", c->ns, detail);
 }
 
-static int postgres_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
-                                  uint64_t final_unit)
+static int postgres_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+                                  uint64_t final_unit, const char *actor, int64_t now_ms)
 {
-    struct lease_renew_call c = {ns, lease, final_unit, 0};
-
+    struct lease_release_call c = {ns, lease, final_unit, actor, now_ms, 0};
     /* Not retried after a lost connection: a repeat would report a lease lost. */
-    return pg_call((struct pg_store *)st, 0, lease_release_body, &c);
+    int rc = pg_call((struct pg_store *)st, PG_TXN, lease_release_body, &c);
+
+    if (rc == 0)
+        lease->lease_until = c.stored;
+    return rc;
 }
 
 static void worker_row(const PGresult *r, int row, void *out)
@@ -1225,6 +1345,7 @@ static void worker_row(const PGresult *r, int row, void *out)
     w->lease_until = col_u64(r, row, 4);
 }
 
+/* The full holder: the authority fingerprints it for those it shows it to. */
 static int postgres_lease_list(struct store *st, const char *ns, idmint_worker_info **out,
                                size_t *n)
 {
@@ -1244,6 +1365,7 @@ static int postgres_lease_list(struct store *st, const char *ns, idmint_worker_i
 struct force_call {
     const char *ns;
     uint32_t region, worker_id;
+    uint64_t max_until_unit;
     const char *actor;
     int64_t now_ms;
 };
@@ -1251,8 +1373,8 @@ struct force_call {
 static int force_body(struct pg_store *s, void *ctx)
 {
     const struct force_call *c = ctx;
-    char holder[33] = "", detail[256];
-    uint64_t generation = 0, until = 0;
+    char holder[33] = "", fp[IDMINT_HOLDER_FP_LEN + 1], detail[256];
+    uint64_t generation = 0, before = 0, after = 0;
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
     int rc, rows;
@@ -1260,32 +1382,35 @@ static int force_body(struct pg_store *s, void *ctx)
     arg_text(&a, c->ns);
     arg_u64(&a, c->region);
     arg_u64(&a, c->worker_id);
-    if ((rc = pg_exec(s, ST_LEASE_GET, &a, &r, "read worker id")) != 0)
+    arg_u64(&a, c->max_until_unit);
+    if ((rc = pg_exec(s, ST_LEASE_FORCE, &a, &r, "force release")) != 0)
         return rc;
     rows = pq.ntuples(r);
     if (rows == 1) {
         col_text(r, 0, 0, holder, sizeof(holder));
         generation = col_u64(r, 0, 1);
-        until = col_u64(r, 0, 2);
+        before = col_u64(r, 0, 2);
+        after = col_u64(r, 0, 3);
     }
     pq.clear(r);
     if (rows != 1)
         return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no worker id %u in region %u",
                             c->ns, (unsigned)c->worker_id, (unsigned)c->region);
-    if ((rc = pg_run(s, ST_LEASE_FORCE, &a, NULL, "force release")) != 0)
-        return rc;
+    /* The audit log is readable by more than the holder: never its secret. */
+    idmint__holder_fingerprint(holder, fp);
     snprintf(detail, sizeof(detail),
-             "region=%u worker_id=%u holder=%s generation=%llu->%llu lease_until=%llu",
-             (unsigned)c->region, (unsigned)c->worker_id, holder[0] != '\0' ? holder : "(none)",
+             "region=%u worker_id=%u holder=%s generation=%llu->%llu e_before=%llu e_after=%llu",
+             (unsigned)c->region, (unsigned)c->worker_id, fp[0] != '\0' ? fp : "(none)",
              (unsigned long long)generation, (unsigned long long)(generation + 1),
-             (unsigned long long)until);
+             (unsigned long long)before, (unsigned long long)after);
     return pg_audit(s, c->now_ms, c->actor, "worker.force_release", c->ns, detail);
 }
 
 static int postgres_lease_force_release(struct store *st, const char *ns, uint32_t region,
-                                        uint32_t worker_id, const char *actor, int64_t now_ms)
+                                        uint32_t worker_id, uint64_t max_until_unit,
+                                        const char *actor, int64_t now_ms)
 {
-    struct force_call c = {ns, region, worker_id, actor, now_ms};
+    struct force_call c = {ns, region, worker_id, max_until_unit, actor, now_ms};
 
     return pg_call((struct pg_store *)st, PG_TXN, force_body, &c);
 }

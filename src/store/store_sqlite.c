@@ -4,16 +4,22 @@
  * by every process on the machine: WAL with synchronous=FULL so that a
  * committed reservation survives power loss, and every write in BEGIN
  * IMMEDIATE so processes queue on the write lock instead of failing on a
- * lock upgrade. The only file that includes sqlite3.h. No namespace rules.
+ * lock upgrade. A new file appears at its path complete or not at all, and
+ * a write refuses a file that was removed or replaced under it. The only
+ * file that includes sqlite3.h. No namespace rules.
  */
 #include "store.h"
 #include "internal.h"
 
 #include <sqlite3.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SQ_BUSY_TIMEOUT_MS    5000 /* wait for a lock, per statement */
 /* A waiter retries the lock after 1-2 ms; once it has waited 50 ms, after
@@ -22,7 +28,8 @@
 #define SQ_BUSY_AGED_MS       50
 #define SQ_BUSY_AGED_SLEEP_US 200
 #define SQ_RETRY_MS           10000 /* our extra bound on retrying BEGIN on SQLITE_BUSY */
-#define SQ_SCHEMA_VERSION     1
+#define SQ_SCHEMA_VERSION     2     /* 2: worker_leases.fence */
+#define SQ_FILE_MODE          0644  /* what sqlite itself creates a database with */
 
 /* ==== statements ==== */
 
@@ -81,21 +88,27 @@ static const char *const sq_sql[ST__COUNT] = {
                       "(SELECT count(*) FROM worker_leases WHERE namespace = ?1 AND region = ?2) "
                       ">= ?3) ORDER BY lease_until >= ?4, lease_until, worker_id LIMIT 1",
     [ST_LEASE_COUNT] = "SELECT count(*) FROM worker_leases WHERE namespace = ?1 AND region = ?2",
-    [ST_LEASE_TAKE] = "UPDATE worker_leases SET holder = ?4, generation = ?5, lease_until = ?6 "
-                      "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3",
+    /* The E found becomes the take's fence (SET reads the old row). */
+    [ST_LEASE_TAKE] = "UPDATE worker_leases SET holder = ?4, generation = ?5, lease_until = ?6, "
+                      "fence = lease_until WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3",
     [ST_LEASE_INSERT] = "INSERT INTO worker_leases "
-                        "(namespace, region, worker_id, holder, generation, lease_until) "
-                        "VALUES (?1, ?2, ?3, ?4, 1, ?5)",
+                        "(namespace, region, worker_id, holder, generation, lease_until, fence) "
+                        "VALUES (?1, ?2, ?3, ?4, 1, ?5, 0)",
     [ST_LEASE_RENEW] = "UPDATE worker_leases SET lease_until = max(lease_until, ?6) "
                        "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3 "
-                       "AND holder = ?4 AND generation = ?5 RETURNING lease_until",
-    [ST_LEASE_RELEASE] = "UPDATE worker_leases SET lease_until = ?6, "
+                       "AND holder = ?4 AND generation = ?5 AND NOT EXISTS (SELECT 1 FROM "
+                       "namespaces WHERE name = ?1 AND disabled != 0) RETURNING lease_until",
+    /* Never below the fence (what the previous holder may have minted), never
+     * above the holder's own E: the clamp is here, whatever the caller sends. */
+    [ST_LEASE_RELEASE] = "UPDATE worker_leases SET lease_until = min(max(?6, fence), lease_until), "
                          "holder = '' WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3 "
-                         "AND holder = ?4 AND generation = ?5",
+                         "AND holder = ?4 AND generation = ?5 RETURNING lease_until",
     [ST_LEASE_GET] = "SELECT holder, generation, lease_until FROM worker_leases "
                      "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3",
-    [ST_LEASE_FORCE] = "UPDATE worker_leases SET holder = '', generation = generation + 1 "
-                       "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3",
+    [ST_LEASE_FORCE] = "UPDATE worker_leases SET holder = '', generation = generation + 1, "
+                       "lease_until = min(lease_until, ?4), fence = min(lease_until, ?4) "
+                       "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3 "
+                       "RETURNING lease_until",
     [ST_LEASE_LIST] = "SELECT region, worker_id, holder, generation, lease_until "
                       "FROM worker_leases WHERE namespace = ?1 ORDER BY region, worker_id",
     [ST_RANGE_FIND] = "SELECT count, start, \"end\" FROM range_leases "
@@ -109,13 +122,14 @@ static const char *const sq_sql[ST__COUNT] = {
 };
 
 /*
- * Created in one BEGIN IMMEDIATE transaction, so that many processes opening
- * one new file at once create it exactly once. Rows are never deleted:
- * worker ids are handed out in order and a new id is the row count.
+ * Written into a private temporary file that is then linked into place
+ * (sq_create_file), so no process ever sees a half-made authority. Rows are
+ * never deleted: worker ids are handed out in order and a new id is the row
+ * count. fence comes last, where the migration from version 1 adds it.
  */
 static const char sq_schema_sql[] =
-    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS namespaces ("
+    "CREATE TABLE schema_version (version INTEGER NOT NULL);"
+    "CREATE TABLE namespaces ("
     " name TEXT PRIMARY KEY, kind TEXT NOT NULL,"
     " time_bits INTEGER NOT NULL, region_bits INTEGER NOT NULL,"
     " worker_bits INTEGER NOT NULL, sequence_bits INTEGER NOT NULL,"
@@ -123,25 +137,39 @@ static const char sq_schema_sql[] =
     " next_value INTEGER NOT NULL, max_value INTEGER NOT NULL,"
     " block INTEGER NOT NULL, max_block INTEGER NOT NULL,"
     " disabled INTEGER NOT NULL, created_ms INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS worker_leases ("
+    "CREATE TABLE worker_leases ("
     " namespace TEXT NOT NULL, region INTEGER NOT NULL, worker_id INTEGER NOT NULL,"
     " holder TEXT NOT NULL, generation INTEGER NOT NULL, lease_until INTEGER NOT NULL,"
+    " fence INTEGER NOT NULL DEFAULT 0,"
     " PRIMARY KEY (namespace, region, worker_id));"
-    "CREATE TABLE IF NOT EXISTS range_leases ("
+    "CREATE TABLE range_leases ("
     " namespace TEXT NOT NULL, incarnation TEXT NOT NULL, request_id TEXT NOT NULL,"
     " count INTEGER NOT NULL, start INTEGER NOT NULL, \"end\" INTEGER NOT NULL,"
     " created_ms INTEGER NOT NULL,"
     " PRIMARY KEY (namespace, incarnation, request_id));"
-    "CREATE TABLE IF NOT EXISTS audit ("
+    "CREATE TABLE audit ("
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, actor TEXT NOT NULL,"
     " action TEXT NOT NULL, namespace TEXT NOT NULL, detail TEXT NOT NULL);"
-    "INSERT INTO schema_version (version)"
-    " SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM schema_version);";
+    "INSERT INTO schema_version (version) VALUES (2);";
+
+/*
+ * Version 1 to 2, in one BEGIN IMMEDIATE transaction that first reads the
+ * version again, so that of many processes opening one old file exactly one
+ * migrates it. fence = E is the conservative choice: a release then cannot
+ * lower E below what it is now.
+ */
+static const char sq_migrate_1_sql[] =
+    "ALTER TABLE worker_leases ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE worker_leases SET fence = lease_until;"
+    "UPDATE schema_version SET version = 2;";
 
 struct sqlite_store {
     struct store base; /* must be first */
     sqlite3 *db;
     char *path;                    /* the location as given, for messages */
+    char *file;                    /* the database file's full path, from sqlite */
+    dev_t file_dev;                /* the file opened: a write checks that */
+    ino_t file_ino;                /* the path still names it */
     sqlite3_stmt *stmt[ST__COUNT]; /* prepared on first use, kept until close */
     int bind_rc;                   /* first failed bind since the last step */
     uint64_t busy_since_ms;        /* when the current wait for a lock began */
@@ -310,10 +338,33 @@ static int sq_exec_id(struct sqlite_store *s, enum sq_stmt_id id, const char *wh
     return rc != 0 ? rc : sq_run(s, q, what);
 }
 
+static void sq_rollback(struct sqlite_store *s);
+
+/*
+ * 0 while s->file still names the file we opened. A file removed (rm, a
+ * cleanup job) or replaced (mv, a restored copy) under us would take our
+ * writes where no other process looks: they would mint from an authority
+ * of their own. One stat(2) per write, next to the fsync of the commit.
+ */
+static int sq_check_file(struct sqlite_store *s)
+{
+    struct stat sb;
+
+    if (stat(s->file, &sb) == 0 && sb.st_dev == s->file_dev && sb.st_ino == s->file_ino &&
+        sb.st_nlink > 0)
+        return 0;
+    return idmint__fail(IDMINT_ESTORE,
+                        "sqlite %s: the database file was removed or replaced while in use; "
+                        "refusing to write to a file no other process can see",
+                        s->path);
+}
+
 /*
  * BEGIN IMMEDIATE takes the write lock up front. The busy handler waits
  * up to SQ_BUSY_TIMEOUT_MS; beyond that we retry for a bounded time so a
  * burst of writers (many processes starting at once) queues instead of failing.
+ * Then, holding the lock, check that the file is still the one at the path
+ * (ESTORE and rolled back if not): nothing is ever written to a lost file.
  */
 static int sq_begin(struct sqlite_store *s)
 {
@@ -327,12 +378,15 @@ static int sq_begin(struct sqlite_store *s)
         rc = sqlite3_step(q);
         sqlite3_reset(q);
         if (rc == SQLITE_DONE)
-            return 0;
+            break;
         if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
             idmint__deadline_now_ms() >= deadline_ms)
             return sq_fail(s, rc, "begin transaction");
         idmint__sleep_ms(2);
     }
+    if ((rc = sq_check_file(s)) != 0)
+        sq_rollback(s);
+    return rc;
 }
 
 static void sq_rollback(struct sqlite_store *s)
@@ -386,52 +440,318 @@ static void sqlite_close(struct store *st)
     for (i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(s->stmt[i]);
     sqlite3_close_v2(s->db);
+    free(s->file);
     free(s->path);
     free(s);
 }
 
-/* 1 when the schema is present at our version, 0 when absent, else an error. */
-static int sq_schema_ready(struct sqlite_store *s)
+static void errno_text(int err, char *buf, size_t size)
+{
+    if (strerror_r(err, buf, size) != 0)
+        snprintf(buf, size, "errno %d", err);
+}
+
+static int sq_private(const char *location)
+{
+    return idmint__fail(IDMINT_EINVAL,
+                        "sqlite '%s': an in-memory or temporary database is private to one "
+                        "process: every process would get its own empty authority and mint the "
+                        "same IDs; use a file path",
+                        location);
+}
+
+/* The value of %HH at @p p, or -1. */
+static int pct_value(const char *p)
+{
+    int hi = idmint__hex_value(p[0]), lo = hi < 0 ? -1 : idmint__hex_value(p[1]);
+
+    return lo < 0 ? -1 : hi * 16 + lo;
+}
+
+/* What a "file:" URI's mode= allows; sqlite refuses an open whose flags exceed it. */
+enum sq_mode {
+    SQ_MODE_RW,  /* no mode=, or mode=rw */
+    SQ_MODE_RO,  /* mode=ro: never created, never migrated */
+    SQ_MODE_RWC, /* mode=rwc: the open must pass SQLITE_OPEN_CREATE */
+};
+
+/* 1 if the query of URI @p q (after '?', up to '#') has key=value. */
+static int uri_has(const char *q, const char *key, const char *value)
+{
+    size_t klen = strlen(key), vlen = strlen(value);
+
+    while (q != NULL && *q != '\0' && *q != '#') {
+        size_t len = strcspn(q, "&#");
+
+        if (len == klen + 1 + vlen && strncmp(q, key, klen) == 0 && q[klen] == '=' &&
+            strncmp(q + klen + 1, value, vlen) == 0)
+            return 1;
+        q += len;
+        if (*q == '&')
+            q++;
+    }
+    return 0;
+}
+
+/*
+ * The file named by @p location, as sqlite reads it (https://sqlite.org/uri.html
+ * for "file:" URIs: an empty or "localhost" authority, %HH escapes, the query
+ * after '?'): *path malloc'd, *mode from mode=. EINVAL for the databases
+ * that live in one process only (":memory:", "", mode=memory, vfs=memdb).
+ */
+static int sq_location(const char *location, char **path, enum sq_mode *mode)
+{
+    const char *p = location, *end, *query;
+    int is_uri = strncmp(location, "file:", 5) == 0;
+    char *out;
+    size_t n = 0;
+
+    *mode = SQ_MODE_RW;
+    if (is_uri) {
+        p = location + 5;
+        if (strncmp(p, "//", 2) == 0) {
+            const char *host = p + 2;
+            size_t host_len = strcspn(host, "/?#");
+
+            if (host_len != 0 && !(host_len == 9 && strncmp(host, "localhost", 9) == 0))
+                return idmint__fail(IDMINT_EINVAL,
+                                    "sqlite '%s': a file: URI names a local file; its authority "
+                                    "must be empty or localhost",
+                                    location);
+            p = host + host_len;
+        }
+        end = p + strcspn(p, "?#");
+        query = *end == '?' ? end + 1 : NULL;
+        if (uri_has(query, "mode", "memory") || uri_has(query, "vfs", "memdb"))
+            return sq_private(location);
+        if (uri_has(query, "mode", "ro"))
+            *mode = SQ_MODE_RO;
+        else if (uri_has(query, "mode", "rwc"))
+            *mode = SQ_MODE_RWC;
+    } else {
+        end = p + strlen(p);
+    }
+    if ((out = malloc((size_t)(end - p) + 1)) == NULL)
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening sqlite store");
+    while (p < end) {
+        int c = is_uri && *p == '%' && end - p >= 3 ? pct_value(p + 1) : -1;
+
+        if (c > 0) {
+            out[n++] = (char)c;
+            p += 3;
+        } else {
+            out[n++] = *p++;
+        }
+    }
+    out[n] = '\0';
+    if (out[0] == '\0' || strcmp(out, ":memory:") == 0) {
+        free(out);
+        return sq_private(location);
+    }
+    *path = out;
+    return 0;
+}
+
+/* Remove @p base and the -wal, -shm and -journal files sqlite may have left beside it. */
+static void unlink_db(const char *base)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    char name[4200];
+    size_t i;
+
+    for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++)
+        if ((size_t)snprintf(name, sizeof(name), "%s%s", base, suffix[i]) < sizeof(name))
+            (void)unlink(name);
+}
+
+/* Make the schema in the new, empty, private file @p tmp, WAL set, and close it cleanly. */
+static int sq_fill_new(const char *location, const char *tmp)
+{
+    sqlite3 *db = NULL;
+    char *err = NULL;
+    int rc = sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL);
+
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, &err);
+        if (rc == SQLITE_OK) {
+            sqlite3_free(err);
+            err = NULL;
+            rc = sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, &err);
+        }
+        if (rc == SQLITE_OK) {
+            sqlite3_free(err);
+            err = NULL;
+            rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err);
+        }
+        if (rc == SQLITE_OK) {
+            sqlite3_free(err);
+            err = NULL;
+            rc = sqlite3_exec(db, sq_schema_sql, NULL, NULL, &err);
+            if (rc == SQLITE_OK)
+                rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &err);
+        }
+    }
+    if (rc != SQLITE_OK) {
+        rc = idmint__fail(rc == SQLITE_NOMEM ? IDMINT_ENOMEM : IDMINT_EUNAVAILABLE,
+                          "sqlite %s: cannot create a new database in %s: %s", location, tmp,
+                          err != NULL  ? err
+                          : db != NULL ? sqlite3_errmsg(db)
+                                       : sqlite3_errstr(rc));
+        sqlite3_free(err);
+        sqlite3_close(db);
+        return rc;
+    }
+    /* The last connection's close checkpoints the WAL into the file and removes it. */
+    if ((rc = sqlite3_close(db)) != SQLITE_OK)
+        return idmint__fail(IDMINT_EUNAVAILABLE, "sqlite %s: cannot close the new database %s: %s",
+                            location, tmp, sqlite3_errstr(rc));
+    return 0;
+}
+
+/* Sync the folder of @p path so that a link made in it survives a power loss. */
+static void sync_dir_of(const char *path, const char *slash)
+{
+    char dir[4200];
+    int fd;
+
+    if (slash == NULL)
+        snprintf(dir, sizeof(dir), ".");
+    else if ((size_t)snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + 1), path) >=
+             sizeof(dir))
+        return;
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+/*
+ * Make sure an idmint database is at @p path. If nothing is there: with
+ * @p must_exist, ENOTFOUND and nothing created; else build the schema in a
+ * private file of the same folder and link(2) it into place, so the path
+ * names a complete authority or nothing (EEXIST: another process got there
+ * first; theirs is as good). A file that is there is judged at open.
+ */
+static int sq_create_file(const char *location, const char *path, int must_exist)
+{
+    const char *slash = strrchr(path, '/');
+    char tmp[4200], text[128];
+    uint64_t rnd = 0;
+    struct stat sb;
+    int fd, rc, err;
+
+    if (stat(path, &sb) == 0)
+        return 0;
+    if ((err = errno) != ENOENT) {
+        errno_text(err, text, sizeof(text));
+        return idmint__fail(IDMINT_EUNAVAILABLE, "sqlite %s: cannot look at %s: %s", location, path,
+                            text);
+    }
+    if (must_exist)
+        return idmint__fail(IDMINT_ENOTFOUND,
+                            "no authority at %s yet: nothing has been created there; create a "
+                            "namespace first, or check --authority",
+                            path);
+    if (idmint__entropy(&rnd, sizeof(rnd)) != 0)
+        rnd = (uint64_t)getpid() << 32 ^ idmint__deadline_now_ms();
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s.idmint-new-%016llx",
+                         slash != NULL ? (int)(slash - path + 1) : 0, path,
+                         (unsigned long long)rnd) >= sizeof(tmp))
+        return idmint__fail(IDMINT_EINVAL, "sqlite %s: the path is too long", location);
+    fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, SQ_FILE_MODE);
+    if (fd < 0) {
+        errno_text(errno, text, sizeof(text));
+        return idmint__fail(IDMINT_EUNAVAILABLE,
+                            "sqlite %s: cannot open or create the database: cannot create a "
+                            "file in its folder: %s",
+                            location, text);
+    }
+    close(fd);
+    rc = sq_fill_new(location, tmp);
+    if (rc == 0 && link(tmp, path) != 0 && (err = errno) != EEXIST) {
+        errno_text(err, text, sizeof(text));
+        rc = idmint__fail(IDMINT_EUNAVAILABLE,
+                          "sqlite %s: cannot link the new database into place (link(2) of %s: "
+                          "%s); create it on a file system with hard links",
+                          location, tmp, text);
+    }
+    unlink_db(tmp);
+    if (rc == 0)
+        sync_dir_of(path, slash);
+    return rc;
+}
+
+/*
+ * Refuse a file that is not an idmint authority, before anything writes to
+ * it: *version gets 1 (to migrate) or SQ_SCHEMA_VERSION. @p size_bytes is
+ * the file's size, to tell an empty file from another application's
+ * database.
+ */
+static int sq_schema_version(struct sqlite_store *s, off_t size_bytes, int64_t *version)
 {
     sqlite3_stmt *q = NULL;
-    int64_t version = 0;
-    int rc;
+    int rc = sqlite3_prepare_v2(s->db, sq_sql[ST_VERSION], -1, &q, NULL);
 
-    rc = sqlite3_prepare_v2(s->db, sq_sql[ST_VERSION], -1, &q, NULL);
-    if (rc == SQLITE_ERROR)
-        return 0; /* no such table: a new file */
+    if ((rc & 0xff) == SQLITE_NOTADB)
+        return idmint__fail(IDMINT_ESTORE,
+                            "sqlite %s: exists but is not an SQLite database (%s): not an idmint "
+                            "authority; check --authority",
+                            s->path, sqlite3_errmsg(s->db));
+    if ((rc & 0xff) == SQLITE_ERROR && size_bytes == 0)
+        return idmint__fail(IDMINT_ESTORE,
+                            "sqlite %s: exists but is empty (0 bytes): not an idmint authority; a "
+                            "truncated copy? remove it to start a new, empty authority",
+                            s->path);
+    if ((rc & 0xff) == SQLITE_ERROR)
+        return idmint__fail(IDMINT_ESTORE,
+                            "sqlite %s: an SQLite database without idmint's schema_version table "
+                            "(%s): not an idmint authority, and idmint does not add its tables "
+                            "to another database; check --authority",
+                            s->path, sqlite3_errmsg(s->db));
     if (rc != SQLITE_OK)
         return sq_fail(s, rc, "read schema version");
     rc = sq_step(s, q, "read schema version");
     if (rc == 1)
-        version = sqlite3_column_int64(q, 0);
+        *version = sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
-    if (rc <= 0)
+    if (rc < 0)
         return rc;
-    if (version != SQ_SCHEMA_VERSION)
-        return idmint__fail(IDMINT_ESTORE, "sqlite %s: schema version %lld is not supported",
-                            s->path, (long long)version);
-    return 1;
+    if (rc == 0)
+        return idmint__fail(IDMINT_ESTORE,
+                            "sqlite %s: schema_version has no row: not an idmint authority, or a "
+                            "damaged one",
+                            s->path);
+    if (*version != 1 && *version != SQ_SCHEMA_VERSION)
+        return idmint__fail(IDMINT_ESTORE,
+                            "sqlite %s: schema version %lld is not supported (this idmint knows "
+                            "1 and %d); made by a newer idmint?",
+                            s->path, (long long)*version, SQ_SCHEMA_VERSION);
+    return 0;
 }
 
-static int sq_schema(struct sqlite_store *s)
+/* Version 1 to 2 exactly once, however many processes open the old file at once. */
+static int sq_migrate(struct sqlite_store *s)
 {
+    sqlite3_stmt *q = NULL;
+    int64_t version = 0;
     char *err = NULL;
-    int rc = sq_schema_ready(s);
+    int rc;
 
-    if (rc != 0)
-        return rc < 0 ? rc : 0;
     if ((rc = sq_begin(s)) != 0)
         return rc;
-    rc = sqlite3_exec(s->db, sq_schema_sql, NULL, NULL, &err);
-    sqlite3_free(err);
-    rc = sq_finish(s, rc == SQLITE_OK ? 0 : sq_fail(s, rc, "create schema"));
-    if (rc != 0)
-        return rc;
-    rc = sq_schema_ready(s);
-    if (rc == 0)
-        return idmint__fail(IDMINT_ESTORE, "sqlite %s: schema missing after creation", s->path);
-    return rc < 0 ? rc : 0;
+    if ((rc = sq_prep(s, ST_VERSION, &q)) == 0) {
+        rc = sq_step(s, q, "read schema version");
+        if (rc == 1)
+            version = sqlite3_column_int64(q, 0);
+        sqlite3_reset(q);
+        rc = rc < 0 ? rc : 0;
+    }
+    if (rc == 0 && version == 1) {
+        rc = sqlite3_exec(s->db, sq_migrate_1_sql, NULL, NULL, &err);
+        sqlite3_free(err);
+        rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 1 to 2");
+    }
+    return sq_finish(s, rc);
 }
 
 static int sq_pragmas(struct sqlite_store *s)
@@ -454,12 +774,69 @@ static int sq_pragmas(struct sqlite_store *s)
     return rc == SQLITE_OK ? 0 : sq_fail(s, rc, "set synchronous=FULL");
 }
 
-static int sqlite_open(const char *location, const char *token, struct store **out)
+/*
+ * Open the file sq_create_file made sure of, never creating one: record
+ * which file it is (sq_check_file), judge it (sq_schema_version), migrate
+ * it, then set the pragmas. Nothing writes to a file before it is judged.
+ */
+static int sq_open_db(struct sqlite_store *s, const char *location, enum sq_mode mode)
+{
+    const char *file;
+    int64_t version = 0;
+    struct stat sb;
+    char text[128];
+    int rc;
+
+    /* No SQLITE_OPEN_CREATE: sq_create_file made the file. With mode=rwc sqlite
+     * insists on it; the file is there, so it creates nothing either way. */
+    rc = sqlite3_open_v2(location, &s->db,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI |
+                             (mode == SQ_MODE_RWC ? SQLITE_OPEN_CREATE : 0),
+                         NULL);
+    if (rc != SQLITE_OK)
+        return idmint__fail(rc == SQLITE_NOMEM ? IDMINT_ENOMEM : IDMINT_EUNAVAILABLE,
+                            "sqlite %s: cannot open the database: %s", location,
+                            s->db != NULL ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+    sqlite3_extended_result_codes(s->db, 1);
+    if (idmint__entropy(&s->busy_jitter, sizeof(s->busy_jitter)) != 0 || s->busy_jitter == 0)
+        s->busy_jitter = (uint64_t)(uintptr_t)s | 1u; /* any nonzero seed will do */
+    sqlite3_busy_handler(s->db, sq_busy_wait, s);
+    /* sqlite's own idea of the file: a full path, so a chdir() cannot move it. */
+    file = sqlite3_db_filename(s->db, "main");
+    if (file == NULL || file[0] == '\0')
+        return sq_private(location);
+    if ((s->file = strdup(file)) == NULL)
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening sqlite store");
+    if (stat(s->file, &sb) != 0) {
+        errno_text(errno, text, sizeof(text));
+        return idmint__fail(IDMINT_EUNAVAILABLE, "sqlite %s: cannot look at %s: %s", location,
+                            s->file, text);
+    }
+    s->file_dev = sb.st_dev;
+    s->file_ino = sb.st_ino;
+    if ((rc = sq_schema_version(s, sb.st_size, &version)) != 0)
+        return rc;
+    /* A read-only copy of an old file is read as it is; it cannot be written anyway. */
+    if (version == 1 && mode != SQ_MODE_RO && sqlite3_db_readonly(s->db, "main") != 1 &&
+        (rc = sq_migrate(s)) != 0)
+        return rc;
+    return sq_pragmas(s);
+}
+
+static int sqlite_open(const char *location, const char *token, unsigned flags, struct store **out)
 {
     (void)token; /* a local file: access is the file system's business */
     struct sqlite_store *s;
+    char *path = NULL;
+    enum sq_mode mode = SQ_MODE_RW;
     int rc;
 
+    if ((rc = sq_location(location, &path, &mode)) != 0)
+        return rc;
+    rc = sq_create_file(location, path, mode == SQ_MODE_RO || (flags & STORE_OPEN_EXISTING) != 0);
+    free(path);
+    if (rc != 0)
+        return rc;
     s = calloc(1, sizeof(*s));
     if (s == NULL)
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening sqlite store");
@@ -469,20 +846,7 @@ static int sqlite_open(const char *location, const char *token, struct store **o
         free(s);
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening sqlite store");
     }
-    rc = sqlite3_open_v2(location, &s->db,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL);
-    if (rc != SQLITE_OK) {
-        rc = idmint__fail(rc == SQLITE_NOMEM ? IDMINT_ENOMEM : IDMINT_EUNAVAILABLE,
-                          "sqlite %s: cannot open or create the database: %s", location,
-                          s->db != NULL ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
-        sqlite_close(&s->base);
-        return rc;
-    }
-    sqlite3_extended_result_codes(s->db, 1);
-    if (idmint__entropy(&s->busy_jitter, sizeof(s->busy_jitter)) != 0 || s->busy_jitter == 0)
-        s->busy_jitter = (uint64_t)(uintptr_t)s | 1u; /* any nonzero seed will do */
-    sqlite3_busy_handler(s->db, sq_busy_wait, s);
-    if ((rc = sq_pragmas(s)) != 0 || (rc = sq_schema(s)) != 0) {
+    if ((rc = sq_open_db(s, location, mode)) != 0) {
         sqlite_close(&s->base);
         return rc;
     }
@@ -743,15 +1107,22 @@ static int sq_lease_take(struct sqlite_store *s, const char *ns, uint64_t worker
 }
 
 static int sqlite_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease)
+                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                             const char *actor, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     struct store_lease res = *lease;
+    char detail[256];
     int rc;
 
     if ((rc = sq_begin(s)) != 0)
         return rc;
-    rc = sq_finish(s, sq_lease_take(s, ns, worker_count, now_unit, until_unit, lease, &res));
+    rc = sq_lease_take(s, ns, worker_count, now_unit, until_unit, lease, &res);
+    if (rc == 0) {
+        idmint__store_lease_detail(&res, res.fence_found, res.lease_until, detail, sizeof(detail));
+        rc = sq_audit(s, now_ms, actor, "worker.take", ns, detail);
+    }
+    rc = sq_finish(s, rc);
     if (rc == 0)
         *lease = res;
     return rc;
@@ -767,50 +1138,122 @@ static void bind_lease_key(struct sqlite_store *s, sqlite3_stmt *q, const char *
     bind_u64(s, q, 5, lease->generation);
 }
 
+/*
+ * Run the bound conditional UPDATE @p q that returns the stored E: 1 and
+ * *stored when a row matched, 0 when none did, else an error.
+ */
+static int sq_update_returning(struct sqlite_store *s, sqlite3_stmt *q, const char *what,
+                               uint64_t *stored)
+{
+    int rc, row = 0;
+
+    while ((rc = sq_step(s, q, what)) == 1) {
+        row = 1;
+        *stored = col_u64(q, 0);
+    }
+    sqlite3_reset(q);
+    return rc < 0 ? rc : row;
+}
+
+/*
+ * Read the row of @p lease's worker id: 1 and its E in *until when holder
+ * and generation are still @p lease's, 0 when they are not (or no row).
+ */
+static int sq_lease_held(struct sqlite_store *s, const char *ns, const struct store_lease *lease,
+                         uint64_t *until)
+{
+    char holder[33] = "";
+    uint64_t generation = 0;
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_LEASE_GET, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_i64(s, q, 2, lease->region);
+    bind_i64(s, q, 3, lease->worker_id);
+    rc = sq_step(s, q, "read worker id");
+    if (rc == 1) {
+        col_text(q, 0, holder, sizeof(holder));
+        generation = col_u64(q, 1);
+        *until = col_u64(q, 2);
+    }
+    sqlite3_reset(q);
+    if (rc <= 0)
+        return rc;
+    return strcmp(holder, lease->holder) == 0 && generation == lease->generation;
+}
+
 static int sqlite_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
                               uint64_t until_unit)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    uint64_t stored = 0;
+    uint64_t stored = 0, until = 0;
     sqlite3_stmt *q = NULL;
-    int rc, row = 0;
+    int rc;
 
     if ((rc = sq_begin(s)) != 0)
         return rc;
     if ((rc = sq_prep(s, ST_LEASE_RENEW, &q)) == 0) {
         bind_lease_key(s, q, ns, lease);
         bind_u64(s, q, 6, until_unit);
-        while ((rc = sq_step(s, q, "renew worker lease")) == 1) {
-            row = 1;
-            stored = col_u64(q, 0);
-        }
-        sqlite3_reset(q);
-        if (rc == 0 && !row)
-            rc = idmint__store_lease_lost(ns, lease);
+        rc = sq_update_returning(s, q, "renew worker lease", &stored);
     }
-    rc = sq_finish(s, rc);
+    if (rc == 0) {
+        /* No row matched. A lost lease outranks a disabled namespace: it stops
+         * minting at once, a disabled namespace only at the lease's end. */
+        rc = sq_lease_held(s, ns, lease, &until);
+        if (rc == 0)
+            rc = idmint__store_lease_lost(ns, lease);
+        else if (rc == 1)
+            rc = idmint__fail(IDMINT_EDISABLED,
+                              "namespace '%s' is disabled: the lease is not renewed; minting "
+                              "stops at its end",
+                              ns);
+    }
+    rc = sq_finish(s, rc == 1 ? 0 : rc);
     if (rc == 0)
         lease->lease_until = stored;
     return rc;
 }
 
-static int sqlite_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
-                                uint64_t final_unit)
+static int sq_lease_release(struct sqlite_store *s, const char *ns, const struct store_lease *lease,
+                            uint64_t final_unit, const char *actor, int64_t now_ms,
+                            uint64_t *stored)
+{
+    uint64_t before = 0;
+    sqlite3_stmt *q = NULL;
+    char detail[256];
+    int rc = sq_lease_held(s, ns, lease, &before);
+
+    if (rc == 0)
+        return idmint__store_lease_lost(ns, lease);
+    if (rc < 0 || (rc = sq_prep(s, ST_LEASE_RELEASE, &q)) != 0)
+        return rc;
+    bind_lease_key(s, q, ns, lease);
+    bind_u64(s, q, 6, final_unit);
+    rc = sq_update_returning(s, q, "release worker lease", stored);
+    if (rc == 0)
+        return idmint__store_lease_lost(ns, lease);
+    if (rc < 0)
+        return rc;
+    idmint__store_lease_detail(lease, before, *stored, detail, sizeof(detail));
+    return sq_audit(s, now_ms, actor, "worker.release", ns, detail);
+}
+
+static int sqlite_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+                                uint64_t final_unit, const char *actor, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    sqlite3_stmt *q = NULL;
-    int rc;
+    uint64_t stored = 0;
+    int rc = sq_begin(s);
 
-    if ((rc = sq_begin(s)) != 0)
+    if (rc != 0)
         return rc;
-    if ((rc = sq_prep(s, ST_LEASE_RELEASE, &q)) == 0) {
-        bind_lease_key(s, q, ns, lease);
-        bind_u64(s, q, 6, final_unit);
-        rc = sq_run(s, q, "release worker lease");
-        if (rc == 0 && sqlite3_changes(s->db) == 0)
-            rc = idmint__store_lease_lost(ns, lease);
-    }
-    return sq_finish(s, rc);
+    rc = sq_finish(s, sq_lease_release(s, ns, lease, final_unit, actor, now_ms, &stored));
+    if (rc == 0)
+        lease->lease_until = stored;
+    return rc;
 }
 
 static void worker_row(sqlite3_stmt *q, void *out)
@@ -840,10 +1283,11 @@ static int sqlite_lease_list(struct store *st, const char *ns, idmint_worker_inf
 }
 
 static int sq_force_release(struct sqlite_store *s, const char *ns, uint32_t region,
-                            uint32_t worker_id, const char *actor, int64_t now_ms)
+                            uint32_t worker_id, uint64_t max_until_unit, const char *actor,
+                            int64_t now_ms)
 {
-    char holder[33] = "", detail[256];
-    uint64_t generation = 0, until = 0;
+    char holder[33] = "", fp[IDMINT_HOLDER_FP_LEN + 1], detail[256];
+    uint64_t generation = 0, until = 0, stored = 0;
     sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_LEASE_GET, &q);
 
@@ -869,25 +1313,31 @@ static int sq_force_release(struct sqlite_store *s, const char *ns, uint32_t reg
     bind_text(s, q, 1, ns);
     bind_i64(s, q, 2, region);
     bind_i64(s, q, 3, worker_id);
-    if ((rc = sq_run(s, q, "force release")) != 0)
-        return rc;
+    bind_u64(s, q, 4, max_until_unit);
+    if ((rc = sq_update_returning(s, q, "force release", &stored)) <= 0)
+        return rc < 0
+                   ? rc
+                   : idmint__fail(IDMINT_ESTORE, "sqlite %s: force release found no row", s->path);
+    /* The audit log is read by many: the holder's fingerprint, never its secret. */
+    idmint__holder_fingerprint(holder, fp);
     snprintf(detail, sizeof(detail),
-             "region=%u worker_id=%u holder=%s generation=%llu->%llu lease_until=%llu",
-             (unsigned)region, (unsigned)worker_id, holder[0] != '\0' ? holder : "(none)",
-             (unsigned long long)generation, (unsigned long long)(generation + 1),
-             (unsigned long long)until);
+             "region=%u worker=%u generation=%llu->%llu holder=%s e_before=%llu e_after=%llu",
+             (unsigned)region, (unsigned)worker_id, (unsigned long long)generation,
+             (unsigned long long)(generation + 1), fp[0] != '\0' ? fp : "(none)",
+             (unsigned long long)until, (unsigned long long)stored);
     return sq_audit(s, now_ms, actor, "worker.force_release", ns, detail);
 }
 
 static int sqlite_lease_force_release(struct store *st, const char *ns, uint32_t region,
-                                      uint32_t worker_id, const char *actor, int64_t now_ms)
+                                      uint32_t worker_id, uint64_t max_until_unit,
+                                      const char *actor, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     int rc = sq_begin(s);
 
     if (rc != 0)
         return rc;
-    return sq_finish(s, sq_force_release(s, ns, region, worker_id, actor, now_ms));
+    return sq_finish(s, sq_force_release(s, ns, region, worker_id, max_until_unit, actor, now_ms));
 }
 
 /* ==== ranges ==== */

@@ -10,7 +10,10 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir "$T/bin" "$T/work"
 ln -s "$(cd "$(dirname "$IDMINT")" && pwd)/$(basename "$IDMINT")" "$T/bin/idmint"
-unset IDMINT_AUTHORITY
+# The examples' authority is ./idmint.db of the fresh directory (the page's
+# last example names it so): never the default file, which for root (CI) is
+# /var/lib/idmint/idmint.db, and for others is under the real home.
+export IDMINT_AUTHORITY="sqlite:$T/work/idmint.db" HOME="$T/home" XDG_STATE_HOME="$T/home/state"
 
 # The EXAMPLES section between .nf and .fi, with roff's \- turned back into -.
 sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$PAGE" | sed -n '/^\.nf/,/^\.fi/p' |

@@ -393,10 +393,13 @@ static void test_store__wrappers_refuse_bad_arguments(void **state)
                      IDMINT_EINVAL);
     assert_int_equal(r.start, 7);
     lease_init(&l, 0, "");
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1, 2, &l), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1, 2, &l, ACTOR, NOW_MS),
+                     IDMINT_EINVAL);
     lease_init(&l, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 0, 1, 2, &l), IDMINT_EINVAL);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1, UINT64_MAX, &l), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 0, 1, 2, &l, ACTOR, NOW_MS),
+                     IDMINT_EINVAL);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1, UINT64_MAX, &l, ACTOR, NOW_MS),
+                     IDMINT_EINVAL);
     assert_int_equal(l.generation, 0);
     snap_same(f, ns, &before);
 }
@@ -426,7 +429,7 @@ static void test_store__lease_take_on_fresh_ns_gets_worker_0_without_fence(void 
     ns_name(f, "fresh", ns);
     make_snowflake(f, ns, 0, 3);
     lease_init(&l, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l, ACTOR, NOW_MS), 0);
     assert_int_equal(l.worker_id, 0);
     assert_int_equal(l.generation, 1);
     assert_int_equal(l.fence_found, 0);
@@ -451,27 +454,28 @@ static void test_store__lease_take_picks_the_lowest_free_id(void **state)
     make_snowflake(f, ns, 0, 3);
     for (int i = 0; i < 3; i++) {
         lease_init(&l[i], 0, i == 0 ? HOLDER_A : i == 1 ? HOLDER_B : HOLDER_C);
-        assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l[i]), 0);
+        assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l[i], ACTOR, NOW_MS),
+                         0);
         assert_int_equal(l[i].worker_id, (uint32_t)i);
     }
-    assert_int_equal(idmint__store_lease_release(f->st, ns, &l[1], 1200), 0);
-    assert_int_equal(idmint__store_lease_release(f->st, ns, &l[0], 1100), 0);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &l[1], 1200, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &l[0], 1100, ACTOR, NOW_MS), 0);
     /* Both released ids are fenced until 1100 and 1200: at 1000 a new id
      * is better, since its taker need not wait. */
     lease_init(&m, 0, HOLDER_C);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m, ACTOR, NOW_MS), 0);
     assert_int_equal(m.worker_id, 3);
     assert_int_equal(m.fence_found, 0);
     /* Once their E has passed, the lowest released id comes first. */
     lease_init(&m, 0, HOLDER_B);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1300, 1900, &m), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1300, 1900, &m, ACTOR, NOW_MS), 0);
     assert_int_equal(m.worker_id, 0);
     assert_int_equal(m.fence_found, 1100);
     lease_init(&m, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1300, 1900, &m), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1300, 1900, &m, ACTOR, NOW_MS), 0);
     assert_int_equal(m.worker_id, 1);
     lease_init(&m, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &m, ACTOR, NOW_MS), 0);
     assert_int_equal(m.worker_id, 4); /* a new row: nothing free below it */
 }
 
@@ -486,13 +490,14 @@ static void test_store__lease_take_when_every_id_is_held_is_no_worker(void **sta
     make_snowflake(f, ns, 0, 3);
     for (uint32_t i = 0; i < 8; i++) {
         lease_init(&l, 0, HOLDER_A);
-        assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l), 0);
+        assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l, ACTOR, NOW_MS), 0);
         assert_int_equal(l.worker_id, i);
     }
     snap_take(f, ns, &before);
     lease_init(&l, 0, HOLDER_B);
     keep = l;
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1599, 2000, &l), IDMINT_ENOWORKER);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1599, 2000, &l, ACTOR, NOW_MS),
+                     IDMINT_ENOWORKER);
     assert_memory_equal(&l, &keep, sizeof(l));
     snap_same(f, ns, &before);
 }
@@ -506,12 +511,13 @@ static void test_store__lease_take_of_an_expired_id_finds_its_fence(void **state
     ns_name(f, "expired", ns);
     make_snowflake(f, ns, 0, 3);
     lease_init(&a, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a, ACTOR, NOW_MS), 0);
 
     /* At E exactly the lease still holds: E must be strictly below now. */
     lease_init(&b, 0, HOLDER_B);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1600, 2200, &b), IDMINT_ENOWORKER);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1601, 2200, &b), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1600, 2200, &b, ACTOR, NOW_MS),
+                     IDMINT_ENOWORKER);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1601, 2200, &b, ACTOR, NOW_MS), 0);
     assert_int_equal(b.worker_id, 0);
     assert_int_equal(b.fence_found, 1600);
     assert_int_equal(b.generation, 2);
@@ -519,7 +525,7 @@ static void test_store__lease_take_of_an_expired_id_finds_its_fence(void **state
 
     /* A take never moves E back, whatever until it asks for. */
     lease_init(&a, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 2201, 1000, &a), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 2201, 1000, &a, ACTOR, NOW_MS), 0);
     assert_int_equal(a.fence_found, 2200);
     assert_int_equal(a.lease_until, 2200);
     assert_int_equal(a.generation, 3);
@@ -542,13 +548,16 @@ static void test_store__lease_take_refuses_unknown_disabled_and_range_namespaces
     keep = l;
 
     snap_take(f, sf, &before);
-    assert_int_equal(idmint__store_lease_take(f->st, sf, 8, 1, 2, &l), IDMINT_EDISABLED);
+    assert_int_equal(idmint__store_lease_take(f->st, sf, 8, 1, 2, &l, ACTOR, NOW_MS),
+                     IDMINT_EDISABLED);
     snap_same(f, sf, &before);
     snap_take(f, rg, &before);
-    assert_int_equal(idmint__store_lease_take(f->st, rg, 8, 1, 2, &l), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_lease_take(f->st, rg, 8, 1, 2, &l, ACTOR, NOW_MS),
+                     IDMINT_EINVAL);
     snap_same(f, rg, &before);
     snap_take(f, none, &before);
-    assert_int_equal(idmint__store_lease_take(f->st, none, 8, 1, 2, &l), IDMINT_ENOTFOUND);
+    assert_int_equal(idmint__store_lease_take(f->st, none, 8, 1, 2, &l, ACTOR, NOW_MS),
+                     IDMINT_ENOTFOUND);
     snap_same(f, none, &before);
     assert_memory_equal(&l, &keep, sizeof(l));
 }
@@ -562,7 +571,7 @@ static void test_store__lease_renew_by_the_holder_extends_and_never_shortens(voi
     ns_name(f, "renew", ns);
     make_snowflake(f, ns, 0, 3);
     lease_init(&l, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l, ACTOR, NOW_MS), 0);
     assert_int_equal(idmint__store_lease_renew(f->st, ns, &l, 2000), 0);
     assert_int_equal(l.lease_until, 2000);
     assert_int_equal(idmint__store_lease_renew(f->st, ns, &l, 1800), 0);
@@ -580,7 +589,7 @@ static void test_store__lease_renew_with_a_stale_generation_or_holder_is_lost(vo
     ns_name(f, "stale", ns);
     make_snowflake(f, ns, 0, 3);
     lease_init(&l, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l, ACTOR, NOW_MS), 0);
     snap_take(f, ns, &before);
 
     stale = l;
@@ -609,9 +618,9 @@ static void test_store__lease_release_sets_e_to_final_and_frees_the_id(void **st
     ns_name(f, "release", ns);
     make_snowflake(f, ns, 0, 3);
     lease_init(&a, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a, ACTOR, NOW_MS), 0);
     /* The holder stopped minting at 1199: E may come down to 1200. */
-    assert_int_equal(idmint__store_lease_release(f->st, ns, &a, 1200), 0);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &a, 1200, ACTOR, NOW_MS), 0);
     assert_int_equal(idmint__store_lease_list(f->st, ns, &w, &n), 0);
     assert_int_equal(n, 1);
     assert_string_equal(w[0].holder, "");
@@ -621,17 +630,149 @@ static void test_store__lease_release_sets_e_to_final_and_frees_the_id(void **st
 
     /* Free at once, long before E; the next taker learns E. */
     lease_init(&b, 0, HOLDER_B);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1001, 1700, &b), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1001, 1700, &b, ACTOR, NOW_MS), 0);
     assert_int_equal(b.worker_id, 0);
     assert_int_equal(b.fence_found, 1200);
     assert_int_equal(b.generation, 2);
 
-    /* final above E: E grows to it. */
-    assert_int_equal(idmint__store_lease_release(f->st, ns, &b, 1900), 0);
+    /* final above the holder's own E: E stays at its own E, never beyond. */
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &b, 1900, ACTOR, NOW_MS), 0);
+    assert_int_equal(b.lease_until, 1700);
     lease_init(&a, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1002, 1700, &a), 0);
-    assert_int_equal(a.fence_found, 1900);
-    assert_int_equal(a.lease_until, 1900);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1002, 1700, &a, ACTOR, NOW_MS), 0);
+    assert_int_equal(a.fence_found, 1700);
+    assert_int_equal(a.lease_until, 1700);
+}
+
+static void test_store__lease_release_below_the_fence_keeps_the_fence(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease a, b, c;
+
+    ns_name(f, "relfence", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&a, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &a, 1500, ACTOR, NOW_MS), 0);
+    /* B found E 1500: A may have minted anything below it. */
+    lease_init(&b, 0, HOLDER_B);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1001, 1700, &b, ACTOR, NOW_MS), 0);
+    assert_int_equal(b.fence_found, 1500);
+    /* A forged (or buggy) final time of 0 cannot lower E below B's fence. */
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &b, 0, ACTOR, NOW_MS), 0);
+    assert_int_equal(b.lease_until, 1500);
+    lease_init(&c, 0, HOLDER_C);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1002, 1700, &c, ACTOR, NOW_MS), 0);
+    assert_int_equal(c.fence_found, 1500);
+}
+
+static void test_store__lease_release_by_another_holder_changes_nothing(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease a, forged;
+    struct snap before;
+
+    ns_name(f, "relforge", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&a, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    snap_take(f, ns, &before);
+    /* Right worker id and generation (a listing shows both), wrong secret. */
+    forged = a;
+    memcpy(forged.holder, HOLDER_B, sizeof(forged.holder));
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &forged, 0, ACTOR, NOW_MS),
+                     IDMINT_ELEASELOST);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &forged, 9000), IDMINT_ELEASELOST);
+    snap_same(f, ns, &before);
+    /* The real holder still renews. */
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 1700), 0);
+    assert_int_equal(a.lease_until, 1700);
+}
+
+static void test_store__lease_renew_in_a_disabled_namespace_is_refused(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease a;
+    struct snap before;
+
+    ns_name(f, "renewdis", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&a, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, 1, ACTOR, NOW_MS), 0);
+    snap_take(f, ns, &before);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 2000), IDMINT_EDISABLED);
+    snap_same(f, ns, &before);
+    /* Release still works, so a closing holder frees its id. */
+    assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, 0, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 2000), 0);
+    assert_int_equal(a.lease_until, 2000);
+    assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, 1, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &a, 1100, ACTOR, NOW_MS), 0);
+}
+
+static void test_store__take_and_release_are_audited_without_the_holder_secret(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease a;
+    idmint_audit_entry au[4];
+    size_t i;
+
+    ns_name(f, "leaseaudit", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&a, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &a, "token:gen", NOW_MS),
+                     0);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &a, 1200, "token:gen", NOW_MS + 1), 0);
+    assert_int_equal(audit_of(f, ns, au, 4), 3);
+    assert_string_equal(au[1].action, "worker.take");
+    assert_string_equal(au[2].action, "worker.release");
+    for (i = 1; i < 3; i++) {
+        assert_string_equal(au[i].actor, "token:gen");
+        assert_non_null(strstr(au[i].detail, "aaaaaaaa"));
+        assert_null(strstr(au[i].detail, HOLDER_A));
+    }
+    assert_int_equal(au[2].at_ms, NOW_MS + 1);
+    assert_non_null(strstr(au[2].detail, "e_after=1200"));
+}
+
+static void test_store__force_release_pulls_a_runaway_e_back(void **state)
+{
+    struct fx *f = *state;
+    char ns[64];
+    struct store_lease a, b;
+    idmint_worker_info *w = NULL;
+    size_t n = 0;
+
+    ns_name(f, "forcecap", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&a, 0, HOLDER_A);
+    /* A holder whose clock ran far ahead: E lies years away. */
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 900000000, &a, ACTOR, NOW_MS), 0);
+    assert_int_equal(
+        idmint__store_lease_force_release(f->st, ns, 0, a.worker_id, 5000, "admin", NOW_MS), 0);
+    assert_int_equal(idmint__store_lease_list(f->st, ns, &w, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(w[0].lease_until, 5000);
+    free(w);
+    /* The next taker waits only until the capped E, and can release to it. */
+    lease_init(&b, 0, HOLDER_B);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 5001, 5600, &b, ACTOR, NOW_MS), 0);
+    assert_int_equal(b.fence_found, 5000);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &b, 0, ACTOR, NOW_MS), 0);
+    assert_int_equal(b.lease_until, 5000);
+    /* A cap above E keeps E. */
+    lease_init(&a, 0, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 5001, 5600, &a, ACTOR, NOW_MS), 0);
+    assert_int_equal(
+        idmint__store_lease_force_release(f->st, ns, 0, a.worker_id, 9999, "admin", NOW_MS), 0);
+    assert_int_equal(idmint__store_lease_list(f->st, ns, &w, &n), 0);
+    assert_int_equal(w[0].lease_until, 5600);
+    free(w);
 }
 
 static void test_store__lease_release_by_a_stale_holder_is_lost(void **state)
@@ -644,11 +785,12 @@ static void test_store__lease_release_by_a_stale_holder_is_lost(void **state)
     ns_name(f, "relstale", ns);
     make_snowflake(f, ns, 0, 3);
     lease_init(&a, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a, ACTOR, NOW_MS), 0);
     lease_init(&b, 0, HOLDER_B);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1601, 2200, &b), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1601, 2200, &b, ACTOR, NOW_MS), 0);
     snap_take(f, ns, &before);
-    assert_int_equal(idmint__store_lease_release(f->st, ns, &a, 9000), IDMINT_ELEASELOST);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &a, 9000, ACTOR, NOW_MS),
+                     IDMINT_ELEASELOST);
     snap_same(f, ns, &before);
 }
 
@@ -665,9 +807,10 @@ static void test_store__force_release_makes_the_old_holder_lose_its_lease(void *
     ns_name(f, "force", ns);
     make_snowflake(f, ns, 1, 3);
     lease_init(&a, 1, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &a), 0);
-    assert_int_equal(
-        idmint__store_lease_force_release(f->st, ns, 1, a.worker_id, "admin", NOW_MS + 3), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_lease_force_release(f->st, ns, 1, a.worker_id, UINT64_MAX >> 1,
+                                                       "admin", NOW_MS + 3),
+                     0);
     assert_int_equal(idmint__store_lease_list(f->st, ns, &w, &n), 0);
     assert_int_equal(n, 1);
     assert_string_equal(w[0].holder, "");
@@ -679,15 +822,16 @@ static void test_store__force_release_makes_the_old_holder_lose_its_lease(void *
     assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 3000), IDMINT_ELEASELOST);
     snap_same(f, ns, &before);
 
-    assert_int_equal(audit_of(f, ns, au, 4), 2);
-    assert_string_equal(au[1].action, "worker.force_release");
-    assert_string_equal(au[1].actor, "admin");
-    assert_int_equal(au[1].at_ms, NOW_MS + 3);
-    assert_non_null(strstr(au[1].detail, HOLDER_A));
+    assert_int_equal(audit_of(f, ns, au, 4), 3);
+    assert_string_equal(au[2].action, "worker.force_release");
+    assert_string_equal(au[2].actor, "admin");
+    assert_int_equal(au[2].at_ms, NOW_MS + 3);
+    assert_non_null(strstr(au[2].detail, "aaaaaaaa"));
+    assert_null(strstr(au[2].detail, HOLDER_A));
 
     /* The next taker of that id (the only one left) still mints only after E. */
     lease_init(&b, 1, HOLDER_B);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1001, 1700, &b), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1001, 1700, &b, ACTOR, NOW_MS), 0);
     assert_int_equal(b.worker_id, a.worker_id);
     assert_int_equal(b.fence_found, 1600);
     assert_int_equal(b.generation, 3);
@@ -702,8 +846,9 @@ static void test_store__force_release_of_an_unknown_row_is_not_found(void **stat
     ns_name(f, "forcenone", ns);
     make_snowflake(f, ns, 0, 3);
     snap_take(f, ns, &before);
-    assert_int_equal(idmint__store_lease_force_release(f->st, ns, 0, 5, ACTOR, NOW_MS),
-                     IDMINT_ENOTFOUND);
+    assert_int_equal(
+        idmint__store_lease_force_release(f->st, ns, 0, 5, UINT64_MAX >> 1, ACTOR, NOW_MS),
+        IDMINT_ENOTFOUND);
     snap_same(f, ns, &before);
 }
 
@@ -716,25 +861,27 @@ static void test_store__lease_regions_are_independent(void **state)
     ns_name(f, "regions", ns);
     make_snowflake(f, ns, 2, 1);
     lease_init(&r0, 0, HOLDER_A);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r0), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r0, ACTOR, NOW_MS), 0);
     lease_init(&r1, 1, HOLDER_B);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r1), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r1, ACTOR, NOW_MS), 0);
     assert_int_equal(r0.worker_id, 0);
     assert_int_equal(r1.worker_id, 0);
     assert_int_equal(r1.region, 1);
     assert_int_equal(r1.fence_found, 0);
     lease_init(&r2, 0, HOLDER_C);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2, ACTOR, NOW_MS), 0);
     assert_int_equal(r2.worker_id, 1);
     lease_init(&r2, 0, HOLDER_C);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2), IDMINT_ENOWORKER);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2, ACTOR, NOW_MS),
+                     IDMINT_ENOWORKER);
     lease_init(&r2, 1, HOLDER_C);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2), 0);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2, ACTOR, NOW_MS), 0);
     assert_int_equal(r2.worker_id, 1);
     /* Releasing in region 1 leaves region 0 held. */
-    assert_int_equal(idmint__store_lease_release(f->st, ns, &r1, 1000), 0);
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &r1, 1000, ACTOR, NOW_MS), 0);
     lease_init(&r2, 0, HOLDER_C);
-    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2), IDMINT_ENOWORKER);
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 2, 1000, 1600, &r2, ACTOR, NOW_MS),
+                     IDMINT_ENOWORKER);
 }
 
 /* ==== ranges ==== */
@@ -1009,7 +1156,7 @@ static void take_child(const char *url, const char *ns, int gate, int out, unsig
         lease_init(&l, 0, HOLDER_A);
         snprintf(l.holder, sizeof(l.holder), "holder%026u", idx);
         gate_wait(gate);
-        res.rc = idmint__store_lease_take(st, ns, 8, 1000, 1600, &l);
+        res.rc = idmint__store_lease_take(st, ns, 8, 1000, 1600, &l, ACTOR, NOW_MS);
         res.worker_id = l.worker_id;
     }
     idmint__store_close(st);
@@ -1236,6 +1383,11 @@ int main(void)
         T(test_store__lease_renew_with_a_stale_generation_or_holder_is_lost),
         T(test_store__lease_release_sets_e_to_final_and_frees_the_id),
         T(test_store__lease_release_by_a_stale_holder_is_lost),
+        T(test_store__lease_release_below_the_fence_keeps_the_fence),
+        T(test_store__lease_release_by_another_holder_changes_nothing),
+        T(test_store__lease_renew_in_a_disabled_namespace_is_refused),
+        T(test_store__take_and_release_are_audited_without_the_holder_secret),
+        T(test_store__force_release_pulls_a_runaway_e_back),
         T(test_store__force_release_makes_the_old_holder_lose_its_lease),
         T(test_store__force_release_of_an_unknown_row_is_not_found),
         T(test_store__lease_regions_are_independent),

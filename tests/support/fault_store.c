@@ -98,7 +98,7 @@ static struct store *inner(struct store *st)
 
 static const struct store_ops fault_ops;
 
-static int fault_open(const char *location, const char *token, struct store **out)
+static int fault_open(const char *location, const char *token, unsigned flags, struct store **out)
 {
     struct fault_store *f;
     int rc;
@@ -108,7 +108,7 @@ static int fault_open(const char *location, const char *token, struct store **ou
     f = calloc(1, sizeof(*f));
     if (f == NULL)
         return idmint__fail(IDMINT_ENOMEM, "fault store: out of memory");
-    rc = idmint__store_open(location, token, &f->inner);
+    rc = idmint__store_open_flags(location, token, flags, &f->inner);
     if (rc != 0) {
         free(f);
         return rc;
@@ -184,14 +184,16 @@ static int fault_ns_set_disabled(struct store *st, const char *name, int disable
 }
 
 static int fault_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                            uint64_t now_unit, uint64_t until_unit, struct store_lease *lease)
+                            uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                            const char *actor, int64_t now_ms)
 {
     struct store_lease tmp = *lease;
     int f = fault_enter("lease_take"), rc;
 
     if (f < 0)
         return f;
-    rc = idmint__store_lease_take(inner(st), ns, worker_count, now_unit, until_unit, &tmp);
+    rc = idmint__store_lease_take(inner(st), ns, worker_count, now_unit, until_unit, &tmp, actor,
+                                  now_ms);
     if (f == FAULT_LOSE)
         return fault_lost("lease_take", rc);
     if (rc == 0)
@@ -215,15 +217,20 @@ static int fault_lease_renew(struct store *st, const char *ns, struct store_leas
     return rc;
 }
 
-static int fault_lease_release(struct store *st, const char *ns, const struct store_lease *lease,
-                               uint64_t final_unit)
+static int fault_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+                               uint64_t final_unit, const char *actor, int64_t now_ms)
 {
+    struct store_lease tmp = *lease;
     int f = fault_enter("lease_release"), rc;
 
     if (f < 0)
         return f;
-    rc = idmint__store_lease_release(inner(st), ns, lease, final_unit);
-    return f == FAULT_LOSE ? fault_lost("lease_release", rc) : rc;
+    rc = idmint__store_lease_release(inner(st), ns, &tmp, final_unit, actor, now_ms);
+    if (f == FAULT_LOSE)
+        return fault_lost("lease_release", rc);
+    if (rc == 0)
+        *lease = tmp;
+    return rc;
 }
 
 static int fault_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n)
@@ -247,13 +254,15 @@ static int fault_lease_list(struct store *st, const char *ns, idmint_worker_info
 }
 
 static int fault_lease_force_release(struct store *st, const char *ns, uint32_t region,
-                                     uint32_t worker_id, const char *actor, int64_t now_ms)
+                                     uint32_t worker_id, uint64_t max_until_unit, const char *actor,
+                                     int64_t now_ms)
 {
     int f = fault_enter("lease_force_release"), rc;
 
     if (f < 0)
         return f;
-    rc = idmint__store_lease_force_release(inner(st), ns, region, worker_id, actor, now_ms);
+    rc = idmint__store_lease_force_release(inner(st), ns, region, worker_id, max_until_unit, actor,
+                                           now_ms);
     return f == FAULT_LOSE ? fault_lost("lease_force_release", rc) : rc;
 }
 

@@ -277,8 +277,10 @@ static void test_authority__default_is_created_on_first_use_once(void **state)
     assert_string_equal(au[0].action, "ns.create");
     assert_string_equal(au[0].ns, "default");
     assert_int_equal(au[0].at_ms, FAKE_NOW_MS);
-    snprintf(actor, sizeof(actor), "uid:%lu", (unsigned long)getuid());
-    assert_string_equal(au[0].actor, actor);
+    /* The OS user: its name where the system knows it, and its uid. */
+    snprintf(actor, sizeof(actor), "(%lu)", (unsigned long)getuid());
+    assert_non_null(strstr(au[0].actor, actor));
+    assert_int_equal(strncmp(au[0].actor, "user:", 5), 0);
     free(au);
 }
 
@@ -301,13 +303,15 @@ static void test_authority__unknown_namespace_is_not_found_and_not_created(void 
     assert_empty(f->a);
 }
 
-static void test_authority__actor_comes_from_idmint_actor(void **state)
+static void test_authority__actor_is_the_os_user_never_idmint_actor(void **state)
 {
     struct fx *f = *state;
     idmint_ns_info i;
     idmint_audit_entry *au = NULL;
+    char want[64];
     size_t n = 0;
 
+    /* Any process can set an environment variable: it must not name anyone. */
     setenv("IDMINT_ACTOR", "alice@ops", 1);
     range_named(&i, "ledger");
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
@@ -316,11 +320,52 @@ static void test_authority__actor_comes_from_idmint_actor(void **state)
     unsetenv("IDMINT_ACTOR");
     assert_int_equal(idmint_audit_list(f->a, 0, 100, &au, &n), 0);
     assert_int_equal(n, 2);
-    assert_string_equal(au[0].actor, "alice@ops");
+    snprintf(want, sizeof(want), "(%lu)", (unsigned long)getuid());
+    assert_null(strstr(au[0].actor, "alice"));
+    assert_non_null(strstr(au[0].actor, want));
     assert_string_equal(au[1].action, "ns.disable");
-    assert_string_equal(au[1].actor, "alice@ops");
+    assert_string_equal(au[1].actor, au[0].actor);
     assert_int_equal(au[1].at_ms, FAKE_NOW_MS + 60000);
     free(au);
+}
+
+static void test_authority__an_epoch_in_the_future_is_refused(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info i;
+
+    snowflake_named(&i, "later");
+    i.layout.epoch_ms = FAKE_NOW_MS + 1;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "in the future"));
+    assert_empty(f->a);
+    i.layout.epoch_ms = FAKE_NOW_MS;
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+}
+
+static void test_authority__workers_list_shows_fingerprints_only(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info i;
+    idmint_worker_info *w = NULL;
+    idmint_handle_info info;
+    idmint_options o;
+    idmint *m = NULL;
+    size_t n = 0;
+
+    snowflake_named(&i, "fp");
+    i.layout.epoch_ms = FAKE_NOW_MS - 1000;
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+    idmint_options_init(&o);
+    assert_int_equal(idmint_open(&m, f->url, "fp", &o), 0);
+    assert_int_equal(idmint_info(m, &info), 0);
+    assert_int_equal(idmint_workers_list(f->a, "fp", &w, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(strlen(w[0].holder), 8);
+    assert_memory_equal(w[0].holder, info.incarnation, 8);
+    assert_null(strstr(w[0].holder, info.incarnation));
+    free(w);
+    idmint_close(m);
 }
 
 static void test_authority__workers_list_shows_rows_of_an_existing_ns(void **state)
@@ -475,7 +520,9 @@ int main(void)
         cmocka_unit_test(test_authority__ns_info_init_fills_the_defaults),
         T(test_authority__default_is_created_on_first_use_once),
         T(test_authority__unknown_namespace_is_not_found_and_not_created),
-        T(test_authority__actor_comes_from_idmint_actor),
+        T(test_authority__actor_is_the_os_user_never_idmint_actor),
+        T(test_authority__an_epoch_in_the_future_is_refused),
+        T(test_authority__workers_list_shows_fingerprints_only),
         T(test_authority__workers_list_shows_rows_of_an_existing_ns),
         cmocka_unit_test(test_authority__unreachable_store_is_unavailable),
         cmocka_unit_test(test_authority__unknown_scheme_is_invalid),

@@ -155,7 +155,8 @@ static void test_fault_store__lost_lease_take_leaves_the_lease_untouched(void **
     memset(&l, 0, sizeof(l));
     snprintf(l.holder, sizeof(l.holder), "%s", HOLDER_A);
     ts_fault_lose_reply_nth(1);
-    assert_int_equal(idmint__store_lease_take(f->st, "ids", 1024, 10, 20, &l), IDMINT_EUNAVAILABLE);
+    assert_int_equal(idmint__store_lease_take(f->st, "ids", 1024, 10, 20, &l, "test", NOW_MS),
+                     IDMINT_EUNAVAILABLE);
     assert_int_equal(l.generation, 0);
     assert_int_equal(idmint__store_lease_list(f->st, "ids", &w, &n), 0);
     assert_int_equal(n, 1);

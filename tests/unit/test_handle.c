@@ -252,6 +252,45 @@ static void test_handle__refused_renewal_makes_the_next_mint_fail(void **state)
     idmint_close(m);
 }
 
+static void test_handle__disabled_namespace_mints_until_the_lease_end_then_fails(void **state)
+{
+    struct fixture *f = *state;
+    idmint_options o;
+    idmint *m;
+    idmint_handle_info info;
+    uint64_t id = 0, last = 0;
+    int rc = 0, status = 0;
+
+    idmint_options_init(&o);
+    o.lease_ms = 1000;
+    o.renew_ms = 50;
+    assert_int_equal(idmint_open(&m, f->url, "default", &o), 0);
+    assert_int_equal(idmint_lease_status(m), 0);
+    assert_int_equal(idmint_ns_set_disabled(f->admin, "default", 1), 0);
+    for (int i = 0; i < 100 && status == 0; i++) {
+        struct timespec ts = {0, 10000000};
+
+        nanosleep(&ts, NULL);
+        status = idmint_lease_status(m);
+    }
+    /* Renewal stopped, but the lease is still ours: minting goes on to E. */
+    assert_int_equal(status, IDMINT_EDISABLED);
+    assert_int_equal(idmint_next(m, &id), 0);
+    assert_int_equal(idmint_info(m, &info), 0);
+    for (int i = 0; i < 400 && rc == 0; i++) {
+        struct timespec ts = {0, 5000000};
+
+        last = id;
+        rc = idmint_next(m, &id);
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(rc, IDMINT_EDISABLED);
+    /* The last ID minted lies before the E the handle held. */
+    assert_true((last >> 22) < info.lease_until);
+    assert_int_equal(idmint_ns_set_disabled(f->admin, "default", 0), 0);
+    idmint_close(m);
+}
+
 static void test_handle__outage_mints_until_the_lease_end_then_fails(void **state)
 {
     struct fixture *f = *state;
@@ -523,6 +562,7 @@ int main(void)
         T(test_handle__release_on_close_lets_the_next_holder_mint_after_us),
         T(test_handle__fifth_taker_of_two_worker_bits_gets_no_worker),
         T(test_handle__refused_renewal_makes_the_next_mint_fail),
+        T(test_handle__disabled_namespace_mints_until_the_lease_end_then_fails),
         T(test_handle__outage_mints_until_the_lease_end_then_fails),
         T(test_handle__forked_child_cannot_mint_while_the_parent_goes_on),
         T(test_handle__range_reaches_its_maximum_with_exhausted_and_no_wrap),
