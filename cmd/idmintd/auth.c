@@ -115,9 +115,19 @@ const struct auth_token *auth_check(const struct auth_token *tokens, size_t n, c
     size_t i;
 
     *is_missing = 1;
-    if (header == NULL || header_len <= prefix_len ||
-        strncasecmp(header, BEARER_PREFIX, prefix_len) != 0)
+    if (header == NULL)
         return NULL;
+    /* RFC 9110 §5.5: whitespace (OWS: SP, HTAB) around a field value is
+     * not part of it. The parser may or may not have removed it already. */
+    while (header_len > 0 && (header[0] == ' ' || header[0] == '\t')) {
+        header++;
+        header_len--;
+    }
+    while (header_len > 0 && (header[header_len - 1] == ' ' || header[header_len - 1] == '\t'))
+        header_len--;
+    if (header_len <= prefix_len || strncasecmp(header, BEARER_PREFIX, prefix_len) != 0)
+        return NULL;
+    /* RFC 9110 §11.4: credentials = auth-scheme [ 1*SP token68 ]. */
     header += prefix_len;
     header_len -= prefix_len;
     while (header_len > 0 && header[0] == ' ') {
@@ -127,6 +137,9 @@ const struct auth_token *auth_check(const struct auth_token *tokens, size_t n, c
     if (header_len == 0)
         return NULL;
     *is_missing = 0;
+    /* Whitespace inside is never part of a token: not hashed, refused. */
+    if (memchr(header, ' ', header_len) != NULL || memchr(header, '\t', header_len) != NULL)
+        return NULL;
     if (sha256(header, header_len, h) != 0)
         return NULL;
     for (i = 0; i < n; i++) {

@@ -37,8 +37,11 @@ int auth_token_parse(const char *text, struct auth_token *out, char *err, size_t
 
 /*
  * Match the Authorization header value @p header (may be NULL) against
- * @p tokens. Returns the matching token, or NULL: *is_missing says whether no
- * bearer token was presented at all.
+ * @p tokens: "Bearer", one or more SP, the token. Leading and trailing SP
+ * and HTAB of the value are not part of it (RFC 9110 §5.5); a token with
+ * SP or HTAB inside never matches; otherwise the bytes are compared exactly
+ * (as SHA-256). Returns the matching token, or NULL: *is_missing says
+ * whether no bearer token was presented at all.
  */
 const struct auth_token *auth_check(const struct auth_token *tokens, size_t n, const char *header,
                                     size_t header_len, int *is_missing);

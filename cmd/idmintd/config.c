@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_THREADS    64u
 #define MAX_COUNT_MAX  1000000u
@@ -27,11 +28,12 @@ void config_defaults(struct config *cfg)
     snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:8080");
     cfg->threads = 1;
     cfg->max_connections = 1024;
+    cfg->max_connections_per_client = 64;
     cfg->max_body_bytes = 65536;
     cfg->max_header_bytes = 8192;
     cfg->request_timeout_ms = 10000;
     cfg->max_count = 10000;
-    snprintf(cfg->authority, sizeof(cfg->authority), "sqlite:./idmint.db");
+    cfg->authority[0] = '\0'; /* the library's fixed default (idmint_authority_open) */
     cfg->region = 0;
     snprintf(cfg->namespaces, sizeof(cfg->namespaces), "default");
     cfg->lease_ms = 600000;
@@ -128,6 +130,8 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
             NUM(1, MAX_THREADS, threads, unsigned);
         if (strcmp(key, "max_connections") == 0)
             NUM(1, 1000000, max_connections, unsigned);
+        if (strcmp(key, "max_connections_per_client") == 0)
+            NUM(1, 1000000, max_connections_per_client, unsigned);
         if (strcmp(key, "max_body_bytes") == 0)
             NUM(16, MAX_BODY_MAX, max_body_bytes, size_t);
         if (strcmp(key, "max_header_bytes") == 0)
@@ -211,10 +215,33 @@ static int file_handler(void *user, const char *section, const char *name, const
     return 0;
 }
 
+/*
+ * A file with token hashes must be private: anyone who can write it can add
+ * a token of their own, and anyone who can read it can guess weak tokens
+ * offline against the hashes. Refused: any permission for others, and
+ * write permission for the group (the group may read: 0640).
+ */
+static int check_secret_mode(const char *path, const struct stat *st, char *err, size_t err_size)
+{
+    unsigned mode = (unsigned)st->st_mode & 07777u;
+    int is_others = (mode & 0007u) != 0, is_group_write = (mode & 0020u) != 0;
+
+    if (!is_others && !is_group_write)
+        return 0;
+    snprintf(err, err_size,
+             "%s: holds [tokens] but its mode is %04o (%s%s%s); make it private with "
+             "'chmod 600 %s' (or 640 to let its group read it)",
+             path, mode, is_group_write ? "its group may write it" : "",
+             is_group_write && is_others ? ", " : "", is_others ? "others have access" : "", path);
+    return -1;
+}
+
 int config_load_file(struct config *cfg, const char *path, char *err, size_t err_size)
 {
     struct file_ctx fc;
-    int rc;
+    struct stat st;
+    size_t tokens_before = cfg->n_tokens;
+    int rc, has_stat, stat_errno;
 
     memset(&fc, 0, sizeof(fc));
     fc.cfg = cfg;
@@ -225,9 +252,19 @@ int config_load_file(struct config *cfg, const char *path, char *err, size_t err
         return -1;
     }
     rc = ini_parse_stream(file_reader, &fc, file_handler, &fc);
+    /* The mode of the file that was read, not of whatever the path names now. */
+    has_stat = fstat(fileno(fc.f), &st) == 0;
+    stat_errno = errno;
     fclose(fc.f);
-    if (rc == 0 && fc.err_line == 0)
-        return 0;
+    if (rc == 0 && fc.err_line == 0) {
+        if (cfg->n_tokens == tokens_before)
+            return 0;
+        if (!has_stat) {
+            snprintf(err, err_size, "%s: cannot check its mode: %s", path, strerror(stat_errno));
+            return -1;
+        }
+        return check_secret_mode(path, &st, err, err_size);
+    }
     if (fc.err_line != 0 && (rc <= 0 || fc.err_line <= rc))
         snprintf(err, err_size, "%s:%d: %s", path, fc.err_line, fc.err);
     else if (rc > 0)
@@ -243,9 +280,12 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size)
     static const struct {
         const char *var, *section, *key;
     } vars[] = {
-        {"IDMINT_LISTEN", "server", "listen"},       {"IDMINT_AUTHORITY", "authority", "url"},
-        {"IDMINT_REGION", "authority", "region"},    {"IDMINT_LOG_LEVEL", "log", "level"},
+        {"IDMINT_LISTEN", "server", "listen"},
+        {"IDMINT_AUTHORITY", "authority", "url"},
+        {"IDMINT_REGION", "authority", "region"},
+        {"IDMINT_LOG_LEVEL", "log", "level"},
         {"IDMINT_MAX_COUNT", "server", "max_count"},
+        {"IDMINT_MAX_CONNECTIONS_PER_CLIENT", "server", "max_connections_per_client"},
     };
     char problem[400];
     size_t i;

@@ -11,9 +11,16 @@
 #include <stddef.h>
 
 void config_defaults(struct config *cfg);
-/* Read @p path. 0, or -1 with "<file>:<line>: <problem>" in @p err. */
+/*
+ * Read @p path. 0, or -1 with "<file>:<line>: <problem>" in @p err; also -1
+ * when the file holds [tokens] and others have any permission on it or its
+ * group may write it (mode & 027).
+ */
 int config_load_file(struct config *cfg, const char *path, char *err, size_t err_size);
-/* Apply IDMINT_LISTEN, _AUTHORITY, _REGION, _LOG_LEVEL, _MAX_COUNT. 0 or -1 with @p err. */
+/*
+ * Apply IDMINT_LISTEN, _AUTHORITY, _REGION, _LOG_LEVEL, _MAX_COUNT and
+ * _MAX_CONNECTIONS_PER_CLIENT. 0 or -1 with @p err.
+ */
 int config_apply_env(struct config *cfg, char *err, size_t err_size);
 /*
  * Set one [section] key from text, as the file and the flags do. 0, or -1

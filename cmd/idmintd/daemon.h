@@ -30,7 +30,7 @@ struct config {
     size_t max_header_bytes;
     uint32_t request_timeout_ms;
     uint32_t max_count;   /* largest count one GET /v1/ids may ask for */
-    char authority[1024]; /* store URL */
+    char authority[1024]; /* store URL; "": the library's fixed default */
     uint32_t region;
     char namespaces[1024]; /* comma list, opened at start */
     uint32_t lease_ms;     /* worker lease of the daemon's own handles */
@@ -41,12 +41,19 @@ struct config {
     char port_file[1024];     /* "" : none */
     struct auth_token tokens[DAEMON_MAX_TOKENS];
     size_t n_tokens;
+    unsigned max_connections_per_client; /* from one address (IPv6: one /64) */
 };
 
-/* One namespace the daemon mints from. Written once before it is published. */
+/*
+ * One namespace the daemon mints from. Written once before it is published,
+ * except the handle itself, which the main thread replaces when its lease
+ * can never be renewed again; use it through handles_next_n/handles_info.
+ */
 struct ns_handle {
     char name[64];
-    idmint *m; /* owned; closed at shutdown */
+    _Atomic(idmint *) m;    /* owned; replaced by the 1 s tick, closed at shutdown */
+    _Atomic unsigned epoch; /* its parity picks the users counter readers join */
+    _Atomic unsigned users[2];
     int is_range;
     idmint_layout layout; /* snowflake only */
     int64_t end_ms;       /* snowflake: when the time bits run out */
@@ -54,6 +61,10 @@ struct ns_handle {
     /* Observed by the 1 s tick on the main thread only. */
     uint64_t seen_lease_until;
     uint64_t seen_range_left;
+    int store_status;    /* idmint_lease_status at the last tick */
+    int stop_status;     /* ELEASELOST / EDISABLED being recovered from, else 0 */
+    int64_t retry_at_ms; /* next attempt at a new handle */
+    uint32_t backoff_ms;
     /* snowflake: worker ids of the region nobody holds, sampled by the
      * metrics sampler thread; -1 until sampled or when the store cannot say. */
     _Atomic int64_t workers_free;
@@ -72,6 +83,10 @@ struct handles {
     _Atomic uint64_t renewals;         /* lease extensions observed */
     _Atomic uint64_t renewal_failures; /* leases observed lost or run out */
     _Atomic uint64_t range_refills;    /* range supplies observed refilled */
+    /* Set once any open of the authority succeeded: from then on nothing
+     * the daemon opens may create it, so a store file removed under us is
+     * an error, never a fresh, empty authority. */
+    _Atomic int store_seen;
 };
 
 /* Everything one event-loop thread owns. */
@@ -98,9 +113,24 @@ void handles_init(struct handles *h, const struct config *cfg);
 int handles_get(struct handles *h, const char *ns, struct ns_handle **out);
 /* Open every name in cfg->namespaces. 0 or the first failure (logged). */
 int handles_open_eager(struct handles *h);
-/* The 1 s tick: count renewals, losses and refills from idmint_info. */
+/*
+ * Mint @p n IDs from @p nh's current handle (idmint_next_n's contract).
+ * Thread-safe, also while the tick replaces the handle.
+ */
+int handles_next_n(struct ns_handle *nh, uint64_t *ids, size_t n);
+/* idmint_info of @p nh's current handle. Thread-safe. */
+int handles_info(struct ns_handle *nh, idmint_handle_info *out);
+/*
+ * The 1 s tick (main thread): count renewals, losses and refills from
+ * idmint_info, and replace a handle whose lease was lost or whose namespace
+ * was disabled by a new one (new worker id), with backoff, logging why.
+ */
 void handles_observe(struct handles *h);
-/* 1 and reason "" when every handle holds its lease with margin; else 0. */
+/*
+ * 1 and reason "" when every handle holds its lease with margin; else 0:
+ * a lost lease (until replaced), a store that refuses renewals, a lease
+ * within the margin of its end (a disabled namespace's lease runs out so).
+ */
 int handles_ready(struct handles *h, char *reason, size_t size);
 void handles_close_all(struct handles *h);
 
@@ -108,6 +138,13 @@ void handles_close_all(struct handles *h);
 void routes_handle(struct http_req *r);
 void *routes_thread_init(unsigned index, void *daemon);
 void routes_thread_fini(void *worker);
+/*
+ * Open the daemon's authority: creating it only until it has been seen once
+ * (handles.store_seen), then only an existing one. 0 or IDMINT_E*.
+ */
+int handles_authority_open(struct handles *h, idmint_authority **out);
+/* The authority URL to open: NULL (the library's default) when none is configured. */
+const char *handles_authority_url(const struct config *cfg);
 /* The per-thread authority, opened on first use. 0 or IDMINT_E*. */
 int routes_authority(struct worker *w, idmint_authority **out);
 /* The per-thread authority, or NULL after replying with the error. */

@@ -4,15 +4,26 @@
  * event-loop thread (idmint handles are thread-safe for minting). A lookup
  * is a lock-free scan of an append-only table; the first use of a namespace
  * opens its handle under a mutex so no two threads ever open it twice.
+ *
+ * A handle whose lease is lost (an admin forced it away) or whose namespace
+ * was disabled can never mint again, so the 1 s tick opens a replacement
+ * (a new worker id) with backoff and swaps it in. Readers of a slot announce
+ * themselves in one of two counters chosen by the slot's epoch parity; the
+ * swapper flips the epoch and waits for the old parity's readers to leave
+ * before closing the old handle, so no request ever uses a freed handle.
  */
 #include "daemon.h"
 
+#include "internal.h"
 #include "log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define RECOVER_BACKOFF_MIN_MS 1000
+#define RECOVER_BACKOFF_MAX_MS 30000
 
 static int64_t wall_ms(void)
 {
@@ -39,12 +50,33 @@ static struct ns_handle *find(struct handles *h, size_t n, const char *ns)
     return NULL;
 }
 
+/* A new handle of @p ns with the daemon's lease options. */
+static int open_handle(const struct config *cfg, const char *ns, idmint **out)
+{
+    idmint_options opts;
+
+    idmint_options_init(&opts);
+    opts.region = cfg->region;
+    opts.lease_ms = cfg->lease_ms;
+    opts.renew_ms = cfg->renew_ms;
+    return idmint_open(out, handles_authority_url(cfg), ns, &opts);
+}
+
+static void log_opened(const char *what, const char *ns, const idmint_handle_info *info)
+{
+    if (info->is_range)
+        log_write(LOG_INFO, what, "namespace=%s kind=range left=%llu", ns,
+                  (unsigned long long)info->range_left);
+    else
+        log_write(LOG_INFO, what, "namespace=%s kind=snowflake region=%u worker=%u generation=%llu",
+                  ns, info->region, info->worker_id, (unsigned long long)info->generation);
+}
+
 /* Open @p ns and append it; h->mu held. */
 static int open_locked(struct handles *h, const char *ns, struct ns_handle **out)
 {
     const struct config *cfg = h->cfg;
     size_t n = atomic_load_explicit(&h->n, memory_order_relaxed);
-    idmint_options opts;
     idmint_handle_info info;
     struct ns_handle *nh;
     idmint *m;
@@ -54,18 +86,23 @@ static int open_locked(struct handles *h, const char *ns, struct ns_handle **out
         log_write(LOG_WARN, "too many namespaces", "limit=%d namespace=%s", HANDLES_MAX, ns);
         return IDMINT_EUNAVAILABLE;
     }
-    idmint_options_init(&opts);
-    opts.region = cfg->region;
-    opts.lease_ms = cfg->lease_ms;
-    opts.renew_ms = cfg->renew_ms;
-    if ((rc = idmint_open(&m, cfg->authority, ns, &opts)) != 0)
+    if (atomic_load(&h->store_seen)) {
+        idmint_authority *probe;
+
+        /* idmint_open would create a missing store: make sure it exists. */
+        if ((rc = handles_authority_open(h, &probe)) != 0)
+            return rc;
+        idmint_authority_close(probe);
+    }
+    if ((rc = open_handle(cfg, ns, &m)) != 0)
         return rc;
+    atomic_store(&h->store_seen, 1);
     if ((rc = idmint_info(m, &info)) != 0 || (nh = calloc(1, sizeof(*nh))) == NULL) {
         idmint_close(m);
         return rc != 0 ? rc : IDMINT_ENOMEM;
     }
     snprintf(nh->name, sizeof(nh->name), "%s", ns);
-    nh->m = m;
+    atomic_init(&nh->m, m);
     nh->is_range = info.is_range;
     nh->layout = info.layout;
     nh->slot = n;
@@ -77,15 +114,93 @@ static int open_locked(struct handles *h, const char *ns, struct ns_handle **out
     h->slots[n] = nh;
     /* Publish only after the slot is complete: readers scan without the lock. */
     atomic_store_explicit(&h->n, n + 1, memory_order_release);
-    if (nh->is_range)
-        log_write(LOG_INFO, "namespace opened", "namespace=%s kind=range left=%llu", ns,
-                  (unsigned long long)info.range_left);
-    else
-        log_write(LOG_INFO, "namespace opened",
-                  "namespace=%s kind=snowflake region=%u worker=%u generation=%llu", ns,
-                  info.region, info.worker_id, (unsigned long long)info.generation);
+    log_opened("namespace opened", ns, &info);
     *out = nh;
     return 0;
+}
+
+const char *handles_authority_url(const struct config *cfg)
+{
+    return cfg->authority[0] != '\0' ? cfg->authority : NULL;
+}
+
+int handles_authority_open(struct handles *h, idmint_authority **out)
+{
+    const struct config *cfg = h->cfg;
+    int rc;
+
+    if (!atomic_load(&h->store_seen)) {
+        if ((rc = idmint_authority_open(out, handles_authority_url(cfg), cfg->region)) == 0)
+            atomic_store(&h->store_seen, 1);
+        return rc;
+    }
+    rc = idmint_authority_open_existing(out, handles_authority_url(cfg), cfg->region);
+    if (rc == IDMINT_ENOTFOUND) {
+        char why[512];
+
+        snprintf(why, sizeof(why), "%s", idmint_errmsg());
+        log_write(LOG_ERROR, "the authority is gone", "authority=\"%s\" detail=\"%s\"",
+                  cfg->authority[0] != '\0' ? cfg->authority : "(the default)", why);
+        rc = IDMINT_ESTORE;
+        idmint__fail(rc,
+                     "the authority %s was removed or replaced while idmintd ran; "
+                     "refusing to start a new, empty one (%s)",
+                     cfg->authority[0] != '\0' ? cfg->authority : "the default authority", why);
+    }
+    return rc;
+}
+
+/* The slot's current handle, announced as in use; leave with handle_leave(). */
+static idmint *handle_enter(struct ns_handle *nh, unsigned *parity)
+{
+    for (;;) {
+        unsigned p = atomic_load(&nh->epoch) & 1u;
+
+        atomic_fetch_add(&nh->users[p], 1);
+        /* Still the same parity after announcing: the swapper will wait for us. */
+        if ((atomic_load(&nh->epoch) & 1u) == p) {
+            *parity = p;
+            return atomic_load(&nh->m);
+        }
+        atomic_fetch_sub(&nh->users[p], 1);
+    }
+}
+
+static void handle_leave(struct ns_handle *nh, unsigned parity)
+{
+    atomic_fetch_sub(&nh->users[parity], 1);
+}
+
+int handles_next_n(struct ns_handle *nh, uint64_t *ids, size_t n)
+{
+    unsigned parity;
+    int rc = idmint_next_n(handle_enter(nh, &parity), ids, n);
+
+    handle_leave(nh, parity);
+    return rc;
+}
+
+int handles_info(struct ns_handle *nh, idmint_handle_info *out)
+{
+    unsigned parity;
+    int rc = idmint_info(handle_enter(nh, &parity), out);
+
+    handle_leave(nh, parity);
+    return rc;
+}
+
+/* Put @p fresh in the slot and close the old handle once no reader uses it. Main thread. */
+static void handle_swap(struct ns_handle *nh, idmint *fresh)
+{
+    idmint *old = atomic_exchange(&nh->m, fresh);
+    unsigned parity = atomic_fetch_add(&nh->epoch, 1) & 1u;
+
+    while (atomic_load(&nh->users[parity]) != 0) {
+        struct timespec ts = {0, 100000};
+
+        nanosleep(&ts, NULL);
+    }
+    idmint_close(old);
 }
 
 int handles_get(struct handles *h, const char *ns, struct ns_handle **out)
@@ -139,6 +254,52 @@ int handles_open_eager(struct handles *h)
     return 0;
 }
 
+/*
+ * The lease of @p nh can never be renewed again (lost, or the namespace
+ * disabled): try a new handle, with backoff. Main thread.
+ */
+static void recover(struct handles *h, struct ns_handle *nh, int status, int64_t now)
+{
+    idmint_handle_info info;
+    idmint *fresh;
+    int rc;
+
+    if (nh->stop_status != status) {
+        nh->stop_status = status;
+        nh->backoff_ms = RECOVER_BACKOFF_MIN_MS;
+        /* A lost lease stops minting now: replace it at once. A disabled
+         * namespace is refused anyway until it is enabled again. */
+        nh->retry_at_ms = status == IDMINT_ELEASELOST ? now : now + nh->backoff_ms;
+        if (status == IDMINT_ELEASELOST)
+            log_write(LOG_ERROR, "worker lease lost: taking a new worker id", "namespace=%s",
+                      nh->name);
+        else
+            log_write(LOG_WARN, "namespace disabled: its lease is not renewed",
+                      "namespace=%s detail=\"minting stops when the lease ends; minting resumes "
+                      "with a new lease once the namespace is enabled\"",
+                      nh->name);
+    }
+    if (now < nh->retry_at_ms)
+        return;
+    rc = open_handle(h->cfg, nh->name, &fresh);
+    if (rc != 0) {
+        if (rc != IDMINT_EDISABLED || nh->backoff_ms == RECOVER_BACKOFF_MIN_MS)
+            log_write(LOG_WARN, "cannot take a new worker id yet",
+                      "namespace=%s code=%d error=\"%s\" detail=\"%s\" retry_in_ms=%u", nh->name,
+                      rc, idmint_strerror(rc), idmint_errmsg(), nh->backoff_ms);
+        nh->retry_at_ms = now + nh->backoff_ms;
+        nh->backoff_ms = nh->backoff_ms * 2 > RECOVER_BACKOFF_MAX_MS ? RECOVER_BACKOFF_MAX_MS
+                                                                     : nh->backoff_ms * 2;
+        return;
+    }
+    handle_swap(nh, fresh);
+    nh->stop_status = 0;
+    if (idmint_info(fresh, &info) == 0) {
+        nh->seen_lease_until = info.lease_until;
+        log_opened("worker lease recovered", nh->name, &info);
+    }
+}
+
 void handles_observe(struct handles *h)
 {
     size_t i, n = atomic_load_explicit(&h->n, memory_order_acquire);
@@ -146,9 +307,11 @@ void handles_observe(struct handles *h)
 
     for (i = 0; i < n; i++) {
         struct ns_handle *nh = h->slots[i];
+        idmint *m = atomic_load(&nh->m); /* only this thread swaps it */
         idmint_handle_info info;
+        int status;
 
-        if (idmint_info(nh->m, &info) != 0)
+        if (idmint_info(m, &info) != 0)
             continue;
         if (nh->is_range) {
             if (info.range_left > nh->seen_range_left)
@@ -171,6 +334,15 @@ void handles_observe(struct handles *h)
             }
         }
         nh->seen_lease_until = info.lease_until;
+        status = idmint_lease_status(m);
+        if (status == IDMINT_ESTORE && nh->store_status != status)
+            log_write(LOG_ERROR, "the store refuses lease renewals",
+                      "namespace=%s code=%d error=\"%s\" detail=\"see the store's error above; "
+                      "minting goes on until the lease ends\"",
+                      nh->name, status, idmint_strerror(status));
+        nh->store_status = status;
+        if (status == IDMINT_ELEASELOST || status == IDMINT_EDISABLED)
+            recover(h, nh, status, now);
     }
 }
 
@@ -182,8 +354,9 @@ int handles_ready(struct handles *h, char *reason, size_t size)
     for (i = 0; i < n; i++) {
         struct ns_handle *nh = h->slots[i];
         idmint_handle_info info;
+        int status;
 
-        if (idmint_info(nh->m, &info) != 0) {
+        if (handles_info(nh, &info) != 0) {
             snprintf(reason, size, "namespace '%s': handle unusable", nh->name);
             return 0;
         }
@@ -194,8 +367,18 @@ int handles_ready(struct handles *h, char *reason, size_t size)
             }
             continue;
         }
-        if (info.lease_until == 0) {
-            snprintf(reason, size, "namespace '%s': worker lease lost", nh->name);
+        status = nh->store_status;
+        if (status == IDMINT_ELEASELOST || info.lease_until == 0) {
+            snprintf(reason, size, "namespace '%s': worker lease lost; taking a new worker id",
+                     nh->name);
+            return 0;
+        }
+        if (status == IDMINT_ESTORE) {
+            /* Not an outage that passes: the store answers and refuses
+             * (e.g. its file was removed or replaced). */
+            snprintf(reason, size,
+                     "namespace '%s': the store refuses lease renewals (%s); see the log", nh->name,
+                     idmint_strerror(status));
             return 0;
         }
         {
@@ -204,7 +387,10 @@ int handles_ready(struct handles *h, char *reason, size_t size)
 
             if (left_ms <= (int64_t)h->cfg->ready_margin_ms) {
                 snprintf(reason, size,
-                         "namespace '%s': worker lease ends in %lld ms, within the %u ms margin",
+                         status == IDMINT_EDISABLED
+                             ? "namespace '%s' is disabled: its worker lease ends in %lld ms"
+                             : "namespace '%s': worker lease ends in %lld ms, within the %u ms "
+                               "margin",
                          nh->name, (long long)left_ms, h->cfg->ready_margin_ms);
                 return 0;
             }
@@ -219,7 +405,7 @@ void handles_close_all(struct handles *h)
     size_t i, n = atomic_load_explicit(&h->n, memory_order_acquire);
 
     for (i = 0; i < n; i++) {
-        idmint_close(h->slots[i]->m);
+        idmint_close(atomic_load(&h->slots[i]->m));
         log_write(LOG_INFO, "namespace closed", "namespace=%s", h->slots[i]->name);
         free(h->slots[i]);
         h->slots[i] = NULL;

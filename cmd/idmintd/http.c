@@ -2,10 +2,13 @@
 /*
  * The only file that calls h2o (the evloop library, HTTP/1.1 without TLS).
  * One event loop per thread, each with its own SO_REUSEPORT listener. Each
- * new connection is screened first (header size and count, declared body
- * size) so that oversized requests get a 431/413 instead of the silent close
- * h2o gives past its own limits; then h2o owns the socket. Connections are
- * counted per thread to pause accepting at the limit and to drain at stop.
+ * new connection is admitted by its client address first (http_screen.c:
+ * at most max_connections_per_client each, the last slots kept for
+ * addresses without one), then screened (header size and count, declared
+ * body size) so that oversized requests get a 431/413 instead of the silent
+ * close h2o gives past its own limits; then h2o owns the socket.
+ * Connections are counted per thread to pause accepting at the limit, to
+ * close idle ones early near it, and to drain at stop.
  */
 #define H2O_USE_LIBUV 0 /* the evloop flavour of the library */
 
@@ -34,6 +37,9 @@
 #define LOOP_WAIT_MS     100  /* how soon a loop notices the stop flag */
 #define DRAIN_FORCE_MS   1000 /* after the drain bound, how long closing may take */
 #define ACCEPTS_PER_WAKE 32
+#define IDLE_SWEEP_MS    250  /* how often a loop near its limit looks for idle connections */
+#define IDLE_SHORT_MS    1000 /* near the limit, the keep-alive idle time */
+#define REFUSED_MAX      32   /* refusals answered at once per thread; more are just closed */
 
 #ifndef SO_REUSEPORT
 #define SO_REUSEPORT 15 /* Linux; hidden from strict POSIX builds */
@@ -42,12 +48,16 @@
 struct http_thread;
 
 struct conn {
-    struct conn *prev, *next; /* in the thread's list */
+    struct conn *prev, *next; /* in the thread's list, newest first */
     struct http_thread *th;
     h2o_socket_t *sock;
     h2o_timeout_entry_t timeout; /* screening or lingering */
+    struct http_client_key key;  /* the peer as the admission table counts it */
+    uint64_t active_ms;          /* monotonic; accept, or the last request or busy sweep */
+    int is_admitted;             /* counted in the table (and in n_conns) */
+    int is_lingering;            /* an early reply is out; only draining its input */
     int is_handed_over;          /* h2o owns the socket now */
-    int is_shut_rd;              /* drain asked it to stop reading */
+    int is_shut_rd;              /* drain or the idle sweep asked it to stop reading */
 };
 
 struct http_thread {
@@ -61,8 +71,11 @@ struct http_thread {
     void *user;
     pthread_t thread;
     int has_thread;
-    unsigned n_conns;
+    unsigned n_conns;   /* admitted connections of this thread */
+    unsigned n_refused; /* refused ones still sending their 503; <= REFUSED_MAX */
+    unsigned n_closing; /* admitted ones shut for reading, waiting for h2o to close them */
     unsigned max_conns;
+    uint64_t next_sweep_ms; /* monotonic */
     int is_paused;
     struct conn head; /* list sentinel */
     h2o_timeout_t screen_timeout;
@@ -83,9 +96,12 @@ struct http_server {
     int claim_fd; /* threads > 1: the abstract socket that claims the port; else -1 */
     _Atomic int is_stopping;
     uint32_t drain_ms;
-    char reply_431[512]; /* whole responses sent before h2o sees a request */
+    uint32_t idle_short_ms;   /* keep-alive idle time near the limit */
+    struct http_admit *admit; /* connections by client address, all threads */
+    char reply_431[512];      /* whole responses sent before h2o sees a request */
     char reply_413[512];
     char reply_400[512];
+    char reply_503[HTTP_REFUSED_COUNT][512]; /* by enum http_refusal */
 };
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -189,14 +205,21 @@ static struct http_thread *thread_of(h2o_context_t *ctx)
     return (struct http_thread *)(void *)((char *)ctx - offsetof(struct http_thread, ctx));
 }
 
+static void conn_on_close(void *data);
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     struct server_handler *h = (struct server_handler *)self;
     struct http_thread *th = thread_of(req->conn->ctx);
+    h2o_socket_t *sock = req->conn->callbacks->get_socket(req->conn);
     struct http_req r;
     ssize_t i;
     size_t k;
 
+    /* Every socket h2o serves came through listener_on_accept, which set
+     * on_close; h2o keeps it (and takes sock->data for itself). */
+    if (sock != NULL && sock->on_close.cb == conn_on_close)
+        ((struct conn *)sock->on_close.data)->active_ms = mono_ms();
     memset(&r, 0, sizeof(r));
     r.method = req->method.base;
     r.method_len = req->method.len;
@@ -247,13 +270,23 @@ static void conn_on_close(void *data)
 {
     struct conn *c = data;
     struct http_thread *th = c->th;
+    int was_admitted = c->is_admitted;
 
     if (h2o_timeout_is_linked(&c->timeout))
         h2o_timeout_unlink(&c->timeout);
     c->prev->next = c->next;
     c->next->prev = c->prev;
+    if (was_admitted) {
+        http_admit_release(th->srv->admit, &c->key);
+        th->n_conns--;
+        if (c->is_shut_rd)
+            th->n_closing--;
+    } else {
+        th->n_refused--;
+    }
     free(c);
-    th->n_conns--;
+    if (!was_admitted)
+        return;
     if (th->is_paused && th->listener != NULL && !atomic_load(&th->srv->is_stopping)) {
         th->is_paused = 0;
         h2o_socket_read_start(th->listener, listener_on_accept);
@@ -294,18 +327,15 @@ static void early_reply_written(h2o_socket_t *sock, const char *err)
     /* Closing while the client still sends would reset the connection and
      * could destroy the reply in flight: half-close, then drain its input. */
     shutdown(h2o_socket_get_fd(sock), SHUT_WR);
+    c->is_lingering = 1;
     c->timeout.cb = linger_on_timeout;
     h2o_timeout_link(c->th->loop, &c->th->linger_timeout, &c->timeout);
     h2o_socket_read_start(sock, linger_on_read);
 }
 
-static void early_reply(struct conn *c, int status)
+/* Send @p text (a whole response in the server's storage) and close. */
+static void early_reply(struct conn *c, const char *text)
 {
-    struct http_server *srv = c->th->srv;
-    const char *text = status == 431   ? srv->reply_431
-                       : status == 413 ? srv->reply_413
-                                       : srv->reply_400;
-
     if (h2o_timeout_is_linked(&c->timeout))
         h2o_timeout_unlink(&c->timeout);
     h2o_socket_read_stop(c->sock);
@@ -334,25 +364,64 @@ static void screen_on_read(h2o_socket_t *sock, const char *err)
     len = http_header_block_len(sock->input->bytes, window, &lines);
     if (len == 0) {
         if (n >= cfg->max_header_bytes + 4 || lines > MAX_HEADER_LINES + 1)
-            early_reply(c, 431);
+            early_reply(c, c->th->srv->reply_431);
         return;
     }
     if (lines > MAX_HEADER_LINES + 2) {
-        early_reply(c, 431);
+        early_reply(c, c->th->srv->reply_431);
         return;
     }
     if (http_has_bad_framing(sock->input->bytes, len)) {
-        early_reply(c, 400);
+        early_reply(c, c->th->srv->reply_400);
         return;
     }
     if (http_declared_length(sock->input->bytes, len) > cfg->max_body_bytes) {
-        early_reply(c, 413);
+        early_reply(c, c->th->srv->reply_413);
         return;
     }
     h2o_timeout_unlink(&c->timeout);
     c->is_handed_over = 1;
     /* h2o parses what is already buffered at once and takes over reading. */
     h2o_accept(&c->th->accept_ctx, sock);
+}
+
+/*
+ * Take connection @p c into the thread's list. A refused one is answered at
+ * once with 503 and Retry-After, and lingers like any early reply; it holds
+ * no slot, and at most REFUSED_MAX of them per thread hold a socket, so a
+ * flood of refusals costs bounded memory: beyond that they are closed unanswered.
+ */
+static void conn_start(struct http_thread *th, struct conn *c, int is_refused,
+                       enum http_refusal why)
+{
+    h2o_socket_t *sock = c->sock;
+
+    if (is_refused && th->n_refused >= REFUSED_MAX) {
+        h2o_socket_close(sock);
+        free(c);
+        return;
+    }
+    c->th = th;
+    c->active_ms = mono_ms();
+    c->is_admitted = !is_refused;
+    c->next = th->head.next;
+    c->prev = &th->head;
+    th->head.next->prev = c;
+    th->head.next = c;
+    if (is_refused)
+        th->n_refused++;
+    else
+        th->n_conns++;
+    sock->data = c;
+    sock->on_close.cb = conn_on_close;
+    sock->on_close.data = c;
+    if (is_refused) {
+        early_reply(c, th->srv->reply_503[why]);
+        return;
+    }
+    c->timeout.cb = screen_on_timeout;
+    h2o_timeout_link(th->loop, &th->screen_timeout, &c->timeout);
+    h2o_socket_read_start(sock, screen_on_read);
 }
 
 static void listener_on_accept(h2o_socket_t *listener, const char *err)
@@ -363,8 +432,11 @@ static void listener_on_accept(h2o_socket_t *listener, const char *err)
     if (err != NULL)
         return;
     for (i = 0; i < ACCEPTS_PER_WAKE; i++) {
+        struct sockaddr_storage peer;
+        enum http_refusal why = HTTP_REFUSED_FULL;
         h2o_socket_t *sock;
         struct conn *c;
+        int is_refused;
 
         if (th->n_conns >= th->max_conns) {
             /* Leave the rest in the kernel's backlog until one closes. */
@@ -374,27 +446,66 @@ static void listener_on_accept(h2o_socket_t *listener, const char *err)
         }
         if ((sock = h2o_evloop_socket_accept(listener)) == NULL)
             return;
-        if ((c = calloc(1, sizeof(*c))) == NULL) {
-            h2o_socket_close(sock);
+        memset(&peer, 0, sizeof(peer));
+        if ((c = calloc(1, sizeof(*c))) == NULL ||
+            h2o_socket_getpeername(sock, (struct sockaddr *)&peer) == 0) {
+            h2o_socket_close(sock); /* out of memory, or the peer is gone already */
+            free(c);
             continue;
         }
-        c->th = th;
         c->sock = sock;
-        c->next = th->head.next;
-        c->prev = &th->head;
-        th->head.next->prev = c;
-        th->head.next = c;
-        th->n_conns++;
-        sock->data = c;
-        sock->on_close.cb = conn_on_close;
-        sock->on_close.data = c;
-        c->timeout.cb = screen_on_timeout;
-        h2o_timeout_link(th->loop, &th->screen_timeout, &c->timeout);
-        h2o_socket_read_start(sock, screen_on_read);
+        http_client_key_of(&peer, &c->key);
+        is_refused = http_admit_take(th->srv->admit, &c->key, &why) != 0;
+        conn_start(th, c, is_refused, why);
     }
 }
 
 /* ==== threads ==== */
+
+/* Nothing of a next request has arrived and nothing is being written. h2o
+ * 2.2 keeps a request's bytes in sock->input until its response is out, and
+ * handlers answer before they return, so between requests this is exact. */
+static int conn_is_idle(const struct conn *c)
+{
+    return c->sock->input->size == 0 && !h2o_socket_is_writing(c->sock);
+}
+
+/*
+ * Above 3/4 of its connections, a thread closes connections idle for
+ * idle_short_ms, oldest first, until it is back at 3/4: a kept-alive
+ * connection nobody uses must not hold a slot a new client needs. Below
+ * that, idle connections keep h2o's normal keep-alive (request_timeout_ms).
+ * A connection h2o owns is shut for reading, so h2o reads EOF and closes
+ * it itself; one still being screened is closed here.
+ */
+static void sweep_idle(struct http_thread *th, uint64_t now_ms)
+{
+    unsigned keep = th->max_conns - th->max_conns / 4, excess;
+    struct conn *c, *prev;
+
+    if (th->n_conns - th->n_closing <= keep)
+        return;
+    excess = th->n_conns - th->n_closing - keep;
+    for (c = th->head.prev; c != &th->head && excess > 0; c = prev) {
+        prev = c->prev;
+        if (!c->is_admitted || c->is_lingering || c->is_shut_rd)
+            continue;
+        if (!conn_is_idle(c)) {
+            c->active_ms = now_ms;
+            continue;
+        }
+        if (now_ms - c->active_ms < th->srv->idle_short_ms)
+            continue;
+        excess--;
+        if (!c->is_handed_over) {
+            conn_close(c);
+            continue;
+        }
+        shutdown(h2o_socket_get_fd(c->sock), SHUT_RD);
+        c->is_shut_rd = 1;
+        th->n_closing++;
+    }
+}
 
 /* Ask idle connections to close: they read EOF and h2o closes them. */
 static void drain_idle(struct http_thread *th, int is_forced)
@@ -409,9 +520,11 @@ static void drain_idle(struct http_thread *th, int is_forced)
                 conn_close(c);
             continue;
         }
-        if (!c->is_shut_rd && c->sock->input->size == 0 && !h2o_socket_is_writing(c->sock)) {
+        if (!c->is_shut_rd && conn_is_idle(c)) {
             shutdown(h2o_socket_get_fd(c->sock), SHUT_RD);
             c->is_shut_rd = 1;
+            if (c->is_admitted)
+                th->n_closing++;
         }
     }
 }
@@ -421,8 +534,15 @@ static void thread_main(struct http_thread *th)
     struct http_server *srv = th->srv;
     uint64_t deadline;
 
-    while (!atomic_load(&srv->is_stopping))
+    while (!atomic_load(&srv->is_stopping)) {
+        uint64_t now;
+
         h2o_evloop_run(th->loop, LOOP_WAIT_MS);
+        if ((now = mono_ms()) >= th->next_sweep_ms) {
+            sweep_idle(th, now);
+            th->next_sweep_ms = now + IDLE_SWEEP_MS;
+        }
+    }
 
     h2o_socket_read_stop(th->listener);
     h2o_socket_close(th->listener);
@@ -432,12 +552,12 @@ static void thread_main(struct http_thread *th)
      * would still be pending when the context is disposed. */
     th->ctx.shutdown_requested = 1;
     deadline = mono_ms() + srv->drain_ms;
-    while (th->n_conns > 0 && mono_ms() < deadline) {
+    while (th->n_conns + th->n_refused > 0 && mono_ms() < deadline) {
         drain_idle(th, 0);
         h2o_evloop_run(th->loop, 10);
     }
     deadline = mono_ms() + DRAIN_FORCE_MS;
-    while (th->n_conns > 0 && mono_ms() < deadline) {
+    while (th->n_conns + th->n_refused > 0 && mono_ms() < deadline) {
         drain_idle(th, 1);
         h2o_evloop_run(th->loop, 10);
     }
@@ -474,7 +594,7 @@ static void thread_teardown(struct http_thread *th)
     }
     /* With connections still open, freeing the context would leave h2o
      * pointing at freed memory; exiting is then the safer leak. */
-    if (th->n_conns > 0)
+    if (th->n_conns + th->n_refused > 0)
         return;
     h2o_timeout_dispose(th->loop, &th->screen_timeout);
     h2o_timeout_dispose(th->loop, &th->linger_timeout);
@@ -606,8 +726,19 @@ int http_server_open(struct http_server **out, const struct http_server_config *
     static const char body_400[] = "{\"error\":{\"code\":\"invalid_argument\",\"message\":"
                                    "\"conflicting Content-Length or Transfer-Encoding "
                                    "headers\"}}";
+    static const char *const body_503[HTTP_REFUSED_COUNT] = {
+        "{\"error\":{\"code\":\"unavailable\",\"message\":\"this address holds "
+        "max_connections_per_client connections already\"}}",
+        "{\"error\":{\"code\":\"unavailable\",\"message\":\"the server is near "
+        "max_connections; its last slots are kept for addresses without a connection\"}}",
+        "{\"error\":{\"code\":\"unavailable\",\"message\":\"the server holds "
+        "max_connections connections\"}}",
+    };
     static const char head[] = "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
                                "Connection: close\r\nContent-Length: %zu\r\n\r\n%s";
+    static const char head_503[] = "HTTP/1.1 503 %s\r\nContent-Type: application/json\r\n"
+                                   "Retry-After: 1\r\nConnection: close\r\n"
+                                   "Content-Length: %zu\r\n\r\n%s";
 
     *is_in_use = 0;
     if (threads > 1 && port_of(&ss) != 0 &&
@@ -618,7 +749,10 @@ int http_server_open(struct http_server **out, const struct http_server_config *
         return -1;
     }
     srv = calloc(1, sizeof(*srv));
-    if (srv == NULL || (srv->threads = calloc(threads, sizeof(*srv->threads))) == NULL) {
+    if (srv == NULL || (srv->threads = calloc(threads, sizeof(*srv->threads))) == NULL ||
+        http_admit_new(&srv->admit, cfg->max_connections, cfg->max_connections_per_client) != 0) {
+        if (srv != NULL)
+            free(srv->threads);
         free(srv);
         if (claim_fd >= 0)
             close(claim_fd);
@@ -635,6 +769,11 @@ int http_server_open(struct http_server **out, const struct http_server_config *
              sizeof(body_431) - 1, body_431);
     snprintf(srv->reply_413, sizeof(srv->reply_413), head, 413, reason_of(413),
              sizeof(body_413) - 1, body_413);
+    for (i = 0; i < HTTP_REFUSED_COUNT; i++)
+        snprintf(srv->reply_503[i], sizeof(srv->reply_503[i]), head_503, reason_of(503),
+                 strlen(body_503[i]), body_503[i]);
+    srv->idle_short_ms =
+        cfg->request_timeout_ms < IDLE_SHORT_MS ? cfg->request_timeout_ms : IDLE_SHORT_MS;
 
     for (i = 0; i < threads; i++) {
         struct http_thread *th = &srv->threads[i];
@@ -652,6 +791,7 @@ int http_server_open(struct http_server **out, const struct http_server_config *
                 close(srv->threads[i].listen_fd);
             if (claim_fd >= 0)
                 close(claim_fd);
+            http_admit_free(srv->admit);
             free(srv->threads);
             free(srv);
             return -1;
@@ -723,6 +863,7 @@ void http_server_stop(struct http_server *s, uint32_t drain_ms)
     h2o_config_dispose(&s->config);
     if (s->claim_fd >= 0)
         close(s->claim_fd);
+    http_admit_free(s->admit);
     free(s->threads);
     free(s);
 }

@@ -36,8 +36,10 @@ struct http_server_config {
     socklen_t addr_len;
     unsigned threads;         /* event loops, one listener each (SO_REUSEPORT) */
     unsigned max_connections; /* over all threads; above it accepting pauses */
-    size_t max_body_bytes;    /* the library may drop far larger bodies itself */
-    size_t max_header_bytes;  /* checked before the library parses a connection's first request */
+    /* From one client address (IPv6: one /64); more get 503 (http_screen.h); 0: no bound. */
+    unsigned max_connections_per_client;
+    size_t max_body_bytes;   /* the library may drop far larger bodies itself */
+    size_t max_header_bytes; /* checked before the library parses a connection's first request */
     uint32_t request_timeout_ms; /* a request must arrive within this */
     void (*on_request)(struct http_req *r);
     void *(*thread_init)(unsigned index, void *arg); /* runs on the new thread */

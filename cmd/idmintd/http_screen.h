@@ -1,14 +1,65 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The screening of a new connection's raw request head before h2o parses it
- * (http.c). Pure functions over bytes, apart so that fuzz/fuzz_http.c can
- * drive them without a socket.
+ * The screening of a new connection (http.c) in two parts that need no
+ * socket, so that fuzz/fuzz_http.c and tests can drive them: its admission
+ * (how many connections one client address may hold, and who may take the
+ * last slots), and its raw request head before h2o parses it (pure
+ * functions over bytes).
  */
 #ifndef IDMINTD_HTTP_SCREEN_H
 #define IDMINTD_HTTP_SCREEN_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
+
+/* ==== admission ==== */
+
+/* A client as counted: an IPv4 address (also IPv4-mapped IPv6) whole, an
+ * IPv6 address by its /64, the block one host can usually choose from. */
+struct http_client_key {
+    unsigned char b[16];
+};
+
+/* Why a connection was refused at accept (the labels of
+ * idmint_http_connections_refused_total). */
+enum http_refusal {
+    HTTP_REFUSED_PER_CLIENT = 0, /* the address holds max_connections_per_client */
+    HTTP_REFUSED_RESERVE = 1,    /* only the reserve is left and the address holds one */
+    HTTP_REFUSED_FULL = 2,       /* every slot is taken */
+    HTTP_REFUSED_COUNT
+};
+
+/* The open connections of one server by client; thread-safe (one lock). */
+struct http_admit;
+
+/* The slots kept back for addresses without a connection: max_conns / 16, at least 1. */
+unsigned http_admit_reserve(unsigned max_conns);
+/*
+ * A table for at most @p max_conns connections, at most @p max_per_client of
+ * them from one client (0: only the reserve bounds a client). 0, or -1 when
+ * out of memory (*out untouched).
+ */
+int http_admit_new(struct http_admit **out, unsigned max_conns, unsigned max_per_client);
+/* NULL is a no-op. */
+void http_admit_free(struct http_admit *a);
+/* The key of peer @p ss (AF_INET or AF_INET6; anything else is all zeros). */
+void http_client_key_of(const struct sockaddr_storage *ss, struct http_client_key *key);
+/*
+ * Admit one more connection from @p key: 0, counted until
+ * http_admit_release(); or -1 with the reason in *why, counted in
+ * http_refused_total() and nothing else changed.
+ */
+int http_admit_take(struct http_admit *a, const struct http_client_key *key,
+                    enum http_refusal *why);
+/* Uncount a connection that http_admit_take() admitted. */
+void http_admit_release(struct http_admit *a, const struct http_client_key *key);
+/* Connections refused for @p why since the process started, by every table. */
+uint64_t http_refused_total(enum http_refusal why);
+/* "per_client", "reserve", "full". */
+const char *http_refusal_name(enum http_refusal why);
+
+/* ==== the request head ==== */
 
 /*
  * Length of the header block of @p p (through the empty line), or 0 when it

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The daemon's log. One lock around one fwrite per line keeps lines whole
- * when several threads log at once; the level check happens before it.
+ * when several threads log at once; the level check happens before it. A
+ * log file the daemon creates is mode 0640 whatever the umask.
  */
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#define LOG_FILE_MODE 0640 /* the daemon's group (a log reader) may read, nobody else */
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static FILE *log_file;      /* NULL: stderr */
@@ -31,15 +37,45 @@ int log_level_parse(const char *text)
     return -1;
 }
 
+/*
+ * Open @p path for appending, line-buffered. A file created here gets
+ * LOG_FILE_MODE: fopen would create it 0666 less the umask, which under
+ * umask 000 lets anyone rewrite the log. An existing file keeps the mode
+ * its owner gave it. NULL with errno set on failure.
+ */
+static FILE *log_fopen(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, LOG_FILE_MODE);
+    FILE *f;
+
+    if (fd >= 0) {
+        /* Exactly the documented mode even under a stricter umask; should
+         * this fail, the umask made the file stricter still, which is safe. */
+        (void)fchmod(fd, LOG_FILE_MODE);
+    } else if (errno == EEXIST) {
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    }
+    if (fd < 0)
+        return NULL;
+    if ((f = fdopen(fd, "a")) == NULL) {
+        int e = errno;
+
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    setvbuf(f, NULL, _IOLBF, 0);
+    return f;
+}
+
 int log_open(const char *path, int level)
 {
     FILE *f = NULL;
 
     if (path != NULL && path[0] != '\0') {
-        f = fopen(path, "a");
+        f = log_fopen(path);
         if (f == NULL)
             return -1;
-        setvbuf(f, NULL, _IOLBF, 0);
     }
     pthread_mutex_lock(&log_mu);
     if (log_file != NULL)
@@ -58,11 +94,10 @@ int log_reopen(void)
 
     pthread_mutex_lock(&log_mu);
     if (log_path[0] != '\0') {
-        f = fopen(log_path, "a");
+        f = log_fopen(log_path);
         if (f == NULL) {
             rc = -1;
         } else {
-            setvbuf(f, NULL, _IOLBF, 0);
             if (log_file != NULL)
                 fclose(log_file);
             log_file = f;

@@ -13,10 +13,12 @@
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,22 +26,28 @@
 #define TICK_MS         1000
 #define BACKSTEP_MIN_NS 10000000 /* a wall-clock step back smaller than this is noise */
 #define TOKEN_MAX_BYTES 4096
+#define PORT_FILE_MODE  0640 /* like the log: the daemon's group may read it */
 
 static const char usage_text[] =
     "usage: idmintd [--config FILE] [--listen ADDR:PORT] [--authority URL] [--region N]\n"
-    "               [--port-file PATH] [--log-level LEVEL]\n"
+    "               [--port-file PATH] [--log-level LEVEL] [--max-connections-per-client N]\n"
     "       idmintd --hash-token < token      print the sha256: hash of a token\n"
     "       idmintd --self-check              check the error table, exit 0 or 1\n"
     "       idmintd --version | --help\n"
     "\n"
     "Serves the idmint HTTP API (docs/http-api.md). Flags override IDMINT_LISTEN,\n"
-    "IDMINT_AUTHORITY, IDMINT_REGION, IDMINT_LOG_LEVEL and IDMINT_MAX_COUNT, which\n"
-    "override the config file (--config or IDMINT_CONFIG). Defaults: 127.0.0.1:8080,\n"
-    "sqlite:./idmint.db, region 0. Without [tokens] only loopback addresses are served.\n"
+    "IDMINT_AUTHORITY, IDMINT_REGION, IDMINT_LOG_LEVEL, IDMINT_MAX_COUNT and\n"
+    "IDMINT_MAX_CONNECTIONS_PER_CLIENT, which override the config file (--config or\n"
+    "IDMINT_CONFIG; with [tokens] it must be chmod 600 or 640). Defaults:\n"
+    "127.0.0.1:8080, the fixed default authority (sqlite:/var/lib/idmint/idmint.db as\n"
+    "root, else under $XDG_STATE_HOME or ~/.local/state), region 0, 64 connections per\n"
+    "client address.\n"
+    "Without [tokens] only loopback addresses are served.\n"
     "Exit status: 0 stopped cleanly, 1 a runtime failure, 2 bad usage or configuration.\n";
 
 struct flags {
     const char *config, *listen, *authority, *region, *port_file, *log_level;
+    const char *max_connections_per_client;
     int is_help, is_version, is_hash_token, is_self_check;
 };
 
@@ -61,6 +69,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         {"--region", offsetof(struct flags, region)},
         {"--port-file", offsetof(struct flags, port_file)},
         {"--log-level", offsetof(struct flags, log_level)},
+        {"--max-connections-per-client", offsetof(struct flags, max_connections_per_client)},
     };
     int i;
 
@@ -124,6 +133,24 @@ static int hash_token(void)
                 "idmintd: no token on stdin (e.g. echo \"$TOKEN\" | idmintd --hash-token)\n");
         return 2;
     }
+    {
+        size_t i;
+
+        /* Whitespace around a header value is dropped and inside a token
+         * refused (auth_check); a control character cannot be sent at all.
+         * Such a token would hash fine and then never match. */
+        for (i = 0; i < len; i++) {
+            unsigned char ch = (unsigned char)token[i];
+
+            if (ch <= ' ' || ch == 0x7f) {
+                fprintf(stderr,
+                        "idmintd: the token has a space, tab or control character at byte %zu; "
+                        "such a token can never be presented in an Authorization header\n",
+                        i + 1);
+                return 2;
+            }
+        }
+    }
     if (auth_sha256_hex(token, len, hex) != 0) {
         fprintf(stderr, "idmintd: SHA-256 is unavailable\n");
         return 1;
@@ -143,6 +170,8 @@ static int apply_flags(struct config *cfg, const struct flags *f)
         {"--authority", "authority", "url", offsetof(struct flags, authority)},
         {"--region", "authority", "region", offsetof(struct flags, region)},
         {"--log-level", "log", "level", offsetof(struct flags, log_level)},
+        {"--max-connections-per-client", "server", "max_connections_per_client",
+         offsetof(struct flags, max_connections_per_client)},
     };
     char err[512];
     size_t i;
@@ -162,16 +191,31 @@ static int apply_flags(struct config *cfg, const struct flags *f)
     return 0;
 }
 
-/* Write the port where tests and scripts look for it, whole or not at all. */
+/*
+ * Write the port where tests and scripts look for it, whole or not at all,
+ * with mode PORT_FILE_MODE whatever the umask (fopen would give 0666 less
+ * the umask). A stale temporary file from a crash is replaced, not reused
+ * with the mode it had.
+ */
 static int write_port_file(const char *path, uint16_t port)
 {
     char tmp[1100];
     FILE *f;
+    int fd;
 
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    f = fopen(tmp, "w");
-    if (f == NULL)
+    if (unlink(tmp) != 0 && errno != ENOENT)
         return -1;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, PORT_FILE_MODE);
+    if (fd < 0)
+        return -1;
+    /* Exactly the documented mode; failing, the umask left it stricter. */
+    (void)fchmod(fd, PORT_FILE_MODE);
+    if ((f = fdopen(fd, "w")) == NULL) {
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
     fprintf(f, "%u\n", (unsigned)port);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
@@ -325,6 +369,7 @@ int main(int argc, char **argv)
 
     hc.threads = d.cfg.threads;
     hc.max_connections = d.cfg.max_connections;
+    hc.max_connections_per_client = d.cfg.max_connections_per_client;
     hc.max_body_bytes = d.cfg.max_body_bytes;
     hc.max_header_bytes = d.cfg.max_header_bytes;
     hc.request_timeout_ms = d.cfg.request_timeout_ms;
@@ -351,7 +396,8 @@ int main(int argc, char **argv)
 
         snprintf(msg, sizeof(msg), "listening on %s", addr);
         log_write(LOG_INFO, msg, "authority=\"%s\" region=%u threads=%u tokens=%zu version=%s",
-                  d.cfg.authority, d.cfg.region, d.cfg.threads, d.cfg.n_tokens, DAEMON_VERSION);
+                  d.cfg.authority[0] != '\0' ? d.cfg.authority : "(the default)", d.cfg.region,
+                  d.cfg.threads, d.cfg.n_tokens, DAEMON_VERSION);
     }
     if (d.cfg.port_file[0] != '\0' && write_port_file(d.cfg.port_file, http_server_port(srv)) != 0)
         log_write(LOG_ERROR, "cannot write the port file", "file=\"%s\" error=\"%s\"",

@@ -9,6 +9,7 @@
 #include "metrics.h"
 
 #include "daemon.h"
+#include "http_screen.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -204,7 +205,7 @@ static int64_t wall_ms(void)
 /* ==== the store sampler ==== */
 
 /* Worker ids of @p nh's region nobody holds now; -1 when the store cannot say. */
-static int64_t workers_free(const struct daemon *d, const struct ns_handle *nh, int64_t now_ms)
+static int64_t workers_free(struct daemon *d, const struct ns_handle *nh, int64_t now_ms)
 {
     idmint_worker_info *rows = NULL;
     size_t n = 0, i;
@@ -212,8 +213,7 @@ static int64_t workers_free(const struct daemon *d, const struct ns_handle *nh, 
     int64_t total = (int64_t)1 << nh->layout.worker_bits;
     int rc;
 
-    if (sampler.auth == NULL &&
-        idmint_authority_open(&sampler.auth, d->cfg.authority, d->cfg.region) != 0) {
+    if (sampler.auth == NULL && handles_authority_open(&d->handles, &sampler.auth) != 0) {
         sampler.auth = NULL;
         return -1;
     }
@@ -324,10 +324,10 @@ char *metrics_render(struct daemon *d, size_t *len)
     put(&b, "# HELP idmint_lease_seconds_left Time until the worker lease ends.\n"
             "# TYPE idmint_lease_seconds_left gauge\n");
     for (i = 0; i < n; i++) {
-        const struct ns_handle *nh = d->handles.slots[i];
+        struct ns_handle *nh = d->handles.slots[i];
         idmint_handle_info info;
 
-        if (nh->is_range || idmint_info(nh->m, &info) != 0)
+        if (nh->is_range || handles_info(nh, &info) != 0)
             continue;
         put(&b, "idmint_lease_seconds_left{namespace=\"%s\"} %.3f\n", nh->name,
             info.lease_until == 0
@@ -339,10 +339,10 @@ char *metrics_render(struct daemon *d, size_t *len)
     put(&b, "# HELP idmint_sequence_waits_total Mint calls that waited for the next time unit "
             "because the sequence was used up.\n# TYPE idmint_sequence_waits_total counter\n");
     for (i = 0; i < n; i++) {
-        const struct ns_handle *nh = d->handles.slots[i];
+        struct ns_handle *nh = d->handles.slots[i];
         idmint_handle_info info;
 
-        if (!nh->is_range && idmint_info(nh->m, &info) == 0)
+        if (!nh->is_range && handles_info(nh, &info) == 0)
             put(&b, "idmint_sequence_waits_total{namespace=\"%s\"} %" PRIu64 "\n", nh->name,
                 info.sequence_waits);
     }
@@ -367,10 +367,10 @@ char *metrics_render(struct daemon *d, size_t *len)
     put(&b, "# HELP idmint_range_ids_left Values reserved by the daemon's range handles and not "
             "yet issued.\n# TYPE idmint_range_ids_left gauge\n");
     for (i = 0; i < n; i++) {
-        const struct ns_handle *nh = d->handles.slots[i];
+        struct ns_handle *nh = d->handles.slots[i];
         idmint_handle_info info;
 
-        if (nh->is_range && idmint_info(nh->m, &info) == 0)
+        if (nh->is_range && handles_info(nh, &info) == 0)
             put(&b, "idmint_range_ids_left{namespace=\"%s\"} %" PRIu64 "\n", nh->name,
                 info.range_left);
     }
@@ -390,6 +390,14 @@ char *metrics_render(struct daemon *d, size_t *len)
     put_hist(&b, d, "idmint_store_latency_seconds",
              "Store calls made by the daemon's routes and its metrics sampler.",
              offsetof(struct metrics_thread, store_latency));
+
+    put(&b, "# HELP idmint_http_connections_refused_total Connections refused at accept with 503: "
+            "per_client (the address holds max_connections_per_client), reserve (only the "
+            "reserve is left and the address holds one), full.\n"
+            "# TYPE idmint_http_connections_refused_total counter\n");
+    for (c = 0; c < HTTP_REFUSED_COUNT; c++)
+        put(&b, "idmint_http_connections_refused_total{reason=\"%s\"} %" PRIu64 "\n",
+            http_refusal_name((enum http_refusal)c), http_refused_total((enum http_refusal)c));
 
     put(&b, "# HELP idmint_http_requests_total HTTP requests by route and status.\n"
             "# TYPE idmint_http_requests_total counter\n");

@@ -117,7 +117,7 @@ int routes_authority(struct worker *w, idmint_authority **out)
     int rc;
 
     if (w->auth == NULL) {
-        rc = idmint_authority_open(&w->auth, w->d->cfg.authority, w->d->cfg.region);
+        rc = handles_authority_open(&w->d->handles, &w->auth);
         if (rc != 0) {
             w->auth = NULL;
             return rc;

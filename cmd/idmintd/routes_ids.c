@@ -120,7 +120,7 @@ void routes_ids_get(struct http_req *r, struct worker *w)
         routes_fail(r, IDMINT_ENOMEM, "out of memory");
         return;
     }
-    if ((rc = idmint_next_n(nh->m, ids, (size_t)count)) != 0) {
+    if ((rc = handles_next_n(nh, ids, (size_t)count)) != 0) {
         routes_fail(r, rc, NULL);
         return;
     }

@@ -9,12 +9,14 @@
 
 #include "internal.h"
 #include "json.h"
+#include "log.h"
 #include "store.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define ID_LEN_MAX 128 /* incarnation and request_id */
+#define ID_LEN_MAX       128                    /* incarnation and request_id */
+#define MAX_AHEAD_MS_MAX INT64_C(3153600000000) /* 100 years */
 
 static int bad(struct http_req *r, const char *field, const char *what)
 {
@@ -75,9 +77,29 @@ static int is_hex32(const char *s)
     return s[32] == '\0';
 }
 
-static uint64_t unit_at(const idmint_layout *l, int64_t unix_ms)
+/*
+ * A take that finds E ahead of our clock: a release sets E to the last time
+ * its holder minted + 1, so an E a second or more ahead means that holder's
+ * clock ran ahead (or ours is behind), and the id stays fenced until the
+ * clocks meet. Say so, naming the skew and the holder.
+ */
+#define FENCE_SKEW_WARN_MS 1000
+static void warn_fence_ahead(const char *ns, const idmint_layout *l,
+                             const struct store_lease *lease, uint64_t now_unit, const char *actor)
 {
-    return unix_ms <= l->epoch_ms ? 0 : (uint64_t)(unix_ms - l->epoch_ms) / l->unit_ms;
+    uint64_t ahead_units = lease->fence_found > now_unit ? lease->fence_found - now_unit : 0;
+    uint64_t ahead_ms = ahead_units * l->unit_ms;
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+
+    if (ahead_ms < FENCE_SKEW_WARN_MS)
+        return;
+    idmint__holder_fingerprint(lease->holder, fp);
+    log_write(LOG_WARN, "worker id fenced far ahead of this clock",
+              "namespace=%s region=%u worker=%u skew_ms=%llu previous_generation=%llu "
+              "taker=%s holder=%s reason=\"the previous holder's clock ran ahead (see its "
+              "worker.release in the audit log) or ours is behind; the taker waits until then\"",
+              ns, (unsigned)lease->region, (unsigned)lease->worker_id, (unsigned long long)ahead_ms,
+              (unsigned long long)(lease->generation - 1), actor, fp);
 }
 
 static void reply_lease(struct http_req *r, const char *ns, const struct store_lease *lease)
@@ -106,7 +128,7 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
     struct store_lease lease;
     uint32_t region = 0, lease_ms = cfg->lease_ms;
     uint64_t t0, final_time = 0;
-    int64_t now_ms, v;
+    int64_t now_ms, v, max_ahead_ms = -1;
     int rc;
 
     if (!is_take && !is_renew && !is_release && !is_force) {
@@ -153,6 +175,18 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
     }
     if (is_release && need_u64(r, body, "final_time", &final_time) != 0)
         return;
+    if (json_get_int(body, "max_ahead_ms", &v) != 0) {
+        /* An admin vouches that no holder minted past now + this. */
+        if (!is_force) {
+            bad(r, "max_ahead_ms", "is only for force_release");
+            return;
+        }
+        if (json_get_int(body, "max_ahead_ms", &max_ahead_ms) != 1 || max_ahead_ms < 0 ||
+            max_ahead_ms > MAX_AHEAD_MS_MAX) {
+            bad(r, "max_ahead_ms", "must be a whole number of ms from 0 to 3153600000000");
+            return;
+        }
+    }
     if ((is_renew || is_release) && json_get_str(body, "fence_found", &ns_unused) != 0 &&
         need_u64(r, body, "fence_found", &lease.fence_found) != 0)
         return;
@@ -171,7 +205,7 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
     now_ms = routes_now_ms();
     t0 = metrics_now_ns();
     if (is_force) {
-        rc = idmint_worker_force_release(a, ns, region, lease.worker_id);
+        rc = idmint__worker_force_release(a, ns, region, lease.worker_id, max_ahead_ms);
         routes_store_done(w, t0);
         if (rc != 0) {
             routes_fail(r, rc, NULL);
@@ -188,9 +222,10 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
         return;
     }
     {
-        uint64_t now_unit = unit_at(&info.layout, now_ms);
-        uint64_t until = unit_at(&info.layout, now_ms + (int64_t)lease_ms);
+        uint64_t now_unit = idmint__unit_at(&info.layout, now_ms);
+        uint64_t until = idmint__unit_at(&info.layout, now_ms + (int64_t)lease_ms);
         uint64_t max_time = (UINT64_C(1) << info.layout.time_bits) - 1;
+        char actor[64];
 
         if (is_take && now_unit > max_time) {
             routes_store_done(w, t0);
@@ -199,15 +234,19 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
         }
         if (until > max_time + 1)
             until = max_time + 1;
+        idmint__authority_actor(a, actor, sizeof(actor));
         if (is_take) {
             rc = idmint__store_lease_take(a->st, ns, UINT64_C(1) << info.layout.worker_bits,
-                                          now_unit, until, &lease);
+                                          now_unit, until, &lease, actor, now_ms);
+            if (rc == 0)
+                warn_fence_ahead(ns, &info.layout, &lease, now_unit, actor);
         } else if (is_renew) {
             rc = idmint__store_lease_renew(a->st, ns, &lease, until);
         } else {
-            rc = idmint__store_lease_release(a->st, ns, &lease, final_time);
-            if (rc == 0)
-                lease.lease_until = final_time;
+            /* The store clamps final_time between the E this holder found
+             * and its own E: a wrong final time cannot reopen what the
+             * previous holder minted nor park the id beyond the lease. */
+            rc = idmint__store_lease_release(a->st, ns, &lease, final_time, actor, now_ms);
         }
     }
     routes_store_done(w, t0);
@@ -220,9 +259,9 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
 
 void routes_internal_workers(struct http_req *r, struct worker *w, int role)
 {
-    static const char *const known[] = {"op",          "namespace",  "region",   "holder",
-                                        "worker_id",   "generation", "lease_ms", "final_time",
-                                        "fence_found", NULL};
+    static const char *const known[] = {"op",          "namespace",    "region",   "holder",
+                                        "worker_id",   "generation",   "lease_ms", "final_time",
+                                        "fence_found", "max_ahead_ms", NULL};
     char err[256];
     struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
     const char *op, *unknown;

@@ -163,7 +163,10 @@ class Daemon:
                 "--authority", self.authority]
         if self.config is not None:
             path = os.path.join(self.dir, "idmintd.ini")
-            with open(path, "w") as f:
+            # Tokens live here: only the owner may read it (idmintd checks).
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w") as f:
                 f.write(self.config)
             args += ["--config", path]
         return args + self.extra_args

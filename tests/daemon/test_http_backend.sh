@@ -162,6 +162,7 @@ cat >"$T/idmintd.conf" <<EOF
 ops = admin:$admin_hash
 reader = mint:$mint_hash
 EOF
+chmod 600 "$T/idmintd.conf" # tokens: idmintd refuses a file others can read
 start_daemon tokens --config "$T/idmintd.conf"
 A=(--authority "$URL")
 
