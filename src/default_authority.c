@@ -46,7 +46,7 @@ int idmint__default_authority_for(unsigned long euid, const char *xdg_state_home
     if (buf == NULL || size == 0)
         return idmint__fail(IDMINT_EINVAL, "default authority: no output buffer");
     if (euid == 0)
-        return put_url(buf, size, "", ROOT_AUTHORITY + strlen(SQLITE_PREFIX));
+        return put_url(buf, size, "", &ROOT_AUTHORITY[strlen(SQLITE_PREFIX)]);
     /* The XDG base directory spec: a relative value is invalid and ignored. */
     if (is_absolute(xdg_state_home))
         return put_url(buf, size, xdg_state_home, STATE_SUFFIX);
