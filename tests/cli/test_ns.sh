@@ -55,6 +55,14 @@ expect_line "$T/show" '^workers_free: 1024$' "ns show free"
 expect_line "$T/show" '^ids_per_second_per_worker: 409600$' "ns show slow IDs per second"
 expect_line "$T/show" '^epoch: 2020-01-01T00:00:00.000Z$' "ns show slow epoch"
 
+# An epoch in the future: nothing could mint before it, so create refuses it.
+future=$(( ($(date +%s) + 86400) * 1000 ))
+rc=0
+"$IDMINT" ns create later --kind snowflake --epoch "$future" >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" -eq 1 ] || die "ns create with a future epoch: exit $rc, not 1"
+grep -q 'is in the future' "$T/err" || die "future epoch message: $(cat "$T/err")"
+"$IDMINT" ns list | grep -q '^later ' && die "a namespace with a future epoch was created"
+
 # show of a range namespace.
 "$IDMINT" ns show invoices >"$T/show" || die "ns show invoices failed"
 expect_line "$T/show" '^kind: range$' "ns show range kind"
