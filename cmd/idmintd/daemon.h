@@ -61,9 +61,9 @@ struct ns_handle {
     /* Observed by the 1 s tick on the main thread only. */
     uint64_t seen_lease_until;
     uint64_t seen_range_left;
-    int store_status;    /* idmint_lease_status at the last tick */
-    int stop_status;     /* ELEASELOST / EDISABLED being recovered from, else 0 */
-    int64_t retry_at_ms; /* next attempt at a new handle */
+    _Atomic int store_status; /* idmint_lease_status at the last tick; read by /readyz */
+    int stop_status;          /* ELEASELOST / EDISABLED being recovered from, else 0 */
+    int64_t retry_at_ms;      /* next attempt at a new handle */
     uint32_t backoff_ms;
     /* snowflake: worker ids of the region nobody holds, sampled by the
      * metrics sampler thread; -1 until sampled or when the store cannot say. */
