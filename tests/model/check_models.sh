@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Exhaustive spin checks of models/*.pml: each real model must verify with no
 # error over a complete search; each broken variant and reachability probe
-# must fail an assertion (so the model can see what it claims to see).
+# must fail an assertion (so the model can see what it claims to see); a
+# broken twin must fail the model's uniqueness assertion itself, i.e. spin
+# finds the duplicate, not some other assertion.
 # Usage: check_models.sh [models-dir]   (needs spin and gcc on PATH)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,9 +20,9 @@ trap 'rm -rf "$tmp"' EXIT
 passed=0
 failed=0
 
-# check <pass|fail> <model> [-Dflag]
+# check <pass|fail> <model> [-Dflag [text the violated assertion must contain]]
 check() {
-    local want=$1 model=$2 flag=${3:-} name dir out states secs mem errors
+    local want=$1 model=$2 flag=${3:-} must=${4:-} name dir out states secs mem errors
     name="$model${flag:+ $flag}"
     dir="$tmp/$model${flag:+.${flag#-D}}"
     mkdir -p "$dir"
@@ -50,6 +52,8 @@ check() {
         fi
     elif ! grep -q 'assertion violated' <<<"$out" || [[ $errors == 0 ]]; then
         why="expected an assertion violation, got errors: $errors"
+    elif [[ -n $must ]] && ! grep -m1 'assertion violated' <<<"$out" | grep -qF -- "$must"; then
+        why="expected the assertion on '$must', got: $(grep -m1 'assertion violated' <<<"$out")"
     fi
     if [[ -z "$why" ]]; then
         if [[ $want == pass ]]; then
@@ -65,13 +69,24 @@ check() {
     fi
 }
 
+dup_lease='(minted&(1<<' # lease.pml's uniqueness assertion in MINT
+dup_range='(issued&(1<<' # range.pml's, in its issue step
+
 check pass lease
-check fail lease -DBROKEN_FENCE
+check fail lease -DBROKEN_FENCE "$dup_lease"
+check fail lease -DBROKEN_RELEASE "$dup_lease"
+check fail lease -DBROKEN_RELEASE_HOLDER "$dup_lease"
+check fail lease -DBROKEN_RELEASE_CLAMP "$dup_lease"
+check fail lease -DBROKEN_FORCE "$dup_lease"
 check fail lease -DREACH_STALE_MINT
 check fail lease -DREACH_REPLAY
 check fail lease -DREACH_FULL
+check fail lease -DREACH_CLAMP_LOW
+check fail lease -DREACH_CLAMP_HIGH
+check fail lease -DREACH_FORCE_LOWER
+check fail lease -DREACH_OWN_REPEAT "$dup_lease"
 check pass range
-check fail range -DBROKEN_REPLAY
+check fail range -DBROKEN_REPLAY "$dup_range"
 check fail range -DREACH_RETRY_SAVED
 check fail range -DREACH_FULL
 
