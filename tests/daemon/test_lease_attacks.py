@@ -287,6 +287,8 @@ def test_deleted_database_turns_readyz_red():
 def test_no_duplicates():
     ids = State.ids
     dups = len(ids) - len(set(ids))
+    print("checked %d IDs from the daemon and the co-located minters: %d duplicates"
+          % (len(ids), dups), flush=True)
     S.ok(len(ids) >= 60000, "collected the IDs of every minter", "only %d" % len(ids))
     S.ok(dups == 0, "no duplicate among all %d IDs" % len(ids), "%d duplicates" % dups)
 
