@@ -29,7 +29,7 @@
 #define SQ_BUSY_AGED_SLEEP_US 200
 #define SQ_RETRY_MS           10000 /* our extra bound on retrying BEGIN on SQLITE_BUSY */
 #define SQ_SCHEMA_VERSION     2     /* 2: worker_leases.fence */
-#define SQ_FILE_MODE          0644  /* what sqlite itself creates a database with */
+#define SQ_FILE_MODE          0640  /* owner writes, its group reads: never others */
 
 /* ==== statements ==== */
 
