@@ -326,6 +326,21 @@ void idmint__store_lease_detail(const struct store_lease *lease, uint64_t e_befo
              (unsigned long long)e_after);
 }
 
+void idmint__store_force_detail(uint32_t region, uint32_t worker_id, const char *holder,
+                                uint64_t generation, uint64_t e_before, uint64_t e_after, char *buf,
+                                size_t size)
+{
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+
+    /* The audit log is read by many: the holder's fingerprint, never its secret. */
+    idmint__holder_fingerprint(holder, fp);
+    snprintf(buf, size,
+             "region=%u worker=%u generation=%llu->%llu holder=%s e_before=%llu e_after=%llu",
+             (unsigned)region, (unsigned)worker_id, (unsigned long long)generation,
+             (unsigned long long)(generation + 1), fp[0] != '\0' ? fp : "(none)",
+             (unsigned long long)e_before, (unsigned long long)e_after);
+}
+
 int idmint__store_lease_lost(const char *ns, const struct store_lease *lease)
 {
     char fp[IDMINT_HOLDER_FP_LEN + 1];

@@ -212,6 +212,13 @@ void idmint__holder_fingerprint(const char *holder, char *out);
 /* The audit detail of a take or release of @p lease (fingerprint, E before and after). */
 void idmint__store_lease_detail(const struct store_lease *lease, uint64_t e_before,
                                 uint64_t e_after, char *buf, size_t size);
+/*
+ * The audit detail of a forced release of (@p region, @p worker_id), whose
+ * row had @p holder ("" when free) and @p generation before the force.
+ */
+void idmint__store_force_detail(uint32_t region, uint32_t worker_id, const char *holder,
+                                uint64_t generation, uint64_t e_before, uint64_t e_after, char *buf,
+                                size_t size);
 /* The audit detail of creating @p ns (its kind and layout or bounds), for the backends. */
 void idmint__store_ns_create_detail(const idmint_ns_info *ns, char *buf, size_t size);
 

@@ -1373,7 +1373,7 @@ struct force_call {
 static int force_body(struct pg_store *s, void *ctx)
 {
     const struct force_call *c = ctx;
-    char holder[33] = "", fp[IDMINT_HOLDER_FP_LEN + 1], detail[256];
+    char holder[33] = "", detail[256];
     uint64_t generation = 0, before = 0, after = 0;
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
@@ -1396,13 +1396,8 @@ static int force_body(struct pg_store *s, void *ctx)
     if (rows != 1)
         return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no worker id %u in region %u",
                             c->ns, (unsigned)c->worker_id, (unsigned)c->region);
-    /* The audit log is readable by more than the holder: never its secret. */
-    idmint__holder_fingerprint(holder, fp);
-    snprintf(detail, sizeof(detail),
-             "region=%u worker_id=%u holder=%s generation=%llu->%llu e_before=%llu e_after=%llu",
-             (unsigned)c->region, (unsigned)c->worker_id, fp[0] != '\0' ? fp : "(none)",
-             (unsigned long long)generation, (unsigned long long)(generation + 1),
-             (unsigned long long)before, (unsigned long long)after);
+    idmint__store_force_detail(c->region, c->worker_id, holder, generation, before, after, detail,
+                               sizeof(detail));
     return pg_audit(s, c->now_ms, c->actor, "worker.force_release", c->ns, detail);
 }
 

@@ -567,30 +567,15 @@ static void unlink_db(const char *base)
 /* Make the schema in the new, empty, private file @p tmp, WAL set, and close it cleanly. */
 static int sq_fill_new(const char *location, const char *tmp)
 {
+    static const char *const steps[] = {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+                                        "BEGIN IMMEDIATE", sq_schema_sql, "COMMIT"};
     sqlite3 *db = NULL;
     char *err = NULL;
+    size_t i;
     int rc = sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL);
 
-    if (rc == SQLITE_OK) {
-        rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, &err);
-        if (rc == SQLITE_OK) {
-            sqlite3_free(err);
-            err = NULL;
-            rc = sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, &err);
-        }
-        if (rc == SQLITE_OK) {
-            sqlite3_free(err);
-            err = NULL;
-            rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err);
-        }
-        if (rc == SQLITE_OK) {
-            sqlite3_free(err);
-            err = NULL;
-            rc = sqlite3_exec(db, sq_schema_sql, NULL, NULL, &err);
-            if (rc == SQLITE_OK)
-                rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &err);
-        }
-    }
+    for (i = 0; rc == SQLITE_OK && i < sizeof(steps) / sizeof(steps[0]); i++)
+        rc = sqlite3_exec(db, steps[i], NULL, NULL, &err);
     if (rc != SQLITE_OK) {
         rc = idmint__fail(rc == SQLITE_NOMEM ? IDMINT_ENOMEM : IDMINT_EUNAVAILABLE,
                           "sqlite %s: cannot create a new database in %s: %s", location, tmp,
@@ -1156,29 +1141,41 @@ static int sq_update_returning(struct sqlite_store *s, sqlite3_stmt *q, const ch
 }
 
 /*
- * Read the row of @p lease's worker id: 1 and its E in *until when holder
- * and generation are still @p lease's, 0 when they are not (or no row).
+ * Read the row of (@p ns, @p region, @p worker_id): 1 with its holder
+ * (33 bytes), generation and E, 0 when there is none, else an error.
  */
-static int sq_lease_held(struct sqlite_store *s, const char *ns, const struct store_lease *lease,
-                         uint64_t *until)
+static int sq_lease_row(struct sqlite_store *s, const char *ns, uint32_t region, uint32_t worker_id,
+                        char *holder, uint64_t *generation, uint64_t *until)
 {
-    char holder[33] = "";
-    uint64_t generation = 0;
     sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_LEASE_GET, &q);
 
     if (rc != 0)
         return rc;
     bind_text(s, q, 1, ns);
-    bind_i64(s, q, 2, lease->region);
-    bind_i64(s, q, 3, lease->worker_id);
+    bind_i64(s, q, 2, region);
+    bind_i64(s, q, 3, worker_id);
     rc = sq_step(s, q, "read worker id");
     if (rc == 1) {
-        col_text(q, 0, holder, sizeof(holder));
-        generation = col_u64(q, 1);
+        col_text(q, 0, holder, 33);
+        *generation = col_u64(q, 1);
         *until = col_u64(q, 2);
     }
     sqlite3_reset(q);
+    return rc;
+}
+
+/*
+ * 1 and the row's E in *until when holder and generation are still
+ * @p lease's, 0 when they are not (or there is no row), else an error.
+ */
+static int sq_lease_held(struct sqlite_store *s, const char *ns, const struct store_lease *lease,
+                         uint64_t *until)
+{
+    char holder[33] = "";
+    uint64_t generation = 0;
+    int rc = sq_lease_row(s, ns, lease->region, lease->worker_id, holder, &generation, until);
+
     if (rc <= 0)
         return rc;
     return strcmp(holder, lease->holder) == 0 && generation == lease->generation;
@@ -1286,23 +1283,11 @@ static int sq_force_release(struct sqlite_store *s, const char *ns, uint32_t reg
                             uint32_t worker_id, uint64_t max_until_unit, const char *actor,
                             int64_t now_ms)
 {
-    char holder[33] = "", fp[IDMINT_HOLDER_FP_LEN + 1], detail[256];
+    char holder[33] = "", detail[256];
     uint64_t generation = 0, until = 0, stored = 0;
     sqlite3_stmt *q = NULL;
-    int rc = sq_prep(s, ST_LEASE_GET, &q);
+    int rc = sq_lease_row(s, ns, region, worker_id, holder, &generation, &until);
 
-    if (rc != 0)
-        return rc;
-    bind_text(s, q, 1, ns);
-    bind_i64(s, q, 2, region);
-    bind_i64(s, q, 3, worker_id);
-    rc = sq_step(s, q, "read worker id");
-    if (rc == 1) {
-        col_text(q, 0, holder, sizeof(holder));
-        generation = col_u64(q, 1);
-        until = col_u64(q, 2);
-    }
-    sqlite3_reset(q);
     if (rc < 0)
         return rc;
     if (rc == 0)
@@ -1318,13 +1303,8 @@ static int sq_force_release(struct sqlite_store *s, const char *ns, uint32_t reg
         return rc < 0
                    ? rc
                    : idmint__fail(IDMINT_ESTORE, "sqlite %s: force release found no row", s->path);
-    /* The audit log is read by many: the holder's fingerprint, never its secret. */
-    idmint__holder_fingerprint(holder, fp);
-    snprintf(detail, sizeof(detail),
-             "region=%u worker=%u generation=%llu->%llu holder=%s e_before=%llu e_after=%llu",
-             (unsigned)region, (unsigned)worker_id, (unsigned long long)generation,
-             (unsigned long long)(generation + 1), fp[0] != '\0' ? fp : "(none)",
-             (unsigned long long)until, (unsigned long long)stored);
+    idmint__store_force_detail(region, worker_id, holder, generation, until, stored, detail,
+                               sizeof(detail));
     return sq_audit(s, now_ms, actor, "worker.force_release", ns, detail);
 }
 
