@@ -2,7 +2,7 @@
 /*
  * The daemon's log. One lock around one fwrite per line keeps lines whole
  * when several threads log at once; the level check happens before it. A
- * log file the daemon creates is mode 0640 whatever the umask.
+ * log file the daemon creates is at most mode 0640, whatever the umask.
  */
 #include "log.h"
 
@@ -12,7 +12,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,13 +47,9 @@ static FILE *log_fopen(const char *path)
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, LOG_FILE_MODE);
     FILE *f;
 
-    if (fd >= 0) {
-        /* Exactly the documented mode even under a stricter umask; should
-         * this fail, the umask made the file stricter still, which is safe. */
-        (void)fchmod(fd, LOG_FILE_MODE);
-    } else if (errno == EEXIST) {
+    /* A umask can only take bits away: never more than LOG_FILE_MODE. */
+    if (fd < 0 && errno == EEXIST)
         fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    }
     if (fd < 0)
         return NULL;
     if ((f = fdopen(fd, "a")) == NULL) {

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -193,8 +192,8 @@ static int apply_flags(struct config *cfg, const struct flags *f)
 
 /*
  * Write the port where tests and scripts look for it, whole or not at all,
- * with mode PORT_FILE_MODE whatever the umask (fopen would give 0666 less
- * the umask). A stale temporary file from a crash is replaced, not reused
+ * with at most mode PORT_FILE_MODE whatever the umask (fopen would give
+ * 0666 less the umask). A stale temporary file from a crash is replaced, not reused
  * with the mode it had.
  */
 static int write_port_file(const char *path, uint16_t port)
@@ -209,8 +208,6 @@ static int write_port_file(const char *path, uint16_t port)
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, PORT_FILE_MODE);
     if (fd < 0)
         return -1;
-    /* Exactly the documented mode; failing, the umask left it stricter. */
-    (void)fchmod(fd, PORT_FILE_MODE);
     if ((f = fdopen(fd, "w")) == NULL) {
         close(fd);
         unlink(tmp);
