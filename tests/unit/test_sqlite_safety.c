@@ -135,6 +135,9 @@ static int64_t sql_int(const char *path, const char *sql)
     int64_t v = -1;
 
     assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    /* A process opening the file at the same moment sets up its WAL index:
+     * wait for that as every idmint process does, instead of failing BUSY. */
+    sqlite3_busy_timeout(db, 5000);
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
     if (sqlite3_step(q) == SQLITE_ROW)
         v = sqlite3_column_int64(q, 0);
