@@ -133,11 +133,6 @@ void handles_observe(struct handles *h);
  */
 int handles_ready(struct handles *h, char *reason, size_t size);
 void handles_close_all(struct handles *h);
-
-/* ==== routes.c: the dispatcher and its helpers for routes_*.c ==== */
-void routes_handle(struct http_req *r);
-void *routes_thread_init(unsigned index, void *daemon);
-void routes_thread_fini(void *worker);
 /*
  * Open the daemon's authority: creating it only until it has been seen once
  * (handles.store_seen), then only an existing one. 0 or IDMINT_E*.
@@ -145,61 +140,22 @@ void routes_thread_fini(void *worker);
 int handles_authority_open(struct handles *h, idmint_authority **out);
 /* The authority URL to open: NULL (the library's default) when none is configured. */
 const char *handles_authority_url(const struct config *cfg);
-/* The per-thread authority, opened on first use. 0 or IDMINT_E*. */
-int routes_authority(struct worker *w, idmint_authority **out);
-/* The per-thread authority, or NULL after replying with the error. */
-idmint_authority *routes_authority_or_fail(struct http_req *r, struct worker *w);
-/*
- * Resolve snowflake namespace @p ns through the thread's authority (timed
- * as a store call) into *a and *info; 0, or -1 after replying with the
- * error (400 with @p not_snowflake for a range namespace).
- */
-int routes_snowflake_ns(struct http_req *r, struct worker *w, const char *ns, idmint_authority **a,
-                        idmint_ns_info *info, const char *not_snowflake);
-/* Reply with the error row of @p err and a message. */
-void routes_fail(struct http_req *r, int err, const char *message);
-/* Reply with a protocol error that has no library code (401, 405, 413, 431). */
-void routes_fail_http(struct http_req *r, int status, const char *code, const char *message);
-/* Send a response and note its status for the metrics. @p body as in http_respond. */
-void routes_reply(struct http_req *r, int status, const char *content_type, const char *body,
-                  size_t len);
-/* Reply with @p body (malloc'd; freed here); NULL, or no memory to keep it: 503. */
-void routes_reply_malloced(struct http_req *r, int status, const char *content_type, char *body,
-                           size_t len);
-/* routes_reply_malloced with the JSON text @p body. */
-void routes_json(struct http_req *r, int status, char *body, size_t len);
-struct json;
-/* Dump @p v (freed here) and reply with it. */
-void routes_json_tree(struct http_req *r, int status, struct json *v);
-/* Time a store call started at @p t0 (metrics_now_ns()). */
-void routes_store_done(struct worker *w, uint64_t t0);
-/* Value of query parameter @p name, percent-decoded into @p buf. 1 found, 0 absent, -1 bad. */
-int routes_query(const struct http_req *r, const char *name, char *buf, size_t size);
-/* Wall clock in Unix ms. */
-int64_t routes_now_ms(void);
 
-/* ==== routes_*.c ==== */
-void routes_ids_get(struct http_req *r, struct worker *w);
-void routes_ids_decode(struct http_req *r, struct worker *w, const char *id);
-void routes_ns_list(struct http_req *r, struct worker *w);
-void routes_ns_create(struct http_req *r, struct worker *w);
+/*
+ * ==== routes.c: the dispatcher, the event loops' on_request ====
+ * The routes themselves are rows of route_table.c; their handlers answer
+ * through reply.h.
+ */
+void routes_handle(struct http_req *r);
+void *routes_thread_init(unsigned index, void *daemon);
+void routes_thread_fini(void *worker);
+
+/* ==== routes_ns.c, besides its handlers ==== */
 /*
  * The body of POST /v1/namespaces as a namespace to create; no store is
  * touched (fuzz/fuzz_json.c). 0, or -1 with the 400 message in @p err.
  */
 int routes_parse_ns_body(const char *text, size_t len, idmint_ns_info *out, char *err,
                          size_t err_size);
-void routes_ns_get(struct http_req *r, struct worker *w, const char *ns);
-void routes_ns_set_disabled(struct http_req *r, struct worker *w, const char *ns, int disabled);
-void routes_ns_workers(struct http_req *r, struct worker *w, const char *ns);
-void routes_audit(struct http_req *r, struct worker *w);
-/* @p role is the caller's: force_release needs admin. */
-void routes_internal_workers(struct http_req *r, struct worker *w, int role);
-void routes_internal_ranges(struct http_req *r, struct worker *w);
-/* POST /internal/ranges/forget: a range supply deletes its older request records. */
-void routes_internal_ranges_forget(struct http_req *r, struct worker *w);
-void routes_healthz(struct http_req *r, struct worker *w);
-void routes_readyz(struct http_req *r, struct worker *w);
-void routes_metrics(struct http_req *r, struct worker *w);
 
 #endif /* IDMINTD_DAEMON_H */

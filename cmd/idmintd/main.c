@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "errors_http.h"
 #include "log.h"
+#include "route_table.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +32,8 @@ static const char usage_text[] =
     "usage: idmintd [--config FILE] [--listen ADDR:PORT] [--authority URL] [--region N]\n"
     "               [--port-file PATH] [--log-level LEVEL] [--max-connections-per-client N]\n"
     "       idmintd --hash-token < token      print the sha256: hash of a token\n"
-    "       idmintd --self-check              check the error table, exit 0 or 1\n"
+    "       idmintd --self-check              check the error and route tables, exit 0 or 1\n"
+    "       idmintd --list-routes             print the route table as JSON lines, exit 0\n"
     "       idmintd --version | --help\n"
     "\n"
     "Serves the idmint HTTP API (docs/http-api.md). Flags override IDMINT_LISTEN,\n"
@@ -47,7 +49,7 @@ static const char usage_text[] =
 struct flags {
     const char *config, *listen, *authority, *region, *port_file, *log_level;
     const char *max_connections_per_client;
-    int is_help, is_version, is_hash_token, is_self_check;
+    int is_help, is_version, is_hash_token, is_self_check, is_list_routes;
 };
 
 static int usage_error(const char *what, const char *arg)
@@ -91,6 +93,10 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         }
         if (strcmp(a, "--self-check") == 0) {
             f->is_self_check = 1;
+            continue;
+        }
+        if (strcmp(a, "--list-routes") == 0) {
+            f->is_list_routes = 1;
             continue;
         }
         for (k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
@@ -306,11 +312,24 @@ int main(int argc, char **argv)
     }
     if (f.is_hash_token)
         return hash_token();
-    if (f.is_self_check)
-        return errors_http_check_all() == 0 ? 0 : 1;
+    if (f.is_self_check) {
+        int problems = errors_http_check_all(); /* both run: each names its own problems */
+
+        problems += route_table_check();
+        return problems == 0 ? 0 : 1;
+    }
+    if (f.is_list_routes) {
+        /* Before any configuration is read: this opens no file and no store. */
+        if (route_table_list(stdout) != 0) {
+            fprintf(stderr, "idmintd: cannot print the route table: %s\n", strerror(errno));
+            return 1;
+        }
+        return 0;
+    }
 #ifndef NDEBUG
-    /* A debug build refuses to run with a library code the HTTP table lacks. */
-    if (errors_http_check_all() != 0)
+    /* A debug build refuses to run with a library code the HTTP table lacks,
+     * or with a route table that does not check out. */
+    if (errors_http_check_all() != 0 || route_table_check() != 0)
         return 1;
 #endif
 

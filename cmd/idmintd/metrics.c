@@ -21,24 +21,6 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const route_names[ROUTE_COUNT] = {
-    "/v1/ids",
-    "/v1/ids/{id}/decode",
-    "/internal/workers/lease",
-    "/internal/ranges/lease",
-    "/internal/ranges/forget",
-    "/v1/namespaces",
-    "/v1/namespaces/{ns}",
-    "/v1/namespaces/{ns}/disable",
-    "/v1/namespaces/{ns}/enable",
-    "/v1/namespaces/{ns}/workers",
-    "/v1/audit",
-    "/metrics",
-    "/healthz",
-    "/readyz",
-    "other",
-};
-
 static const int codes[METRICS_CODES] = {200, 201, 400, 401, 403, 404, 405,
                                          409, 413, 431, 500, 503, 0};
 
@@ -74,10 +56,10 @@ static void hist_add(struct metrics_hist *h, uint64_t ns)
     metrics_add(&h->sum_ns, ns);
 }
 
-void metrics_count_request(struct metrics_thread *m, enum metrics_route route, int status,
+void metrics_count_request(struct metrics_thread *m, const struct route_row *row, int status,
                            uint64_t elapsed_ns)
 {
-    size_t i;
+    size_t route = row != NULL ? (size_t)(row - route_table) : ROUTE_ROWS_MAX, i;
 
     for (i = 0; i < METRICS_CODES - 1; i++)
         if (codes[i] == status)
@@ -194,6 +176,52 @@ static void put_hist(struct buf *b, struct daemon *d, const char *name, const ch
     put(b, "%s_sum %.9f\n%s_count %" PRIu64 "\n", name, (double)sum_ns / 1e9, name, count);
 }
 
+/*
+ * idmint_http_requests_total{route,code}: one series per label, in table
+ * order, then "other". Rows that share a label (GET and POST
+ * /v1/namespaces) are summed into one series.
+ */
+static void put_requests(struct buf *b, struct daemon *d)
+{
+    uint64_t sum[ROUTE_ROWS_MAX + 1][METRICS_CODES] = {{0}}; /* not static: scrapes may overlap */
+    size_t series[ROUTE_ROWS_MAX + 1], r, j, c;
+    unsigned t;
+
+    for (r = 0; r < route_table_len; r++) {
+        for (j = 0; j < r && strcmp(route_table[j].label, route_table[r].label) != 0; j++)
+            ;
+        series[r] = j; /* the first row with this label */
+    }
+    series[ROUTE_ROWS_MAX] = ROUTE_ROWS_MAX;
+    for (t = 0; t < d->cfg.threads; t++) {
+        const struct metrics_thread *m = &d->workers[t].metrics;
+
+        for (c = 0; c < METRICS_CODES; c++) {
+            for (r = 0; r < route_table_len; r++)
+                sum[series[r]][c] += atomic_load_explicit(&m->http[r][c], memory_order_relaxed);
+            sum[ROUTE_ROWS_MAX][c] +=
+                atomic_load_explicit(&m->http[ROUTE_ROWS_MAX][c], memory_order_relaxed);
+        }
+    }
+    for (r = 0; r <= route_table_len; r++) {
+        size_t slot = r < route_table_len ? r : ROUTE_ROWS_MAX;
+        const char *label = r < route_table_len ? route_table[r].label : "other";
+
+        if (series[slot] != slot)
+            continue; /* summed into an earlier row's series */
+        for (c = 0; c < METRICS_CODES; c++) {
+            if (sum[slot][c] == 0)
+                continue;
+            if (codes[c] != 0)
+                put(b, "idmint_http_requests_total{route=\"%s\",code=\"%d\"} %" PRIu64 "\n", label,
+                    codes[c], sum[slot][c]);
+            else
+                put(b, "idmint_http_requests_total{route=\"%s\",code=\"other\"} %" PRIu64 "\n",
+                    label, sum[slot][c]);
+        }
+    }
+}
+
 static int64_t wall_ms(void)
 {
     struct timespec ts;
@@ -287,7 +315,7 @@ void metrics_sampler_stop(void)
 char *metrics_render(struct daemon *d, size_t *len)
 {
     struct buf b = {NULL, 0, 0, 0};
-    size_t i, r, c, n = atomic_load_explicit(&d->handles.n, memory_order_acquire);
+    size_t i, c, n = atomic_load_explicit(&d->handles.n, memory_order_acquire);
     unsigned t;
     int64_t now = wall_ms();
 
@@ -401,23 +429,7 @@ char *metrics_render(struct daemon *d, size_t *len)
 
     put(&b, "# HELP idmint_http_requests_total HTTP requests by route and status.\n"
             "# TYPE idmint_http_requests_total counter\n");
-    for (r = 0; r < ROUTE_COUNT; r++) {
-        for (c = 0; c < METRICS_CODES; c++) {
-            uint64_t sum = 0;
-
-            for (t = 0; t < d->cfg.threads; t++)
-                sum +=
-                    atomic_load_explicit(&d->workers[t].metrics.http[r][c], memory_order_relaxed);
-            if (sum == 0)
-                continue;
-            if (codes[c] != 0)
-                put(&b, "idmint_http_requests_total{route=\"%s\",code=\"%d\"} %" PRIu64 "\n",
-                    route_names[r], codes[c], sum);
-            else
-                put(&b, "idmint_http_requests_total{route=\"%s\",code=\"other\"} %" PRIu64 "\n",
-                    route_names[r], sum);
-        }
-    }
+    put_requests(&b, d);
     put_hist(&b, d, "idmint_http_request_duration_seconds", "Time to answer a request.",
              offsetof(struct metrics_thread, http_duration));
 

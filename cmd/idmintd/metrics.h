@@ -7,31 +7,14 @@
 #ifndef IDMINTD_METRICS_H
 #define IDMINTD_METRICS_H
 
+#include "route_table.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define METRICS_MAX_NS  256 /* namespaces with their own counters */
 #define METRICS_BUCKETS 13
-
-enum metrics_route {
-    ROUTE_IDS,
-    ROUTE_DECODE,
-    ROUTE_WORKERS_LEASE,
-    ROUTE_RANGES_LEASE,
-    ROUTE_RANGES_FORGET,
-    ROUTE_NAMESPACES,
-    ROUTE_NAMESPACE,
-    ROUTE_NS_DISABLE,
-    ROUTE_NS_ENABLE,
-    ROUTE_NS_WORKERS,
-    ROUTE_AUDIT,
-    ROUTE_METRICS,
-    ROUTE_HEALTHZ,
-    ROUTE_READYZ,
-    ROUTE_OTHER,
-    ROUTE_COUNT
-};
 
 #define METRICS_CODES 13 /* the statuses the daemon sends, plus "other" */
 
@@ -42,7 +25,8 @@ struct metrics_hist {
 };
 
 struct metrics_thread {
-    _Atomic uint64_t http[ROUTE_COUNT][METRICS_CODES];
+    /* By route_table row; the last slot is "other" (no row matched, or a limit was hit). */
+    _Atomic uint64_t http[ROUTE_ROWS_MAX + 1][METRICS_CODES];
     struct metrics_hist http_duration;
     struct metrics_hist store_latency;
     _Atomic uint64_t ids_issued[METRICS_MAX_NS]; /* by handle slot */
@@ -55,7 +39,8 @@ static inline void metrics_add(_Atomic uint64_t *c, uint64_t n)
                           memory_order_relaxed);
 }
 
-void metrics_count_request(struct metrics_thread *m, enum metrics_route route, int status,
+/* One answered request of @p row (a route_table row; NULL: "other"). */
+void metrics_count_request(struct metrics_thread *m, const struct route_row *row, int status,
                            uint64_t elapsed_ns);
 void metrics_store_time(struct metrics_thread *m, uint64_t elapsed_ns);
 /* A range reservation served on /internal/ranges/lease. Thread-safe. */

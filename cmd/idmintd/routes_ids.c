@@ -8,6 +8,8 @@
 
 #include "internal.h"
 #include "json.h"
+#include "reply.h"
+#include "route_table.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -76,7 +78,7 @@ static int accepts_text(const struct http_req *r)
     return 0;
 }
 
-void routes_ids_get(struct http_req *r, struct worker *w)
+void routes_ids_get(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     const uint32_t max_count = w->d->cfg.max_count;
     char ns[64], count_text[32];
@@ -86,6 +88,7 @@ void routes_ids_get(struct http_req *r, struct worker *w)
     size_t i, ns_len;
     int q, rc;
 
+    (void)m;
     if (query_ns(r, ns, sizeof(ns)) != 0)
         return;
     q = routes_query(r, "count", count_text, sizeof(count_text));
@@ -153,8 +156,9 @@ void routes_ids_get(struct http_req *r, struct worker *w)
     routes_reply(r, 200, "application/json", body, (size_t)(p - body));
 }
 
-void routes_ids_decode(struct http_req *r, struct worker *w, const char *id_text)
+void routes_ids_decode(struct http_req *r, struct worker *w, const struct route_match *m)
 {
+    const char *id_text = m->segment;
     char ns[64], when[32];
     idmint_ns_info info;
     idmint_decoded dec;

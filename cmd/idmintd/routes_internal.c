@@ -10,6 +10,8 @@
 #include "internal.h"
 #include "json.h"
 #include "log.h"
+#include "reply.h"
+#include "route_table.h"
 #include "store.h"
 
 #include <stdio.h>
@@ -257,7 +259,7 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
     reply_lease(r, ns, &lease);
 }
 
-void routes_internal_workers(struct http_req *r, struct worker *w, int role)
+void routes_internal_workers(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     static const char *const known[] = {"op",          "namespace",    "region",   "holder",
                                         "worker_id",   "generation",   "lease_ms", "final_time",
@@ -265,6 +267,7 @@ void routes_internal_workers(struct http_req *r, struct worker *w, int role)
     char err[256];
     struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
     const char *op, *unknown;
+    const int role = (int)m->role; /* force_release needs admin */
 
     if (body == NULL) {
         routes_fail_http(r, 400, "invalid_argument", err);
@@ -312,7 +315,7 @@ static struct json *range_body(struct http_req *r, const char *const *known, con
     return NULL;
 }
 
-void routes_internal_ranges(struct http_req *r, struct worker *w)
+void routes_internal_ranges(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     static const char *const known[] = {"namespace", "incarnation", "request_id", "count", NULL};
     const char *ns, *incarnation, *request_id;
@@ -323,6 +326,7 @@ void routes_internal_ranges(struct http_req *r, struct worker *w)
     uint64_t t0;
     int rc;
 
+    (void)m;
     if (body == NULL)
         return;
     if (json_get_int(body, "count", &count) != 1 || count < 1) {
@@ -351,7 +355,8 @@ out:
     json_free(body);
 }
 
-void routes_internal_ranges_forget(struct http_req *r, struct worker *w)
+void routes_internal_ranges_forget(struct http_req *r, struct worker *w,
+                                   const struct route_match *m)
 {
     static const char *const known[] = {"namespace", "incarnation", "before_request_id", NULL};
     const char *ns, *incarnation, *before;
@@ -360,6 +365,7 @@ void routes_internal_ranges_forget(struct http_req *r, struct worker *w)
     uint64_t forgotten = 0, t0;
     int rc;
 
+    (void)m;
     if (body == NULL)
         return;
     if ((rc = routes_authority(w, &a)) != 0) {

@@ -8,6 +8,8 @@
 
 #include "internal.h"
 #include "json.h"
+#include "reply.h"
+#include "route_table.h"
 #include "store.h"
 
 #include <inttypes.h>
@@ -56,7 +58,7 @@ static struct json *ns_json(const idmint_ns_info *ns)
     return o;
 }
 
-void routes_ns_list(struct http_req *r, struct worker *w)
+void routes_ns_list(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     idmint_authority *a = routes_authority_or_fail(r, w);
     idmint_ns_info *list = NULL;
@@ -65,6 +67,7 @@ void routes_ns_list(struct http_req *r, struct worker *w)
     uint64_t t0;
     int rc;
 
+    (void)m;
     if (a == NULL)
         return;
     t0 = metrics_now_ns();
@@ -108,8 +111,9 @@ static idmint_authority *ns_authority_or_fail(struct http_req *r, struct worker 
     return routes_authority_or_fail(r, w);
 }
 
-void routes_ns_get(struct http_req *r, struct worker *w, const char *ns)
+void routes_ns_get(struct http_req *r, struct worker *w, const struct route_match *m)
 {
+    const char *ns = m->segment;
     idmint_authority *a;
 
     if ((a = ns_authority_or_fail(r, w, ns)) != NULL)
@@ -240,7 +244,7 @@ int routes_parse_ns_body(const char *text, size_t len, idmint_ns_info *out, char
     return rc;
 }
 
-void routes_ns_create(struct http_req *r, struct worker *w)
+void routes_ns_create(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     char err[256];
     idmint_authority *a;
@@ -248,6 +252,7 @@ void routes_ns_create(struct http_req *r, struct worker *w)
     uint64_t t0;
     int rc;
 
+    (void)m;
     if (routes_parse_ns_body(r->body, r->body_len, &info, err, sizeof(err)) != 0) {
         routes_fail_http(r, 400, "invalid_argument", err);
         return;
@@ -264,7 +269,7 @@ void routes_ns_create(struct http_req *r, struct worker *w)
     reply_ns(r, w, a, info.name, 201);
 }
 
-void routes_ns_set_disabled(struct http_req *r, struct worker *w, const char *ns, int disabled)
+static void ns_set_disabled(struct http_req *r, struct worker *w, const char *ns, int disabled)
 {
     idmint_authority *a;
     uint64_t t0;
@@ -282,8 +287,19 @@ void routes_ns_set_disabled(struct http_req *r, struct worker *w, const char *ns
     reply_ns(r, w, a, ns, 200);
 }
 
-void routes_ns_workers(struct http_req *r, struct worker *w, const char *ns)
+void routes_ns_disable(struct http_req *r, struct worker *w, const struct route_match *m)
 {
+    ns_set_disabled(r, w, m->segment, 1);
+}
+
+void routes_ns_enable(struct http_req *r, struct worker *w, const struct route_match *m)
+{
+    ns_set_disabled(r, w, m->segment, 0);
+}
+
+void routes_ns_workers(struct http_req *r, struct worker *w, const struct route_match *m)
+{
+    const char *ns = m->segment;
     idmint_authority *a;
     idmint_worker_info *rows = NULL;
     struct json *o, *arr;
@@ -347,7 +363,7 @@ bad:
     return -1;
 }
 
-void routes_audit(struct http_req *r, struct worker *w)
+void routes_audit(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     idmint_authority *a;
     idmint_audit_entry *list = NULL;
@@ -357,6 +373,7 @@ void routes_audit(struct http_req *r, struct worker *w)
     uint64_t t0;
     int rc;
 
+    (void)m;
     if (query_int(r, "after", 0, INT64_MAX / 10, 0, &after) != 0 ||
         query_int(r, "limit", 1, AUDIT_LIMIT_MAX, AUDIT_LIMIT_DEFAULT, &limit) != 0)
         return;

@@ -3,23 +3,27 @@
 #include "daemon.h"
 
 #include "json.h"
+#include "reply.h"
+#include "route_table.h"
 
 #include <stdio.h>
 
-void routes_healthz(struct http_req *r, struct worker *w)
+void routes_healthz(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     static const char body[] = "{\"status\":\"ok\"}";
 
     (void)w;
+    (void)m;
     routes_reply(r, 200, "application/json", body, sizeof(body) - 1);
 }
 
-void routes_readyz(struct http_req *r, struct worker *w)
+void routes_readyz(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     static const char ready[] = "{\"status\":\"ready\"}";
     char reason[256];
     struct json *o;
 
+    (void)m;
     if (!atomic_load(&w->d->is_ready)) {
         snprintf(reason, sizeof(reason), "starting: the namespaces in [mint] are not open yet");
     } else if (handles_ready(&w->d->handles, reason, sizeof(reason))) {
@@ -32,10 +36,11 @@ void routes_readyz(struct http_req *r, struct worker *w)
     routes_json_tree(r, 503, o);
 }
 
-void routes_metrics(struct http_req *r, struct worker *w)
+void routes_metrics(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     size_t len = 0;
     char *text = metrics_render(w->d, &len);
 
+    (void)m;
     routes_reply_malloced(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }

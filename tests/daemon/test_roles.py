@@ -3,11 +3,16 @@
 # The role x route table of docs/http-api.md: no token and unknown tokens get
 # 401, too small a role 403 (and changes nothing), enough of a role gets past
 # authentication; the open routes need no token; path tricks do not slip past
-# a role; with no tokens configured only loopback is served.
+# a role; with no tokens configured only loopback is served. The routes come
+# from idmintd --list-routes: a route calls() does not know fails the test.
 
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -84,39 +89,126 @@ def lease_body(role, purpose, op):
     return body
 
 
-def routes():
-    """(label, required role, method, path, body(role) or None)."""
-    decode = "/v1/ids/%s/decode?namespace=orders" % (Ctx.some_id or "1")
-    return [
-        ("GET /v1/ids", "mint", "GET", "/v1/ids?namespace=orders&count=2", None),
-        ("GET /v1/ids/{id}/decode", "mint", "GET", decode, None),
-        ("GET /v1/namespaces", "mint", "GET", "/v1/namespaces", None),
-        ("GET /v1/namespaces/{ns}", "mint", "GET", "/v1/namespaces/orders", None),
-        ("GET /v1/namespaces/{ns}/workers", "mint", "GET", "/v1/namespaces/orders/workers",
-         None),
-        ("POST /internal/workers/lease take", "generator", "POST", "/internal/workers/lease",
-         lambda role: {"op": "take", "namespace": "orders", "region": 0,
-                       "holder": holder(role, 99), "lease_ms": 600000}),
-        ("POST /internal/workers/lease renew", "generator", "POST", "/internal/workers/lease",
-         lambda role: lease_body(role, "renew", "renew")),
-        ("POST /internal/workers/lease release", "generator", "POST", "/internal/workers/lease",
-         lambda role: lease_body(role, "release", "release")),
-        ("POST /internal/workers/lease force_release", "admin", "POST",
-         "/internal/workers/lease", lambda role: lease_body(role, "force", "force_release")),
-        ("POST /internal/ranges/lease", "generator", "POST", "/internal/ranges/lease",
-         lambda role: {"namespace": "invoices", "incarnation": "inc-" + role,
-                       "request_id": "req-1", "count": 10}),
-        ("POST /internal/ranges/forget", "generator", "POST", "/internal/ranges/forget",
-         lambda role: {"namespace": "invoices", "incarnation": "inc-" + role,
-                       "before_request_id": "req-0"}),
-        ("POST /v1/namespaces", "admin", "POST", "/v1/namespaces",
-         lambda role: {"name": "made-by-" + role, "kind": "snowflake"}),
-        ("POST /v1/namespaces/{ns}/disable", "admin", "POST", "/v1/namespaces/scratch/disable",
-         lambda role: b""),
-        ("POST /v1/namespaces/{ns}/enable", "admin", "POST", "/v1/namespaces/scratch/enable",
-         lambda role: b""),
-        ("GET /v1/audit", "admin", "GET", "/v1/audit", None),
-    ]
+def list_routes():
+    """The route table from idmintd --list-routes: [{method, path, role, label}].
+    It runs in an empty folder with an authority there: it must open no store."""
+    home = tempfile.mkdtemp(prefix="idmint-routes-")
+    env = H.clean_env()
+    env.update(HOME=home, XDG_STATE_HOME=os.path.join(home, "state"))
+    try:
+        p = subprocess.run([IDMINTD, "--authority", "sqlite:" + os.path.join(home, "x.db"),
+                            "--list-routes"], cwd=home, env=env, capture_output=True, text=True,
+                           timeout=20 * H.SCALE)
+    except subprocess.TimeoutExpired:
+        S.ok(False, "idmintd --list-routes", "did not exit within 20 s")
+        return []
+    finally:
+        left = os.listdir(home)
+        shutil.rmtree(home, ignore_errors=True)
+    S.ok(p.returncode == 0 and p.stderr == "", "idmintd --list-routes exits 0, quietly",
+         "rc %d, stderr %r" % (p.returncode, H.snip(p.stderr)))
+    S.ok(not left, "idmintd --list-routes opens no store (creates no file)", repr(left))
+    rows = []
+    for line in p.stdout.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if S.ok(isinstance(row, dict) and sorted(row) == ["label", "method", "path", "role"]
+                and all(isinstance(v, str) for v in row.values()),
+                "--list-routes prints one {method, path, role, label} per line", repr(line)):
+            rows.append(row)
+    S.ok(len(rows) >= 10, "--list-routes lists the routes", H.snip(p.stdout))
+    return rows
+
+
+BODY_METHODS = ("POST", "PUT", "PATCH")
+
+
+def calls():
+    """How to call each row of the route table, keyed "METHOD pattern": the role
+    docs/http-api.md gives it, values for its {segments}, its query, and its cases
+    (what, the role the case needs when the handler asks more than the row, and
+    body(role) for a method that sends one). The matrix runs in this order:
+    disable before enable, a range lease before its forget."""
+    return {
+        "GET /v1/ids": dict(role="mint", query="namespace=orders&count=2"),
+        "GET /v1/ids/{id}/decode": dict(role="mint", seg={"id": Ctx.some_id or "1"},
+                                        query="namespace=orders"),
+        "GET /v1/namespaces": dict(role="mint"),
+        "GET /v1/namespaces/{ns}": dict(role="mint", seg={"ns": "orders"}),
+        "GET /v1/namespaces/{ns}/workers": dict(role="mint", seg={"ns": "orders"}),
+        "POST /internal/workers/lease": dict(role="generator", cases=[
+            ("take", None, lambda role: {"op": "take", "namespace": "orders", "region": 0,
+                                         "holder": holder(role, 99), "lease_ms": 600000}),
+            ("renew", None, lambda role: lease_body(role, "renew", "renew")),
+            ("release", None, lambda role: lease_body(role, "release", "release")),
+            # The handler's own check, beyond the row's role.
+            ("force_release", "admin", lambda role: lease_body(role, "force", "force_release")),
+        ]),
+        "POST /internal/ranges/lease": dict(
+            role="generator", body=lambda role: {"namespace": "invoices", "incarnation": "inc-" + role,
+                                                 "request_id": "req-1", "count": 10}),
+        "POST /internal/ranges/forget": dict(
+            role="generator", body=lambda role: {"namespace": "invoices", "incarnation": "inc-" + role,
+                                                 "before_request_id": "req-0"}),
+        "POST /v1/namespaces": dict(
+            role="admin", body=lambda role: {"name": "made-by-" + role, "kind": "snowflake"}),
+        "POST /v1/namespaces/{ns}/disable": dict(role="admin", seg={"ns": "scratch"},
+                                                 body=lambda role: b""),
+        "POST /v1/namespaces/{ns}/enable": dict(role="admin", seg={"ns": "scratch"},
+                                                body=lambda role: b""),
+        "GET /v1/audit": dict(role="admin"),
+        "GET /metrics": dict(role="none"),
+        "GET /healthz": dict(role="none"),
+        "GET /readyz": dict(role="none", ok=(200, 503)),
+    }
+
+
+def fill(pattern, seg):
+    """@pattern with each {name} segment replaced by seg[name]; None when one has no value."""
+    parts = []
+    for part in pattern.split("/"):
+        if part.startswith("{") and part.endswith("}"):
+            if part[1:-1] not in seg:
+                return None
+            part = seg[part[1:-1]]
+        parts.append(part)
+    return "/".join(parts)
+
+
+def plan(table):
+    """[(label, role needed, method, path, body(role) or None, ok statuses)] for every
+    row of @table. A row calls() does not know, or cannot fill in, is a failure: no
+    route escapes this test."""
+    spec = calls()
+    rows = {"%s %s" % (row["method"], row["path"]): row for row in table}
+    for key in rows:
+        S.ok(key in spec, "route %s is in the role test" % key,
+             "idmintd --list-routes has %s; tell calls() in test_roles.py how to call it" % key)
+    for key in spec:
+        S.ok(key in rows, "calls() entry %s is a route" % key,
+             "idmintd --list-routes has no %s" % key)
+    steps = []
+    for key, c in spec.items():
+        row = rows.get(key)
+        if row is None:
+            continue
+        S.ok(row["role"] == c["role"], "%s needs the %s role" % (key, c["role"]),
+             "the route table gives it %s" % row["role"])
+        path = fill(row["path"], c.get("seg", {}))
+        if not S.ok(path is not None, "%s: calls() has a value for each {segment}" % key,
+                    "seg %r" % c.get("seg")):
+            continue
+        if c.get("query"):
+            path += "?" + c["query"]
+        for what, need, body in c.get("cases") or [("", None, c.get("body"))]:
+            label = key + (" " + what if what else "")
+            if row["method"] in BODY_METHODS and not S.ok(
+                    body is not None, "%s: calls() gives it a body" % label, "none given"):
+                continue
+            steps.append((label, need or c["role"], row["method"], path, body, c.get("ok", (200,))))
+    return steps
 
 
 def audit_count(d):
@@ -124,8 +216,21 @@ def audit_count(d):
     return len(j.get("entries") or [])
 
 
-def test_matrix(d):
-    for label, need, method, path, body in routes():
+def check_open(d, label, method, path, body, ok):
+    """An open route answers every caller: no token, each role, an unknown token."""
+    cases = [("no token", {})] + [
+        (role, {"Authorization": "Bearer " + ROLE_TOKEN[role]}) for role in ROLES]
+    cases.append(("an unknown token", {"Authorization": "Bearer not-a-token-at-all"}))
+    for what, hdrs in cases:
+        r = d.request(method, path, body=body("admin") if body else None, headers=hdrs)
+        S.status(r, ok, "%s with %s is open" % (label, what))
+
+
+def test_matrix(d, table):
+    for label, need, method, path, body, ok in plan(table):
+        if need == "none":
+            check_open(d, label, method, path, body, ok)
+            continue
         sample = body("admin") if body else None
         S.error(d.request(method, path, body=sample), 401, "unauthenticated",
                 "%s with no token" % label)
@@ -170,6 +275,30 @@ def test_matrix(d):
     S.json_ok(j, 200, "range refused to mint was never recorded (another count is no conflict)")
 
 
+def test_metrics_labels(d, table):
+    """After the matrix every row has been answered: /metrics counts each under its
+    label, a label is the row's path pattern (dashboards read these names), and
+    404s count under "other"."""
+    S.error(d.get("/v1/no-such-route", token=MINT), 404, "not_found", "an unknown route is 404")
+    text = d.get("/metrics").text or ""
+    seen = set(re.findall(r'^idmint_http_requests_total\{route="([^"]*)",code="[^"]*"\} ',
+                          text, re.M))
+    labels = {row["label"] for row in table}
+    for row in table:
+        S.ok(row["label"] == row["path"], "%s %s is labelled by its path" % (row["method"],
+                                                                            row["path"]),
+             "label %r" % row["label"])
+        S.ok(row["label"] in seen, "/metrics counts %s %s under route=\"%s\""
+             % (row["method"], row["path"], row["label"]), H.snip(text, 2000))
+    S.ok("other" in seen, "/metrics counts the 404 under route=\"other\"", H.snip(text, 2000))
+    S.ok(seen <= labels | {"other"}, "/metrics has no route label outside the table",
+         repr(sorted(seen - labels - {"other"})))
+    series = re.findall(r'^idmint_http_requests_total\{route="([^"]*)",code="([^"]*)"\} ',
+                        text, re.M)
+    S.ok(len(series) == len(set(series)), "rows that share a label are one series",
+         repr(sorted(series)))
+
+
 def test_bad_tokens(d):
     for what, header in BAD_TOKENS:
         S.error(d.get("/v1/namespaces", headers={"Authorization": header}), 401,
@@ -179,17 +308,6 @@ def test_bad_tokens(d):
                "Authorization: Bearer %s\r\nConnection: close\r\n\r\n" % (MINT, ADMIN)).encode())
     S.ok(r.status in (400, 401, 403), "mint + admin Authorization headers do not reach /v1/audit",
          "%s: expected 400, 401 or 403, got %s" % (r.request, r.show()))
-
-
-def test_open_routes(d):
-    for path in ("/healthz", "/readyz", "/metrics"):
-        cases = [("no token", {})] + [
-            (role, {"Authorization": "Bearer " + ROLE_TOKEN[role]}) for role in ROLES]
-        cases.append(("an unknown token", {"Authorization": "Bearer not-a-token-at-all"}))
-        for what, hdrs in cases:
-            r = d.get(path, headers=hdrs)
-            ok = (200,) if path != "/readyz" else (200, 503)
-            S.status(r, ok, "%s with %s is open" % (path, what))
 
 
 def test_path_tricks(d):
@@ -216,6 +334,9 @@ def test_path_tricks(d):
     r = d.post("/internal/ranges/lease", {"namespace": "invoices", "incarnation": "trick",
                                           "request_id": "t", "count": 7}, token=GEN)
     S.json_ok(r, 200, "no trick recorded a reservation (count 7 is not a conflict)")
+    for p in ("/v1/audit/", "/healthz/", "/v1/namespaces/orders/"):
+        S.error(d.get(p, token=ADMIN), 404, "not_found",
+                "GET %s (a trailing /) matches no route, even as admin" % p)
 
 
 def test_hash_token():
@@ -292,10 +413,11 @@ def main():
     except H.HarnessError as e:
         S.ok(False, "start idmintd with tokens", str(e))
         S.finish()
+    table = list_routes()
     S.run("setup", setup, d)
-    S.run("matrix", test_matrix, d)
+    S.run("matrix", test_matrix, d, table)
+    S.run("metrics labels", test_metrics_labels, d, table)
     S.run("bad tokens", test_bad_tokens, d)
-    S.run("open routes", test_open_routes, d)
     S.run("path tricks", test_path_tricks, d)
     S.stop_daemon(d, "token daemon: SIGTERM exits 0")
     S.run("hash token", test_hash_token)

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The route table (route_table.h), its self-check and its listing. Adding a
+ * route is one row here plus its handler in a routes_*.c file (declared in
+ * route_table.h); the dispatcher, the metrics and the role test follow.
+ */
+#include "route_table.h"
+
+#include "json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The label of a route is its path pattern, as /metrics showed it before
+ * this table existed; dashboards and tests read these names, so a label is
+ * never renamed. GET before POST on one path: the 405 Allow text lists the
+ * methods in table order ("GET, POST").
+ */
+const struct route_row route_table[] = {
+    {"GET", "/v1/ids", AUTH_MINT, routes_ids_get, "/v1/ids"},
+    {"GET", "/v1/ids/{id}/decode", AUTH_MINT, routes_ids_decode, "/v1/ids/{id}/decode"},
+    {"POST", "/internal/workers/lease", AUTH_GENERATOR, routes_internal_workers,
+     "/internal/workers/lease"},
+    {"POST", "/internal/ranges/lease", AUTH_GENERATOR, routes_internal_ranges,
+     "/internal/ranges/lease"},
+    {"POST", "/internal/ranges/forget", AUTH_GENERATOR, routes_internal_ranges_forget,
+     "/internal/ranges/forget"},
+    {"GET", "/v1/namespaces", AUTH_MINT, routes_ns_list, "/v1/namespaces"},
+    {"POST", "/v1/namespaces", AUTH_ADMIN, routes_ns_create, "/v1/namespaces"},
+    {"GET", "/v1/namespaces/{ns}", AUTH_MINT, routes_ns_get, "/v1/namespaces/{ns}"},
+    {"POST", "/v1/namespaces/{ns}/disable", AUTH_ADMIN, routes_ns_disable,
+     "/v1/namespaces/{ns}/disable"},
+    {"POST", "/v1/namespaces/{ns}/enable", AUTH_ADMIN, routes_ns_enable,
+     "/v1/namespaces/{ns}/enable"},
+    {"GET", "/v1/namespaces/{ns}/workers", AUTH_MINT, routes_ns_workers,
+     "/v1/namespaces/{ns}/workers"},
+    {"GET", "/v1/audit", AUTH_ADMIN, routes_audit, "/v1/audit"},
+    {"GET", "/metrics", AUTH_NONE, routes_metrics, "/metrics"},
+    {"GET", "/healthz", AUTH_NONE, routes_healthz, "/healthz"},
+    {"GET", "/readyz", AUTH_NONE, routes_readyz, "/readyz"},
+};
+
+#define ROWS (sizeof(route_table) / sizeof(route_table[0]))
+
+_Static_assert(ROWS <= ROUTE_ROWS_MAX, "route_table has more rows than ROUTE_ROWS_MAX");
+
+const size_t route_table_len = ROWS;
+
+/* ==== self-check ==== */
+
+struct pattern {
+    const char *seg[ROUTE_SEGMENTS_MAX];
+    size_t len[ROUTE_SEGMENTS_MAX];
+    size_t n;
+};
+
+static int is_capture(const char *seg, size_t len)
+{
+    return len >= 3 && seg[0] == '{' && seg[len - 1] == '}';
+}
+
+/* Split @p path into *p. NULL, or what is wrong with it. */
+static const char *pattern_split(const char *path, struct pattern *p)
+{
+    size_t i = 0, captures = 0;
+
+    p->n = 0;
+    if (path == NULL || path[0] != '/')
+        return "does not start with '/'";
+    while (path[i] == '/') {
+        size_t start = ++i, k;
+
+        while (path[i] != '\0' && path[i] != '/')
+            i++;
+        if (i == start)
+            return "has an empty segment";
+        if (p->n == ROUTE_SEGMENTS_MAX)
+            return "has more segments than ROUTE_SEGMENTS_MAX";
+        p->seg[p->n] = path + start;
+        p->len[p->n] = i - start;
+        if (is_capture(p->seg[p->n], p->len[p->n])) {
+            captures++;
+        } else {
+            for (k = start; k < i; k++)
+                if (path[k] == '{' || path[k] == '}' || (unsigned char)path[k] <= ' ' ||
+                    (unsigned char)path[k] >= 0x7f)
+                    return "has a segment that is neither a literal nor a whole {name}";
+        }
+        p->n++;
+    }
+    if (captures > 1)
+        return "has more than one {name} segment (struct route_match holds one)";
+    return NULL;
+}
+
+/* 1 when some path would match both @p a and @p b. */
+static int patterns_overlap(const struct pattern *a, const struct pattern *b)
+{
+    size_t k;
+
+    if (a->n != b->n)
+        return 0;
+    for (k = 0; k < a->n; k++) {
+        if (is_capture(a->seg[k], a->len[k]) || is_capture(b->seg[k], b->len[k]))
+            continue;
+        if (a->len[k] != b->len[k] || memcmp(a->seg[k], b->seg[k], a->len[k]) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int method_ok(const char *m)
+{
+    size_t i;
+
+    if (m == NULL || m[0] == '\0' || strlen(m) > 16)
+        return 0;
+    for (i = 0; m[i] != '\0'; i++)
+        if (m[i] < 'A' || m[i] > 'Z')
+            return 0;
+    return 1;
+}
+
+/* A Prometheus label value we print unescaped. */
+static int label_ok(const char *label)
+{
+    size_t i;
+
+    if (label == NULL || label[0] == '\0' || strcmp(label, "other") == 0)
+        return 0;
+    for (i = 0; label[i] != '\0'; i++) {
+        unsigned char c = (unsigned char)label[i];
+
+        if (c < ' ' || c >= 0x7f || c == '"' || c == '\\')
+            return 0;
+    }
+    return 1;
+}
+
+static int report(size_t i, const char *what)
+{
+    const struct route_row *row = &route_table[i];
+
+    fprintf(stderr, "idmintd: route_table row %zu (%s %s): %s\n", i,
+            row->method != NULL ? row->method : "?", row->path != NULL ? row->path : "?", what);
+    return 1;
+}
+
+int route_table_check(void)
+{
+    struct pattern p[ROWS];
+    size_t i, j;
+    int bad = 0;
+
+    for (i = 0; i < ROWS; i++) {
+        const struct route_row *row = &route_table[i];
+        const char *why = pattern_split(row->path, &p[i]);
+
+        if (why != NULL)
+            bad += report(i, why);
+        if (!method_ok(row->method))
+            bad += report(i, "the method is not 1..16 upper-case letters");
+        if ((int)row->role < (int)AUTH_NONE || (int)row->role > (int)AUTH_ADMIN)
+            bad += report(i, "the role is not AUTH_NONE..AUTH_ADMIN");
+        if (row->handler == NULL)
+            bad += report(i, "has no handler");
+        if (!label_ok(row->label))
+            bad += report(i, "the label is empty, \"other\", or has a character Prometheus "
+                             "would need escaped");
+        for (j = 0; j < i && why == NULL; j++) {
+            const struct route_row *prev = &route_table[j];
+
+            if (prev->method != NULL && row->method != NULL &&
+                strcmp(prev->method, row->method) == 0 && patterns_overlap(&p[j], &p[i])) {
+                char text[300];
+
+                snprintf(text, sizeof(text), "a path could match both this and row %zu (%s)", j,
+                         prev->path);
+                bad += report(i, text);
+            }
+        }
+    }
+    return bad;
+}
+
+/* ==== listing ==== */
+
+int route_table_list(FILE *out)
+{
+    size_t i;
+
+    for (i = 0; i < ROWS; i++) {
+        const struct route_row *row = &route_table[i];
+        struct json *o = json_new_object();
+        size_t len = 0;
+        char *text;
+
+        json_set_str(o, "method", row->method);
+        json_set_str(o, "path", row->path);
+        json_set_str(o, "role", auth_role_name(row->role));
+        json_set_str(o, "label", row->label);
+        text = json_dump(o, &len);
+        json_free(o);
+        if (text == NULL)
+            return -1;
+        if (fwrite(text, 1, len, out) != len || fputc('\n', out) == EOF) {
+            free(text);
+            return -1;
+        }
+        free(text);
+    }
+    return fflush(out) == 0 ? 0 : -1;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Every route idmintd serves, one row each: method, path pattern, the role
+ * it needs, its handler and its metrics label. routes.c dispatches by it,
+ * metrics.c counts and labels requests by it, and `idmintd --list-routes`
+ * prints it for tests/daemon/test_roles.py. The handlers of routes_*.c are
+ * declared here, beside the table that names them, and nowhere else.
+ */
+#ifndef IDMINTD_ROUTE_TABLE_H
+#define IDMINTD_ROUTE_TABLE_H
+
+#include "auth.h"
+#include "http.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define ROUTE_ROWS_MAX     32  /* rows the metrics keep a counter for; raise it when full */
+#define ROUTE_SEGMENTS_MAX 6   /* segments of a path; a longer path matches no row */
+#define ROUTE_SEGMENT_MAX  127 /* bytes of a {name} segment; a longer one matches no row */
+
+struct worker;
+
+/* What the dispatcher hands a handler besides the request and its thread. */
+struct route_match {
+    char segment[ROUTE_SEGMENT_MAX + 1]; /* the {name} segment, NUL-terminated; "" when none */
+    /* The caller's role: its token's; AUTH_ADMIN when no [tokens] are
+     * configured (every caller is admin then); AUTH_NONE on an open route,
+     * where no token is checked. */
+    enum auth_role role;
+};
+
+struct route_row {
+    const char *method;  /* "GET", "POST": compared byte for byte */
+    const char *path;    /* "/v1/ids/{id}/decode": literal segments and at most one {name} */
+    enum auth_role role; /* needed; AUTH_NONE: open, no token is asked for */
+    void (*handler)(struct http_req *r, struct worker *w, const struct route_match *m);
+    const char *label; /* route="…" of idmint_http_requests_total; rows may share one */
+};
+
+extern const struct route_row route_table[];
+extern const size_t route_table_len; /* at most ROUTE_ROWS_MAX */
+
+/*
+ * Check every row: a known method, a pattern of 1..ROUTE_SEGMENTS_MAX
+ * non-empty segments with at most one {name}, a handler, a label that is not
+ * "other" and needs no escaping, and no two rows of one method that could
+ * match the same path. Reports each problem on stderr; returns how many
+ * there are (0: the table is sound). Run by `idmintd --self-check` and at
+ * every start of a debug build.
+ */
+int route_table_check(void);
+
+/*
+ * Print the table to @p out, one JSON object per line:
+ * {"method":…,"path":…,"role":"none|mint|generator|admin","label":…}.
+ * 0, or -1 when out of memory or the write failed.
+ */
+int route_table_list(FILE *out);
+
+/* ==== the handlers, by file; m->segment is the pattern's {name} ==== */
+
+/* routes_ids.c */
+void routes_ids_get(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_ids_decode(struct http_req *r, struct worker *w, const struct route_match *m);
+
+/* routes_ns.c */
+void routes_ns_list(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_ns_create(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_ns_get(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_ns_disable(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_ns_enable(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_ns_workers(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_audit(struct http_req *r, struct worker *w, const struct route_match *m);
+
+/* routes_internal.c */
+/* force_release also needs m->role to be admin. */
+void routes_internal_workers(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_internal_ranges(struct http_req *r, struct worker *w, const struct route_match *m);
+/* POST /internal/ranges/forget: a range supply deletes its older request records. */
+void routes_internal_ranges_forget(struct http_req *r, struct worker *w,
+                                   const struct route_match *m);
+
+/* routes_ops.c */
+void routes_healthz(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_readyz(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_metrics(struct http_req *r, struct worker *w, const struct route_match *m);
+
+#endif /* IDMINTD_ROUTE_TABLE_H */
