@@ -90,9 +90,8 @@ static int options_check(const idmint_options *o)
         return idmint__fail(IDMINT_EINVAL, "idmint_options not set up by idmint_options_init()");
     if (o->lease_ms < 100)
         return idmint__fail(IDMINT_EINVAL, "lease_ms %u is below the minimum of 100", o->lease_ms);
-    if (o->lease_ms > IDMINT__LEASE_MAX_MS)
-        return idmint__fail(IDMINT_EINVAL, "lease_ms %u is above the maximum of %u (one day)",
-                            o->lease_ms, IDMINT__LEASE_MAX_MS);
+    if (idmint__lease_ms_check(o->lease_ms) != 0)
+        return IDMINT_EINVAL;
     if (o->renew_ms == 0 || o->renew_ms >= o->lease_ms)
         return idmint__fail(IDMINT_EINVAL, "renew_ms %u must be above 0 and below lease_ms %u",
                             o->renew_ms, o->lease_ms);
@@ -135,8 +134,7 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     }
     m->fork_generation = atomic_load(&idmint__fork_generation);
 
-    rc = idmint__authority_open_clock(&a, authority, o.region, o.wall_clock_ms, o.clock_ctx,
-                                      o.token);
+    rc = idmint__authority_open_clock(&a, authority, o.region, m->clk, o.token);
     if (rc != 0)
         goto fail;
     rc = idmint__authority_ns_resolve(a, ns, &info);
@@ -159,7 +157,7 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
         m->layout = info.layout;
         m->epoch_ms = info.layout.epoch_ms;
         m->unit_ms = info.layout.unit_ms;
-        rc = idmint__lease_open(&m->lk, a, &info, &o, m->incarnation, m->clk, &m->sf);
+        rc = idmint__lease_open(&m->lk, a, &info, &o, m->incarnation, &m->sf);
     }
     a = NULL; /* owned by the range supply or the lease keeper now, even on failure */
     if (rc != 0)
@@ -280,7 +278,7 @@ int idmint_info(idmint *m, idmint_handle_info *out)
     if (m->is_range) {
         info.range_left = idmint__range_left(m->rs);
     } else {
-        struct store_lease lease;
+        struct idmint__lease lease;
 
         idmint__lease_get(m->lk, &lease);
         info.region = lease.region;

@@ -401,3 +401,8 @@ uint64_t idmint__unit_at(const idmint_layout *l, int64_t unix_ms)
         return 0;
     return (uint64_t)(unix_ms - l->epoch_ms) / l->unit_ms;
 }
+
+uint64_t idmint__unit_max(const idmint_layout *l)
+{
+    return l->time_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << l->time_bits) - 1;
+}

@@ -10,7 +10,7 @@
 
 #include "daemon.h"
 #include "http_screen.h"
-#include "internal.h"
+#include "idmint_service.h"
 
 #include <errno.h>
 #include <inttypes.h>

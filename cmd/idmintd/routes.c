@@ -7,7 +7,7 @@
  */
 #include "daemon.h"
 
-#include "internal.h"
+#include "idmint_service.h"
 #include "errors_http.h"
 #include "json.h"
 #include "log.h"

@@ -6,7 +6,7 @@
  */
 #include "daemon.h"
 
-#include "internal.h"
+#include "idmint_service.h"
 #include "json.h"
 
 #include <stdio.h>

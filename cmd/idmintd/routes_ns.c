@@ -6,9 +6,8 @@
  */
 #include "daemon.h"
 
-#include "internal.h"
+#include "idmint_service.h"
 #include "json.h"
-#include "store.h"
 
 #include <inttypes.h>
 #include <stdio.h>
