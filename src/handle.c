@@ -29,8 +29,6 @@ struct idmint {
     struct range_supply *rs;
     int is_range;
     uint64_t range_cache_id; /* the range supply's key into idmint__range_tls */
-    int64_t epoch_ms;
-    uint32_t unit_ms;
     idmint_layout layout;
     uint32_t region;
     struct lease_keeper *lk;
@@ -155,8 +153,6 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
             m->range_cache_id = idmint__range_cache_id(m->rs);
     } else {
         m->layout = info.layout;
-        m->epoch_ms = info.layout.epoch_ms;
-        m->unit_ms = info.layout.unit_ms;
         rc = idmint__lease_open(&m->lk, a, &info, &o, m->incarnation, &m->sf);
     }
     a = NULL; /* owned by the range supply or the lease keeper now, even on failure */
@@ -172,11 +168,7 @@ fail:
 
 static uint64_t now_unit(idmint *m, int64_t now_ms)
 {
-    if (now_ms <= m->epoch_ms)
-        return 0;
-    if (m->unit_ms == 1)
-        return (uint64_t)(now_ms - m->epoch_ms);
-    return (uint64_t)(now_ms - m->epoch_ms) / m->unit_ms;
+    return idmint__unit_at(&m->layout, now_ms);
 }
 
 /*
@@ -187,7 +179,7 @@ static uint64_t now_unit(idmint *m, int64_t now_ms)
  */
 static void sleep_out_unit(idmint *m, uint64_t t, int64_t now_ms)
 {
-    int64_t left_ms = m->epoch_ms + (int64_t)(t + 1) * m->unit_ms - now_ms;
+    int64_t left_ms = m->layout.epoch_ms + (int64_t)(t + 1) * m->layout.unit_ms - now_ms;
 
     if (left_ms > 1)
         idmint__sleep_ms(

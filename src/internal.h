@@ -175,10 +175,6 @@ struct idmint_authority {
 int idmint__authority_check(const struct idmint_authority *a);
 /* Now in Unix ms by the authority's clock (forward only: one clock per authority). */
 int64_t idmint__authority_now_ms(struct idmint_authority *a);
-/* The time unit of @p l that Unix ms @p unix_ms falls in; 0 before the epoch. */
-uint64_t idmint__unit_at(const idmint_layout *l, int64_t unix_ms);
-/* The last time unit of @p l: 2^T - 1. */
-uint64_t idmint__unit_max(const idmint_layout *l);
 /*
  * Open with a borrowed clock (the handle's, which must outlive the
  * authority; NULL: the authority's own system clock) and a bearer token for

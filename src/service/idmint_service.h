@@ -43,6 +43,29 @@ void idmint__cond_init_monotonic(pthread_cond_t *cv);
 /* The CLOCK_MONOTONIC instant @p ms from now, for pthread_cond_timedwait. */
 struct timespec idmint__monotonic_after_ms(uint64_t ms);
 
+/* ==== time units ==== */
+
+/*
+ * The time unit of layout @p l that Unix ms @p unix_ms falls in; 0 before
+ * the epoch. Rounded down, the inverse of idmint_decode's time arithmetic,
+ * so a lease never claims time it was not given: the one conversion of ms
+ * to a namespace's units. Inline: the minting path calls it for every ID.
+ */
+static inline uint64_t idmint__unit_at(const idmint_layout *l, int64_t unix_ms)
+{
+    if (unix_ms <= l->epoch_ms)
+        return 0;
+    if (l->unit_ms == 1)
+        return (uint64_t)(unix_ms - l->epoch_ms);
+    return (uint64_t)(unix_ms - l->epoch_ms) / l->unit_ms;
+}
+
+/* The last time unit of @p l: 2^T - 1. */
+static inline uint64_t idmint__unit_max(const idmint_layout *l)
+{
+    return l->time_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << l->time_bits) - 1;
+}
+
 /* ==== names, actors, holders ==== */
 
 /* Validated name: [a-z0-9][a-z0-9_.-]{0,62}. 0 or IDMINT_EINVAL with a message. */
