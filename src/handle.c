@@ -138,10 +138,6 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     rc = idmint__authority_ns_resolve(a, ns, &info);
     if (rc != 0)
         goto fail;
-    if (info.is_disabled) {
-        rc = idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", info.name);
-        goto fail;
-    }
     rc = idmint__incarnation(m->incarnation);
     if (rc != 0)
         goto fail;
