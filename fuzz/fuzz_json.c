@@ -8,7 +8,7 @@
 #include "fuzz.h"
 
 #include "daemon_stub.h"
-#include "internal.h"
+#include "idmint_service.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -21,7 +21,7 @@ command -v "$cc" >/dev/null || cc=clang
 pkgs="sqlite3 libcurl jansson libpq libh2o-evloop inih libcrypto"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cflags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 $san -Wall -Wextra -Werror \
-  -I$root/include -I$root/src -I$root/src/store -I$root/cmd/idmintd -I$root/fuzz \
+  -I$root/include -I$root/src -I$root/src/store -I$root/src/remote -I$root/src/service -I$root/cmd/idmintd -I$root/fuzz \
   $(pkg-config --cflags $pkgs)"
 libs="$(pkg-config --libs $pkgs) -lpthread"
 
@@ -43,7 +43,7 @@ compile() { # archive sources...
     rm -f "$out"/obj/*.o
 }
 echo "run.sh: building with $($cc --version | head -n 1)"
-compile "$out/libidmint.a" "$root"/src/*.c "$root"/src/store/*.c
+compile "$out/libidmint.a" "$root"/src/*.c "$root"/src/store/*.c "$root"/src/remote/*.c
 compile "$out/libidmintd.a" $(ls "$root"/cmd/idmintd/*.c | grep -v '/main\.c$')
 
 targets=${*:-$(cd "$root/fuzz" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')}

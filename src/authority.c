@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The authority's rules over a store: namespace names, layouts and range
- * bounds, "default" created on first use, and the actor the audit log names.
- * Used in-process by handles and tools, and by idmintd. How rows are stored
- * and updated atomically is each backend's job (src/store/).
+ * The authority: open and close, its clock, the actor the audit log names,
+ * and the namespace rules (names, layouts, range bounds, "default" created
+ * on first use). The lease and range rules are authority_lease.c and
+ * authority_range.c. Over a store (src/store/) the rules apply here and the
+ * store only keeps rows; over a remote authority (src/remote/, http://)
+ * every call goes there as asked and the remote's authority applies them.
+ * Used in-process by handles and tools, and by idmintd.
  */
 #include "internal.h"
+#include "remote.h"
 #include "store.h"
 
 #include <stdio.h>
@@ -45,14 +49,9 @@ int idmint__ns_name_check(const char *name)
     return 0;
 }
 
-int64_t idmint__authority_now_ms(const struct idmint_authority *a)
+int64_t idmint__authority_now_ms(struct idmint_authority *a)
 {
-    struct clock c;
-
-    if (a != NULL && a->wall_ms != NULL)
-        return a->wall_ms(a->clock_ctx);
-    idmint__clock_init(&c, NULL, NULL, NULL);
-    return idmint__clock_read_ms(&c);
+    return idmint__clock_read_ms(a->clk);
 }
 
 void idmint__authority_actor(const struct idmint_authority *a, char *buf, size_t size)
@@ -71,9 +70,9 @@ void idmint__authority_actor(const struct idmint_authority *a, char *buf, size_t
         snprintf(buf, size, "user:(%lu)", (unsigned long)uid);
 }
 
-static int authority_check(const struct idmint_authority *a)
+int idmint__authority_check(const struct idmint_authority *a)
 {
-    if (a == NULL || a->st == NULL)
+    if (a == NULL || (a->st == NULL && a->remote == NULL))
         return idmint__fail(IDMINT_EINVAL, "authority is NULL");
     return 0;
 }
@@ -87,8 +86,9 @@ static int authority_check(const struct idmint_authority *a)
  * *out is written only on success.
  */
 static int authority_open(struct idmint_authority **out, const char *url, uint32_t region,
-                          int64_t (*wall_ms)(void *), void *ctx, const char *token, unsigned flags)
+                          struct clock *clk, const char *token, unsigned flags)
 {
+    const struct remote_ops *remote;
     char fallback[IDMINT_DEFAULT_AUTHORITY_MAX];
     struct idmint_authority *a;
     int rc, is_default = 0;
@@ -119,38 +119,46 @@ static int authority_open(struct idmint_authority **out, const char *url, uint32
         if (token != NULL && token[0] == '\0')
             token = NULL;
     }
-    rc = idmint__store_open_flags(url, token, flags, &a->st);
+    /* A remote authority is never created from here: nothing to skip for
+     * STORE_OPEN_EXISTING. */
+    remote = idmint__remote_find(url);
+    if (remote != NULL)
+        rc = remote->open(url + strlen(remote->scheme) + 1, token, &a->remote);
+    else
+        rc = idmint__store_open_flags(url, token, flags, &a->st);
     if (rc != 0) {
         free(a);
         return rc;
     }
     a->region = region;
-    a->wall_ms = wall_ms;
-    a->clock_ctx = ctx;
+    idmint__clock_init(&a->own_clock, NULL, NULL, NULL);
+    a->clk = clk != NULL ? clk : &a->own_clock;
     *out = a;
     return 0;
 }
 
 int idmint__authority_open_clock(struct idmint_authority **out, const char *url, uint32_t region,
-                                 int64_t (*wall_ms)(void *), void *ctx, const char *token)
+                                 struct clock *clk, const char *token)
 {
-    return authority_open(out, url, region, wall_ms, ctx, token, 0);
+    return authority_open(out, url, region, clk, token, 0);
 }
 
 int idmint_authority_open(idmint_authority **out, const char *url, uint32_t region)
 {
-    return authority_open(out, url, region, NULL, NULL, NULL, 0);
+    return authority_open(out, url, region, NULL, NULL, 0);
 }
 
 int idmint_authority_open_existing(idmint_authority **out, const char *url, uint32_t region)
 {
-    return authority_open(out, url, region, NULL, NULL, NULL, STORE_OPEN_EXISTING);
+    return authority_open(out, url, region, NULL, NULL, STORE_OPEN_EXISTING);
 }
 
 void idmint_authority_close(idmint_authority *a)
 {
     if (a == NULL)
         return;
+    if (a->remote != NULL)
+        a->remote->ops->close(a->remote);
     idmint__store_close(a->st);
     free(a);
 }
@@ -238,12 +246,14 @@ int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
     idmint_ns_info ns;
     char actor[64];
     int64_t now_ms;
-    int rc = authority_check(a);
+    int rc = idmint__authority_check(a);
 
     if (rc != 0)
         return rc;
     if (info == NULL)
         return idmint__fail(IDMINT_EINVAL, "namespace info is NULL");
+    if (a->remote != NULL)
+        return a->remote->ops->ns_create(a->remote, info);
     if (memchr(info->name, '\0', sizeof(info->name)) == NULL)
         return idmint__fail(IDMINT_EINVAL, "namespace name is not terminated");
     if ((rc = idmint__ns_name_check(info->name)) != 0)
@@ -280,12 +290,16 @@ int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
 int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *out)
 {
     idmint_ns_info info, def;
-    int rc = authority_check(a);
+    int rc = idmint__authority_check(a);
 
     if (rc != 0)
         return rc;
     if (out == NULL)
         return idmint__fail(IDMINT_EINVAL, "namespace output is NULL");
+    if ((rc = idmint__ns_name_check(name)) != 0)
+        return rc;
+    if (a->remote != NULL)
+        return a->remote->ops->ns_get(a->remote, name, out);
     rc = idmint__store_ns_get(a->st, name, &info);
     if (rc == IDMINT_ENOTFOUND && strcmp(name, IDMINT_DEFAULT_NS) == 0) {
         idmint_ns_info_init(&def, IDMINT_KIND_SNOWFLAKE);
@@ -308,18 +322,26 @@ int idmint_ns_get(idmint_authority *a, const char *name, idmint_ns_info *out)
 
 int idmint_ns_list(idmint_authority *a, idmint_ns_info **out, size_t *n)
 {
-    int rc = authority_check(a);
+    int rc = idmint__authority_check(a);
 
-    return rc != 0 ? rc : idmint__store_ns_list(a->st, out, n);
+    if (rc != 0)
+        return rc;
+    if (out == NULL || n == NULL)
+        return idmint__fail(IDMINT_EINVAL, "output is NULL");
+    if (a->remote != NULL)
+        return a->remote->ops->ns_list(a->remote, out, n);
+    return idmint__store_ns_list(a->st, out, n);
 }
 
 int idmint_ns_set_disabled(idmint_authority *a, const char *name, int disabled)
 {
     char actor[64];
-    int rc = authority_check(a);
+    int rc = idmint__authority_check(a);
 
-    if (rc != 0)
+    if (rc != 0 || (rc = idmint__ns_name_check(name)) != 0)
         return rc;
+    if (a->remote != NULL)
+        return a->remote->ops->ns_set_disabled(a->remote, name, disabled != 0);
     idmint__authority_actor(a, actor, sizeof(actor));
     return idmint__store_ns_set_disabled(a->st, name, disabled, actor, idmint__authority_now_ms(a));
 }
@@ -330,14 +352,21 @@ int idmint_workers_list(idmint_authority *a, const char *ns, idmint_worker_info 
 {
     idmint_ns_info info;
     size_t i;
-    int rc = authority_check(a);
+    int rc = idmint__authority_check(a);
 
+    if (rc != 0 || (rc = idmint__ns_name_check(ns)) != 0)
+        return rc;
+    if (out == NULL || n == NULL)
+        return idmint__fail(IDMINT_EINVAL, "output is NULL");
+    if (a->remote != NULL) {
+        rc = a->remote->ops->lease_list(a->remote, ns, out, n);
+    } else {
+        /* An unknown namespace is an error, not an empty list. */
+        if ((rc = idmint__store_ns_get(a->st, ns, &info)) != 0)
+            return rc;
+        rc = idmint__store_lease_list(a->st, ns, out, n);
+    }
     if (rc != 0)
-        return rc;
-    /* An unknown namespace is an error, not an empty list. */
-    if ((rc = idmint__store_ns_get(a->st, ns, &info)) != 0)
-        return rc;
-    if ((rc = idmint__store_lease_list(a->st, ns, out, n)) != 0)
         return rc;
     /* The holder id is the lease's secret: whoever knows it may renew or
      * release. Listings show a fingerprint only. */
@@ -350,43 +379,22 @@ int idmint_workers_list(idmint_authority *a, const char *ns, idmint_worker_info 
     return 0;
 }
 
-int idmint__worker_force_release(idmint_authority *a, const char *ns, uint32_t region,
-                                 uint32_t worker_id, int64_t max_ahead_ms)
-{
-    idmint_ns_info info;
-    char actor[64];
-    int64_t now_ms;
-    uint64_t max_until = IDMINT_MAX_VALUE;
-    int rc = authority_check(a);
-
-    if (rc != 0)
-        return rc;
-    if ((rc = idmint__store_ns_get(a->st, ns, &info)) != 0)
-        return rc;
-    if (info.kind != IDMINT_KIND_SNOWFLAKE)
-        return idmint__fail(IDMINT_EINVAL,
-                            "namespace '%s' is a range namespace: it has no worker leases", ns);
-    now_ms = idmint__authority_now_ms(a);
-    /* Keeping E is what makes a force safe: the holder may have minted up
-     * to it, also with a clock far ahead of ours. Only an admin who knows
-     * better (E forged, or the runaway holder's IDs discarded) lowers it. */
-    if (max_ahead_ms >= 0)
-        max_until = idmint__unit_at(&info.layout, now_ms + max_ahead_ms) + 1;
-    idmint__authority_actor(a, actor, sizeof(actor));
-    return idmint__store_lease_force_release(a->st, ns, region, worker_id, max_until, actor,
-                                             now_ms);
-}
-
 int idmint_worker_force_release(idmint_authority *a, const char *ns, uint32_t region,
                                 uint32_t worker_id)
 {
-    return idmint__worker_force_release(a, ns, region, worker_id, -1);
+    return idmint__authority_force_release(a, ns, region, worker_id, -1);
 }
 
 int idmint_audit_list(idmint_authority *a, int64_t after_seq, size_t limit,
                       idmint_audit_entry **out, size_t *n)
 {
-    int rc = authority_check(a);
+    int rc = idmint__authority_check(a);
 
-    return rc != 0 ? rc : idmint__store_audit_list(a->st, after_seq, limit, out, n);
+    if (rc != 0)
+        return rc;
+    if (out == NULL || n == NULL)
+        return idmint__fail(IDMINT_EINVAL, "output is NULL");
+    if (a->remote != NULL)
+        return a->remote->ops->audit_list(a->remote, after_seq, limit, out, n);
+    return idmint__store_audit_list(a->st, after_seq, limit, out, n);
 }

@@ -29,8 +29,6 @@ struct idmint {
     struct range_supply *rs;
     int is_range;
     uint64_t range_cache_id; /* the range supply's key into idmint__range_tls */
-    int64_t epoch_ms;
-    uint32_t unit_ms;
     idmint_layout layout;
     uint32_t region;
     struct lease_keeper *lk;
@@ -90,9 +88,8 @@ static int options_check(const idmint_options *o)
         return idmint__fail(IDMINT_EINVAL, "idmint_options not set up by idmint_options_init()");
     if (o->lease_ms < 100)
         return idmint__fail(IDMINT_EINVAL, "lease_ms %u is below the minimum of 100", o->lease_ms);
-    if (o->lease_ms > IDMINT__LEASE_MAX_MS)
-        return idmint__fail(IDMINT_EINVAL, "lease_ms %u is above the maximum of %u (one day)",
-                            o->lease_ms, IDMINT__LEASE_MAX_MS);
+    if (idmint__lease_ms_check(o->lease_ms) != 0)
+        return IDMINT_EINVAL;
     if (o->renew_ms == 0 || o->renew_ms >= o->lease_ms)
         return idmint__fail(IDMINT_EINVAL, "renew_ms %u must be above 0 and below lease_ms %u",
                             o->renew_ms, o->lease_ms);
@@ -135,17 +132,12 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     }
     m->fork_generation = atomic_load(&idmint__fork_generation);
 
-    rc = idmint__authority_open_clock(&a, authority, o.region, o.wall_clock_ms, o.clock_ctx,
-                                      o.token);
+    rc = idmint__authority_open_clock(&a, authority, o.region, m->clk, o.token);
     if (rc != 0)
         goto fail;
     rc = idmint__authority_ns_resolve(a, ns, &info);
     if (rc != 0)
         goto fail;
-    if (info.is_disabled) {
-        rc = idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", info.name);
-        goto fail;
-    }
     rc = idmint__incarnation(m->incarnation);
     if (rc != 0)
         goto fail;
@@ -157,9 +149,7 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
             m->range_cache_id = idmint__range_cache_id(m->rs);
     } else {
         m->layout = info.layout;
-        m->epoch_ms = info.layout.epoch_ms;
-        m->unit_ms = info.layout.unit_ms;
-        rc = idmint__lease_open(&m->lk, a, &info, &o, m->incarnation, m->clk, &m->sf);
+        rc = idmint__lease_open(&m->lk, a, &info, &o, m->incarnation, &m->sf);
     }
     a = NULL; /* owned by the range supply or the lease keeper now, even on failure */
     if (rc != 0)
@@ -174,11 +164,7 @@ fail:
 
 static uint64_t now_unit(idmint *m, int64_t now_ms)
 {
-    if (now_ms <= m->epoch_ms)
-        return 0;
-    if (m->unit_ms == 1)
-        return (uint64_t)(now_ms - m->epoch_ms);
-    return (uint64_t)(now_ms - m->epoch_ms) / m->unit_ms;
+    return idmint__unit_at(&m->layout, now_ms);
 }
 
 /*
@@ -189,7 +175,7 @@ static uint64_t now_unit(idmint *m, int64_t now_ms)
  */
 static void sleep_out_unit(idmint *m, uint64_t t, int64_t now_ms)
 {
-    int64_t left_ms = m->epoch_ms + (int64_t)(t + 1) * m->unit_ms - now_ms;
+    int64_t left_ms = m->layout.epoch_ms + (int64_t)(t + 1) * m->layout.unit_ms - now_ms;
 
     if (left_ms > 1)
         idmint__sleep_ms(
@@ -280,7 +266,7 @@ int idmint_info(idmint *m, idmint_handle_info *out)
     if (m->is_range) {
         info.range_left = idmint__range_left(m->rs);
     } else {
-        struct store_lease lease;
+        struct idmint__lease lease;
 
         idmint__lease_get(m->lk, &lease);
         info.region = lease.region;

@@ -7,6 +7,7 @@
 #define IDMINT_INTERNAL_H
 
 #include "idmint.h"
+#include "idmint_service.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,7 +15,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#define IDMINT_DEFAULT_NS        "default"
 #define IDMINT_DEFAULT_EPOCH_MS  INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
 #define IDMINT_DEFAULT_BLOCK     10000u
 #define IDMINT_DEFAULT_MAX_BLOCK 10000000u
@@ -47,27 +47,11 @@ int idmint__default_authority_mkdir(const char *url);
 
 /* ==== errors.c ==== */
 
-/* Set the thread-local detail read by idmint_errmsg(); returns @p err. */
-int idmint__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Clear the thread-local detail. */
 void idmint__errmsg_clear(void);
 
-/* The value of hex digit @p c (either case), or -1. */
-static inline int idmint__hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* ==== entropy.c: the only reader of the OS RNG ==== */
 
-/* Fill @p buf from the kernel CSPRNG. 0 or IDMINT_EUNAVAILABLE. Thread-safe. */
-int idmint__entropy(void *buf, size_t len);
 /* 32 lowercase hex digits of fresh randomness plus NUL: an incarnation id. */
 int idmint__incarnation(char out[33]);
 
@@ -127,10 +111,6 @@ void idmint__sleep_ms(uint32_t ms);
 void idmint__sleep_us(uint64_t us);
 /* Real CLOCK_MONOTONIC in ms, for deadlines. */
 uint64_t idmint__deadline_now_ms(void);
-/* A condition variable whose timed waits run on CLOCK_MONOTONIC (immune to clock steps). */
-void idmint__cond_init_monotonic(pthread_cond_t *cv);
-/* The CLOCK_MONOTONIC instant @p ms from now, for pthread_cond_timedwait. */
-struct timespec idmint__monotonic_after_ms(uint64_t ms);
 
 /* ==== layout.c ==== */
 
@@ -172,53 +152,45 @@ int idmint__snowflake_next(struct snowflake *sf, uint64_t now_unit, uint64_t *id
 /* Time units of the last value issued (the fence for release). */
 uint64_t idmint__snowflake_last_time(struct snowflake *sf);
 
-/* ==== authority.c: rules over a store ==== */
+/* ==== authority.c: the rule layer over a store, or a remote authority ==== */
 
 struct store;
+struct remote;
 
+/*
+ * Exactly one of st and remote is set. With st, the rules of authority*.c
+ * apply here and the store only keeps rows; with remote, another authority
+ * (idmintd, over http://) applies them and calls go there as asked.
+ */
 struct idmint_authority {
     struct store *st;
+    struct remote *remote;
     uint32_t region;
-    int64_t (*wall_ms)(void *ctx); /* NULL: real clock; for created_ms and audit times */
-    void *clock_ctx;
-    char actor[64]; /* who the audit log names; "" for the OS user */
+    struct clock *clk; /* &own_clock, or borrowed from the handle */
+    char actor[64];    /* who the audit log names; "" for the OS user */
+    struct clock own_clock;
 };
 
-/* Validated name: [a-z0-9][a-z0-9_.-]{0,62}. 0 or IDMINT_EINVAL with a message. */
-int idmint__ns_name_check(const char *name);
-/* Now in Unix ms by the authority's clock. */
-int64_t idmint__authority_now_ms(const struct idmint_authority *a);
+/* 0, or IDMINT_EINVAL when @p a is NULL or closed. */
+int idmint__authority_check(const struct idmint_authority *a);
+/* Now in Unix ms by the authority's clock (forward only: one clock per authority). */
+int64_t idmint__authority_now_ms(struct idmint_authority *a);
 /*
- * Name @p actor (idmintd: the caller's token) in the audit records of what
- * @p a does from now on; NULL or "" goes back to the OS user.
- * Not thread-safe: @p a is used by one thread at a time anyway.
- */
-void idmint__authority_act_as(struct idmint_authority *a, const char *actor);
-/*
- * Who the audit log names for what @p a does: the actor set with
- * idmint__authority_act_as, else the OS user ("user:NAME(uid)"). Never an
- * environment variable: any process could name anyone with one.
- */
-void idmint__authority_actor(const struct idmint_authority *a, char *buf, size_t size);
-/* The time unit of @p l that Unix ms @p unix_ms falls in; 0 before the epoch. */
-uint64_t idmint__unit_at(const idmint_layout *l, int64_t unix_ms);
-/*
- * idmint_worker_force_release, and if @p max_ahead_ms >= 0 also E lowered to
- * at most now + @p max_ahead_ms: for an admin who knows no holder minted
- * past that (a forged E; a runaway clock's IDs thrown away). -1 keeps E.
- */
-int idmint__worker_force_release(idmint_authority *a, const char *ns, uint32_t region,
-                                 uint32_t worker_id, int64_t max_ahead_ms);
-/* The longest worker lease anyone is granted: 1 day. */
-#define IDMINT__LEASE_MAX_MS 86400000u
-/* Read @p name, creating "default" (audited) on first use. */
-int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *out);
-/*
- * Open with an injected wall clock (for handles whose clock is injected) and
- * a bearer token for http:// (NULL: $IDMINT_TOKEN).
+ * Open with a borrowed clock (the handle's, which must outlive the
+ * authority; NULL: the authority's own system clock) and a bearer token for
+ * http:// (NULL: $IDMINT_TOKEN).
  */
 int idmint__authority_open_clock(struct idmint_authority **out, const char *url, uint32_t region,
-                                 int64_t (*wall_ms)(void *), void *ctx, const char *token);
+                                 struct clock *clk, const char *token);
+/*
+ * Take a lease as idmint__authority_lease_take, then wait (at most
+ * @p clock_wait_ms) until the authority's clock is past the E found and
+ * renew, so that every time value this holder mints lies after the previous
+ * holder's; on failure the id is released again. As take, and IDMINT_ECLOCK.
+ */
+int idmint__authority_lease_acquire(struct idmint_authority *a, const idmint_ns_info *ns,
+                                    uint32_t lease_ms, uint32_t clock_wait_ms,
+                                    struct idmint__lease *lease);
 
 /* ==== range.c: the client side of ranges ==== */
 
@@ -262,23 +234,23 @@ void idmint__range_close(struct range_supply *rs, int is_forked_child);
 /* ==== lease.c: take, renew, release ==== */
 
 struct lease_keeper;
-struct store_lease;
 
 /*
- * Take a worker lease of snowflake namespace @p ns through @p a (owned by the
- * keeper from now on), wait (bounded) for the clock to pass the fence, set up
- * @p sf, and start the renewal thread, which keeps sf->lease_until current.
+ * Acquire a worker lease of snowflake namespace @p ns through @p a (owned by
+ * the keeper from now on; its clock is the handle's), set up @p sf, and
+ * start the renewal thread, which keeps sf->lease_until current.
  */
 int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
                        const idmint_ns_info *ns, const idmint_options *opts,
-                       const char *incarnation, struct clock *clk, struct snowflake *sf);
+                       const char *incarnation, struct snowflake *sf);
 /* The lease as last taken or renewed. */
-void idmint__lease_get(struct lease_keeper *lk, struct store_lease *out);
+void idmint__lease_get(struct lease_keeper *lk, struct idmint__lease *out);
 /* 0 after a successful renewal (or none yet), else the last renewal's IDMINT_E* code. */
 int idmint__lease_status(struct lease_keeper *lk);
 /*
- * Stop renewal and release with E = max(E found, @p last_time + 1); in a
- * forked child only free memory. NULL is a no-op.
+ * Stop renewal and release: the next holder mints after @p last_time, the
+ * last time value used (never before the E found). In a forked child only
+ * free memory. NULL is a no-op.
  */
 void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_forked_child);
 

@@ -392,12 +392,3 @@ int idmint_id_parse(const char *text, uint64_t *id)
     *id = v;
     return 0;
 }
-
-uint64_t idmint__unit_at(const idmint_layout *l, int64_t unix_ms)
-{
-    /* Rounded down, and 0 before the epoch: the inverse of idmint_decode's
-     * time arithmetic, so a lease never claims time it was not given. */
-    if (unix_ms <= l->epoch_ms)
-        return 0;
-    return (uint64_t)(unix_ms - l->epoch_ms) / l->unit_ms;
-}

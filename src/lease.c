@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Worker-lease policy (DESIGN.md §4): take with the fence, wait for the clock
- * to pass the E found, renew in a background thread, stop at once when a
- * renewal is refused, release on close. The minting engine only ever sees
+ * A handle's worker lease over time: acquire it (the authority takes it and
+ * waits past the E found), renew in a background thread, stop at once when
+ * a renewal is refused, release on close. The rules are the authority's
+ * (authority_lease.c). The minting engine only ever sees
  * sf->lease_until, which this file moves forward (or to 0 when the lease is
  * lost); the store is touched only by the opening thread and then by the
  * renewal thread, never concurrently.
  */
 #include "internal.h"
-#include "store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,25 +21,18 @@
 
 struct lease_keeper {
     struct idmint_authority *a; /* owned; used by one thread at a time */
-    char ns[64];
-    idmint_layout layout;
-    struct clock *clk;    /* borrowed from the handle */
+    idmint_ns_info ns;
     struct snowflake *sf; /* borrowed from the handle */
     uint32_t lease_ms;
     uint32_t renew_ms;
     pthread_mutex_t mu; /* guards lease and is_stopping */
     pthread_cond_t cv;  /* wakes the renewal thread to stop */
-    struct store_lease lease;
+    struct idmint__lease lease;
     int is_stopping;
     int has_thread;
     _Atomic int renew_err; /* last renewal's failure, 0 after a success */
     pthread_t thread;
 };
-
-static uint64_t until_unit(struct lease_keeper *lk)
-{
-    return idmint__unit_at(&lk->layout, idmint__clock_read_ms(lk->clk) + (int64_t)lk->lease_ms);
-}
 
 /* Wait on lk->cv for up to @p ms; lk->mu held. Returns early when stopping. */
 static void wait_ms_locked(struct lease_keeper *lk, uint32_t ms)
@@ -67,7 +60,7 @@ static void *renew_main(void *arg)
 
     pthread_mutex_lock(&lk->mu);
     for (;;) {
-        struct store_lease copy;
+        struct idmint__lease copy;
         int rc;
 
         wait_ms_locked(lk, wait);
@@ -76,7 +69,7 @@ static void *renew_main(void *arg)
         copy = lk->lease;
         pthread_mutex_unlock(&lk->mu);
 
-        rc = idmint__store_lease_renew(lk->a->st, lk->ns, &copy, until_unit(lk));
+        rc = idmint__authority_lease_renew(lk->a, &lk->ns, &copy, lk->lease_ms);
 
         pthread_mutex_lock(&lk->mu);
         atomic_store(&lk->renew_err, rc);
@@ -103,53 +96,22 @@ static void *renew_main(void *arg)
     return NULL;
 }
 
-/* Wait (bounded) until the clock is past @p fence; ECLOCK if it never gets there. */
-static int wait_past_fence(struct lease_keeper *lk, uint64_t fence, uint32_t max_wait_ms)
-{
-    uint64_t deadline = idmint__deadline_now_ms() + max_wait_ms;
-
-    for (;;) {
-        uint64_t now = idmint__unit_at(&lk->layout, idmint__clock_read_ms(lk->clk));
-
-        if (now > fence)
-            return 0;
-        if (idmint__deadline_now_ms() >= deadline)
-            return idmint__fail(IDMINT_ECLOCK,
-                                "namespace '%s' worker %u: clock is at time unit %llu, %llu ms "
-                                "behind the fence %llu left by the previous holder (generation "
-                                "%llu); its clock ran ahead or this one is behind; waited %u ms",
-                                lk->ns, (unsigned)lk->lease.worker_id, (unsigned long long)now,
-                                (unsigned long long)((fence - now + 1) * lk->layout.unit_ms),
-                                (unsigned long long)fence,
-                                (unsigned long long)(lk->lease.generation - 1), max_wait_ms);
-        idmint__sleep_ms(1);
-    }
-}
-
 int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
                        const idmint_ns_info *ns, const idmint_options *opts,
-                       const char *incarnation, struct clock *clk, struct snowflake *sf)
+                       const char *incarnation, struct snowflake *sf)
 {
     const idmint_layout *l = &ns->layout;
     struct lease_keeper *lk;
-    uint64_t now, borrow;
-    char actor[64];
+    uint64_t borrow;
     int rc;
 
-    if (l->region_bits < 32 && opts->region >> l->region_bits != 0) {
-        idmint_authority_close(a);
-        return idmint__fail(IDMINT_EINVAL, "region %u does not fit the %u region bits of '%s'",
-                            opts->region, l->region_bits, ns->name);
-    }
     lk = calloc(1, sizeof(*lk));
     if (lk == NULL) {
         idmint_authority_close(a);
         return IDMINT_ENOMEM;
     }
     lk->a = a;
-    snprintf(lk->ns, sizeof(lk->ns), "%s", ns->name);
-    lk->layout = *l;
-    lk->clk = clk;
+    lk->ns = *ns;
     lk->sf = sf;
     lk->lease_ms = opts->lease_ms;
     lk->renew_ms = opts->renew_ms;
@@ -158,39 +120,14 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     lk->lease.region = opts->region;
     memcpy(lk->lease.holder, incarnation, sizeof(lk->lease.holder));
 
-    now = idmint__unit_at(l, idmint__clock_read_ms(clk));
-    if (now > ((UINT64_C(1) << l->time_bits) - 1)) {
-        rc = idmint__fail(IDMINT_EEXHAUSTED, "the time bits of '%s' ran out", ns->name);
-        goto fail;
-    }
-    idmint__authority_actor(a, actor, sizeof(actor));
-    rc = idmint__store_lease_take(a->st, lk->ns, UINT64_C(1) << l->worker_bits, now, until_unit(lk),
-                                  &lk->lease, actor, idmint__clock_read_ms(clk));
+    rc = idmint__authority_lease_acquire(a, ns, lk->lease_ms, opts->clock_wait_ms, &lk->lease);
     if (rc != 0)
         goto fail;
-    if (now <= lk->lease.fence_found) {
-        /* Never mint at or before the E we found: the previous holder may
-         * have used every time value up to it. */
-        rc = wait_past_fence(lk, lk->lease.fence_found, opts->clock_wait_ms);
-        if (rc == 0)
-            rc = idmint__store_lease_renew(a->st, lk->ns, &lk->lease, until_unit(lk));
-        if (rc != 0) {
-            char why[512];
-
-            /* The release may fail and set its own message: keep ours. */
-            snprintf(why, sizeof(why), "%s", idmint_errmsg());
-            (void)idmint__store_lease_release(a->st, lk->ns, &lk->lease, lk->lease.fence_found,
-                                              actor, idmint__clock_read_ms(clk));
-            rc = idmint__fail(rc, "%s", why);
-            goto fail;
-        }
-    }
     borrow = (opts->max_borrow_ms + l->unit_ms - 1) / l->unit_ms;
     idmint__snowflake_init(sf, l, lk->lease.region, lk->lease.worker_id, lk->lease.fence_found,
                            lk->lease.lease_until, borrow);
     if (pthread_create(&lk->thread, NULL, renew_main, lk) != 0) {
-        (void)idmint__store_lease_release(a->st, lk->ns, &lk->lease, lk->lease.fence_found, actor,
-                                          idmint__clock_read_ms(clk));
+        (void)idmint__authority_lease_release(a, ns, &lk->lease, lk->lease.fence_found);
         rc = idmint__fail(IDMINT_ENOMEM, "cannot start the renewal thread");
         goto fail;
     }
@@ -210,7 +147,7 @@ int idmint__lease_status(struct lease_keeper *lk)
     return atomic_load(&lk->renew_err);
 }
 
-void idmint__lease_get(struct lease_keeper *lk, struct store_lease *out)
+void idmint__lease_get(struct lease_keeper *lk, struct idmint__lease *out)
 {
     pthread_mutex_lock(&lk->mu);
     *out = lk->lease;
@@ -219,9 +156,6 @@ void idmint__lease_get(struct lease_keeper *lk, struct store_lease *out)
 
 void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_forked_child)
 {
-    char actor[64];
-    uint64_t final;
-
     if (lk == NULL)
         return;
     if (is_forked_child) {
@@ -239,14 +173,10 @@ void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_for
         pthread_join(lk->thread, NULL);
 
     /* Release so the id can be reused at once; the next taker mints only
-     * after the last time value we used (the store clamps it between the E
-     * we found and our own E). A lost lease is not ours to release. */
-    final = last_time + 1 > lk->lease.fence_found ? last_time + 1 : lk->lease.fence_found;
-    if (atomic_load(&lk->sf->lease_until) != 0) {
-        idmint__authority_actor(lk->a, actor, sizeof(actor));
-        (void)idmint__store_lease_release(lk->a->st, lk->ns, &lk->lease, final, actor,
-                                          idmint__clock_read_ms(lk->clk));
-    }
+     * after the last time value we used. A lost lease is not ours to
+     * release. */
+    if (atomic_load(&lk->sf->lease_until) != 0)
+        (void)idmint__authority_lease_release(lk->a, &lk->ns, &lk->lease, last_time + 1);
     idmint_authority_close(lk->a);
     pthread_cond_destroy(&lk->cv);
     pthread_mutex_destroy(&lk->mu);

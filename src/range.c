@@ -8,7 +8,6 @@
  * and unique across all of them.
  */
 #include "internal.h"
-#include "store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -62,14 +61,13 @@ static int is_transient(int rc)
  * same id, so the authority hands back the range it already saved instead of
  * a second one. Called without rs->mu.
  */
-static int reserve(struct range_supply *rs, uint64_t seq, struct store_range *out)
+static int reserve(struct range_supply *rs, uint64_t seq, struct idmint__range *out)
 {
     char request_id[IDMINT__REQUEST_ID_LEN];
-    int64_t now_ms = idmint__authority_now_ms(rs->a);
 
     idmint__range_request_id(seq, request_id);
-    return idmint__store_range_reserve(rs->a->st, rs->ns, rs->incarnation, request_id, rs->block,
-                                       now_ms, out);
+    return idmint__authority_range_reserve(rs->a, rs->ns, rs->incarnation, request_id, rs->block,
+                                           out);
 }
 
 void idmint__range_request_id(uint64_t seq, char out[IDMINT__REQUEST_ID_LEN])
@@ -88,7 +86,7 @@ static void forget_before(struct range_supply *rs, uint64_t seq)
     char before[IDMINT__REQUEST_ID_LEN];
 
     idmint__range_request_id(seq, before);
-    (void)idmint__store_range_forget(rs->a->st, rs->ns, rs->incarnation, before, NULL);
+    (void)idmint__authority_range_forget(rs->a, rs->ns, rs->incarnation, before, NULL);
 }
 
 static int needs_refill_locked(const struct range_supply *rs)
@@ -96,7 +94,7 @@ static int needs_refill_locked(const struct range_supply *rs)
     return !rs->has_next && rs->cur_end - rs->cur_next <= rs->threshold;
 }
 
-static void install_locked(struct range_supply *rs, const struct store_range *r)
+static void install_locked(struct range_supply *rs, const struct idmint__range *r)
 {
     if (rs->cur_next >= rs->cur_end) {
         rs->cur_next = r->start;
@@ -115,7 +113,7 @@ static void *refill_main(void *arg)
 
     pthread_mutex_lock(&rs->mu);
     while (!rs->is_stopping) {
-        struct store_range r;
+        struct idmint__range r;
         int rc;
 
         /* After a refusal (exhausted, disabled) only a waiting caller makes
@@ -307,7 +305,7 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
                        const char *incarnation)
 {
     struct range_supply *rs = calloc(1, sizeof(*rs));
-    struct store_range first;
+    struct idmint__range first;
     int rc;
 
     if (rs == NULL) {

@@ -6,7 +6,7 @@
  */
 #include "auth.h"
 
-#include "internal.h"
+#include "idmint_service.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

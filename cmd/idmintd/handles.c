@@ -14,7 +14,7 @@
  */
 #include "daemon.h"
 
-#include "internal.h"
+#include "idmint_service.h"
 #include "log.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
  */
 #include "http_screen.h"
 
-#include "internal.h"
+#include "idmint_service.h"
 
 #include <netinet/in.h>
 #include <pthread.h>

@@ -10,7 +10,7 @@
 
 #include "daemon.h"
 #include "http_screen.h"
-#include "internal.h"
+#include "idmint_service.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -249,9 +249,7 @@ static int64_t workers_free(struct daemon *d, const struct ns_handle *nh, int64_
     metrics_store_time(&sampler.metrics, metrics_now_ns() - t0);
     if (rc != 0)
         return -1;
-    now_unit = now_ms > nh->layout.epoch_ms
-                   ? (uint64_t)(now_ms - nh->layout.epoch_ms) / nh->layout.unit_ms
-                   : 0;
+    now_unit = idmint__unit_at(&nh->layout, now_ms);
     for (i = 0; i < n; i++)
         if (rows[i].region == d->cfg.region && rows[i].holder[0] != '\0' &&
             rows[i].lease_until >= now_unit)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What every handler in routes_*.c works with: replies (each one noted for
- * the metrics; every error in the one JSON shape of docs/http-api.md), query
- * parameters, and the thread's authority with its store calls timed. The
- * dispatcher (routes.c) is not here: handlers never call it.
+ * What every handler in routes_*.c answers with: replies (each one noted
+ * for the metrics; every error in the one JSON shape of docs/http-api.md)
+ * and query parameters. The dispatcher (routes.c) is not here: handlers
+ * never call it; the thread's authority is routes_authority.h.
  */
 #ifndef IDMINTD_REPLY_H
 #define IDMINTD_REPLY_H
@@ -39,23 +39,5 @@ void routes_json_tree(struct http_req *r, int status, struct json *v);
 
 /* Value of query parameter @p name, percent-decoded into @p buf. 1 found, 0 absent, -1 bad. */
 int routes_query(const struct http_req *r, const char *name, char *buf, size_t size);
-
-/* ==== the thread's authority ==== */
-
-/* The per-thread authority, opened on first use. 0 or IDMINT_E*. */
-int routes_authority(struct worker *w, idmint_authority **out);
-/* The per-thread authority, or NULL after replying with the error. */
-idmint_authority *routes_authority_or_fail(struct http_req *r, struct worker *w);
-/*
- * Resolve snowflake namespace @p ns through the thread's authority (timed
- * as a store call) into *a and *info; 0, or -1 after replying with the
- * error (400 with @p not_snowflake for a range namespace).
- */
-int routes_snowflake_ns(struct http_req *r, struct worker *w, const char *ns, idmint_authority **a,
-                        idmint_ns_info *info, const char *not_snowflake);
-/* Time a store call started at @p t0 (metrics_now_ns()). */
-void routes_store_done(struct worker *w, uint64_t t0);
-/* Wall clock in Unix ms. */
-int64_t routes_now_ms(void);
 
 #endif /* IDMINTD_REPLY_H */

@@ -6,9 +6,10 @@
  */
 #include "daemon.h"
 
-#include "internal.h"
+#include "idmint_service.h"
 #include "json.h"
 #include "reply.h"
+#include "routes_authority.h"
 #include "route_table.h"
 
 #include <stdio.h>

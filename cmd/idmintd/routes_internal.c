@@ -2,17 +2,18 @@
 /*
  * POST /internal/workers/lease, /internal/ranges/lease and
  * /internal/ranges/forget: the authority's store over HTTP for remote
- * generators (the http:// backend). The daemon's clock sets now and E; the
- * store's conditional writes do the fencing.
+ * generators (the http:// remote authority). This file reads and checks the
+ * request's fields; the daemon's authority layer applies the lease and range
+ * rules with the daemon's clock, as for a generator in this process.
  */
 #include "daemon.h"
 
-#include "internal.h"
+#include "idmint_service.h"
 #include "json.h"
 #include "log.h"
 #include "reply.h"
+#include "routes_authority.h"
 #include "route_table.h"
-#include "store.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -86,25 +87,23 @@ static int is_hex32(const char *s)
  * clocks meet. Say so, naming the skew and the holder.
  */
 #define FENCE_SKEW_WARN_MS 1000
-static void warn_fence_ahead(const char *ns, const idmint_layout *l,
-                             const struct store_lease *lease, uint64_t now_unit, const char *actor)
+static void warn_fence_ahead(const char *ns, const struct idmint__lease *lease, const char *actor)
 {
-    uint64_t ahead_units = lease->fence_found > now_unit ? lease->fence_found - now_unit : 0;
-    uint64_t ahead_ms = ahead_units * l->unit_ms;
     char fp[IDMINT_HOLDER_FP_LEN + 1];
 
-    if (ahead_ms < FENCE_SKEW_WARN_MS)
+    if (lease->fence_ahead_ms < FENCE_SKEW_WARN_MS)
         return;
     idmint__holder_fingerprint(lease->holder, fp);
     log_write(LOG_WARN, "worker id fenced far ahead of this clock",
               "namespace=%s region=%u worker=%u skew_ms=%llu previous_generation=%llu "
               "taker=%s holder=%s reason=\"the previous holder's clock ran ahead (see its "
               "worker.release in the audit log) or ours is behind; the taker waits until then\"",
-              ns, (unsigned)lease->region, (unsigned)lease->worker_id, (unsigned long long)ahead_ms,
+              ns, (unsigned)lease->region, (unsigned)lease->worker_id,
+              (unsigned long long)lease->fence_ahead_ms,
               (unsigned long long)(lease->generation - 1), actor, fp);
 }
 
-static void reply_lease(struct http_req *r, const char *ns, const struct store_lease *lease)
+static void reply_lease(struct http_req *r, const char *ns, const struct idmint__lease *lease)
 {
     struct json *o = json_new_object();
 
@@ -127,10 +126,10 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
     const char *ns, *holder = NULL, *ns_unused;
     idmint_authority *a;
     idmint_ns_info info;
-    struct store_lease lease;
+    struct idmint__lease lease;
     uint32_t region = 0, lease_ms = cfg->lease_ms;
     uint64_t t0, final_time = 0;
-    int64_t now_ms, v, max_ahead_ms = -1;
+    int64_t v, max_ahead_ms = -1;
     int rc;
 
     if (!is_take && !is_renew && !is_release && !is_force) {
@@ -164,17 +163,10 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
     }
     if ((is_renew || is_release) && need_u64(r, body, "generation", &lease.generation) != 0)
         return;
-    if ((is_take || is_renew) && json_get_int(body, "lease_ms", &v) != 0) {
-        uint32_t ms;
-
-        if (need_u32(r, body, "lease_ms", 86400000, &ms) != 0)
-            return;
-        if (ms < 1) {
-            bad(r, "lease_ms", "must be at least 1");
-            return;
-        }
-        lease_ms = ms;
-    }
+    /* Its bounds are the authority's rule (idmint__lease_ms_check). */
+    if ((is_take || is_renew) && json_get_int(body, "lease_ms", &v) != 0 &&
+        need_u32(r, body, "lease_ms", UINT32_MAX, &lease_ms) != 0)
+        return;
     if (is_release && need_u64(r, body, "final_time", &final_time) != 0)
         return;
     if (json_get_int(body, "max_ahead_ms", &v) != 0) {
@@ -196,18 +188,9 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
     if (routes_snowflake_ns(r, w, ns, &a, &info,
                             "worker leases are for snowflake namespaces; this one is a range") != 0)
         return;
-    if (info.layout.region_bits < 32 && (region >> info.layout.region_bits) != 0) {
-        char text[128];
-
-        snprintf(text, sizeof(text), "region %u does not fit the %u region bits of '%s'", region,
-                 info.layout.region_bits, ns);
-        routes_fail_http(r, 400, "invalid_argument", text);
-        return;
-    }
-    now_ms = routes_now_ms();
     t0 = metrics_now_ns();
     if (is_force) {
-        rc = idmint__worker_force_release(a, ns, region, lease.worker_id, max_ahead_ms);
+        rc = idmint__authority_force_release(a, ns, region, lease.worker_id, max_ahead_ms);
         routes_store_done(w, t0);
         if (rc != 0) {
             routes_fail(r, rc, NULL);
@@ -223,33 +206,18 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
         }
         return;
     }
-    {
-        uint64_t now_unit = idmint__unit_at(&info.layout, now_ms);
-        uint64_t until = idmint__unit_at(&info.layout, now_ms + (int64_t)lease_ms);
-        uint64_t max_time = (UINT64_C(1) << info.layout.time_bits) - 1;
-        char actor[64];
+    if (is_take) {
+        rc = idmint__authority_lease_take(a, &info, lease_ms, &lease);
+        if (rc == 0) {
+            char actor[64];
 
-        if (is_take && now_unit > max_time) {
-            routes_store_done(w, t0);
-            routes_fail_http(r, 409, "exhausted", "the namespace's time bits ran out");
-            return;
+            idmint__authority_actor(a, actor, sizeof(actor));
+            warn_fence_ahead(ns, &lease, actor);
         }
-        if (until > max_time + 1)
-            until = max_time + 1;
-        idmint__authority_actor(a, actor, sizeof(actor));
-        if (is_take) {
-            rc = idmint__store_lease_take(a->st, ns, UINT64_C(1) << info.layout.worker_bits,
-                                          now_unit, until, &lease, actor, now_ms);
-            if (rc == 0)
-                warn_fence_ahead(ns, &info.layout, &lease, now_unit, actor);
-        } else if (is_renew) {
-            rc = idmint__store_lease_renew(a->st, ns, &lease, until);
-        } else {
-            /* The store clamps final_time between the E this holder found
-             * and its own E: a wrong final time cannot reopen what the
-             * previous holder minted nor park the id beyond the lease. */
-            rc = idmint__store_lease_release(a->st, ns, &lease, final_time, actor, now_ms);
-        }
+    } else if (is_renew) {
+        rc = idmint__authority_lease_renew(a, &info, &lease, lease_ms);
+    } else {
+        rc = idmint__authority_lease_release(a, &info, &lease, final_time);
     }
     routes_store_done(w, t0);
     if (rc != 0) {
@@ -321,7 +289,7 @@ void routes_internal_ranges(struct http_req *r, struct worker *w, const struct r
     const char *ns, *incarnation, *request_id;
     struct json *body = range_body(r, known, "request_id", &ns, &incarnation, &request_id), *o;
     idmint_authority *a;
-    struct store_range range;
+    struct idmint__range range;
     int64_t count;
     uint64_t t0;
     int rc;
@@ -338,8 +306,7 @@ void routes_internal_ranges(struct http_req *r, struct worker *w, const struct r
         goto out;
     }
     t0 = metrics_now_ns();
-    rc = idmint__store_range_reserve(a->st, ns, incarnation, request_id, (uint64_t)count,
-                                     routes_now_ms(), &range);
+    rc = idmint__authority_range_reserve(a, ns, incarnation, request_id, (uint64_t)count, &range);
     routes_store_done(w, t0);
     if (rc != 0) {
         routes_fail(r, rc, NULL);
@@ -373,7 +340,7 @@ void routes_internal_ranges_forget(struct http_req *r, struct worker *w,
         goto out;
     }
     t0 = metrics_now_ns();
-    rc = idmint__store_range_forget(a->st, ns, incarnation, before, &forgotten);
+    rc = idmint__authority_range_forget(a, ns, incarnation, before, &forgotten);
     routes_store_done(w, t0);
     if (rc != 0) {
         routes_fail(r, rc, NULL);

@@ -6,11 +6,11 @@
  */
 #include "daemon.h"
 
-#include "internal.h"
+#include "idmint_service.h"
 #include "json.h"
 #include "reply.h"
+#include "routes_authority.h"
 #include "route_table.h"
-#include "store.h"
 
 #include <inttypes.h>
 #include <stdio.h>

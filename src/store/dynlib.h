@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Client libraries loaded on first use. The PostgreSQL and http:// backends
+ * Client libraries loaded on first use. The PostgreSQL store and the http:// remote
  * bind libpq and libcurl with dlopen() when a store of theirs is opened, so
  * a process on the embedded SQLite store never maps them: together with
  * what they pull in (GnuTLS, Kerberos, LDAP, p11-kit) they were 3 MiB of

@@ -15,8 +15,8 @@
 #define STORE_MAX_ID_LEN   128 /* incarnation and request id, bytes */
 
 static const struct store_ops *registry[STORE_MAX_BACKENDS] = {
-    &idmint__store_sqlite, &idmint__store_http, &idmint__store_postgres, &idmint__store_postgresql};
-static size_t registry_len = 4;
+    &idmint__store_sqlite, &idmint__store_postgres, &idmint__store_postgresql};
+static size_t registry_len = 3;
 
 int idmint__store_register(const struct store_ops *ops)
 {
@@ -109,7 +109,7 @@ static int check_id(const char *s, const char *what)
     return 0;
 }
 
-static int check_holder(const struct store_lease *lease)
+static int check_holder(const struct idmint__lease *lease)
 {
     if (lease == NULL)
         return idmint__fail(IDMINT_EINVAL, "lease is NULL");
@@ -184,7 +184,7 @@ int idmint__store_ns_set_disabled(struct store *st, const char *name, int disabl
 }
 
 int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                             uint64_t now_unit, uint64_t until_unit, struct idmint__lease *lease,
                              const char *actor, int64_t now_ms)
 {
     int rc = check_ns(st, ns);
@@ -201,7 +201,7 @@ int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_c
     return st->ops->lease_take(st, ns, worker_count, now_unit, until_unit, lease, actor, now_ms);
 }
 
-int idmint__store_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
+int idmint__store_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
                               uint64_t until_unit)
 {
     int rc = check_ns(st, ns);
@@ -212,7 +212,7 @@ int idmint__store_lease_renew(struct store *st, const char *ns, struct store_lea
     return st->ops->lease_renew(st, ns, lease, until_unit);
 }
 
-int idmint__store_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+int idmint__store_lease_release(struct store *st, const char *ns, struct idmint__lease *lease,
                                 uint64_t final_unit, const char *actor, int64_t now_ms)
 {
     int rc = check_ns(st, ns);
@@ -251,7 +251,7 @@ int idmint__store_lease_force_release(struct store *st, const char *ns, uint32_t
 
 int idmint__store_range_reserve(struct store *st, const char *ns, const char *incarnation,
                                 const char *request_id, uint64_t count, int64_t now_ms,
-                                struct store_range *out)
+                                struct idmint__range *out)
 {
     int rc = check_ns(st, ns);
 
@@ -314,7 +314,7 @@ void idmint__holder_fingerprint(const char *holder, char *out)
     out[len] = '\0';
 }
 
-void idmint__store_lease_detail(const struct store_lease *lease, uint64_t e_before,
+void idmint__store_lease_detail(const struct idmint__lease *lease, uint64_t e_before,
                                 uint64_t e_after, char *buf, size_t size)
 {
     char fp[IDMINT_HOLDER_FP_LEN + 1];
@@ -341,7 +341,7 @@ void idmint__store_force_detail(uint32_t region, uint32_t worker_id, const char 
              (unsigned long long)e_before, (unsigned long long)e_after);
 }
 
-int idmint__store_lease_lost(const char *ns, const struct store_lease *lease)
+int idmint__store_lease_lost(const char *ns, const struct idmint__lease *lease)
 {
     char fp[IDMINT_HOLDER_FP_LEN + 1];
 
@@ -351,4 +351,59 @@ int idmint__store_lease_lost(const char *ns, const struct store_lease *lease)
                         "held by holder %s",
                         ns, (unsigned)lease->region, (unsigned)lease->worker_id,
                         (unsigned long long)lease->generation, fp);
+}
+
+/* ==== shared refusals ==== */
+
+int idmint__store_ns_missing(const char *ns)
+{
+    return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", ns);
+}
+
+int idmint__store_lease_refusal(const idmint_ns_info *row)
+{
+    if (row->kind != IDMINT_KIND_SNOWFLAKE)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a range namespace, not snowflake",
+                            row->name);
+    if (row->is_disabled)
+        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", row->name);
+    return 0;
+}
+
+int idmint__store_no_worker(const char *ns, uint32_t region, uint64_t worker_count)
+{
+    return idmint__fail(IDMINT_ENOWORKER, "namespace '%s' region %u: all %llu worker ids are held",
+                        ns, (unsigned)region, (unsigned long long)worker_count);
+}
+
+int idmint__store_range_grant(const idmint_ns_info *row, uint64_t count, struct idmint__range *out)
+{
+    if (row->kind != IDMINT_KIND_RANGE)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a snowflake namespace, not range",
+                            row->name);
+    if (row->is_disabled)
+        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", row->name);
+    if (count > row->max_block)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': count %llu is above max_block %u",
+                            row->name, (unsigned long long)count, (unsigned)row->max_block);
+    if (row->next_value > row->max_value)
+        return idmint__fail(IDMINT_EEXHAUSTED, "namespace '%s': all values up to %llu are issued",
+                            row->name, (unsigned long long)row->max_value);
+    if (out != NULL) {
+        /* No overflow: next_value <= 2^63-1 and count <= max_block < 2^32. */
+        out->start = row->next_value;
+        out->end = row->next_value + count;
+        if (out->end > row->max_value + 1)
+            out->end = row->max_value + 1;
+    }
+    return 0;
+}
+
+int idmint__store_range_replay_conflict(const char *ns, const char *incarnation,
+                                        const char *request_id, uint64_t saved_count,
+                                        uint64_t count)
+{
+    return idmint__fail(
+        IDMINT_ECONFLICT, "namespace '%s': request %s/%s was for %llu values, not %llu", ns,
+        incarnation, request_id, (unsigned long long)saved_count, (unsigned long long)count);
 }

@@ -2,13 +2,18 @@
 /*
  * The authority's storage seam. Each backend in this folder fills one
  * struct store_ops; store.c picks it by the URL scheme and wraps every call.
- * Backends store and atomically update; the rules (name syntax, layouts,
- * bounds, clocks) live in authority.c. Private: never installed.
+ * A store is a set of conditional writes and reads: take-if-free-or-expired,
+ * renew-if-holder-and-generation, release-if-holder-and-generation,
+ * force, reserve-if, forget, list, audit append. It converts no time and
+ * applies no rule of the authority (names, layouts, lease lengths, time
+ * bits, regions: src/authority*.c); the refusals every backend shares are
+ * the helpers at the end of this file. Private: never installed.
  */
 #ifndef IDMINT_STORE_H
 #define IDMINT_STORE_H
 
 #include "idmint.h"
+#include "idmint_service.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -25,27 +30,11 @@ enum {
     STORE_OPEN_EXISTING = 1u << 0, /* never create a store: read-only tools */
 };
 
-/* A worker lease as taken or held. Times are in the namespace's time units. */
-struct store_lease {
-    uint32_t region;
-    uint32_t worker_id;
-    char holder[33];      /* incarnation of the holder: 32 hex digits */
-    uint64_t generation;  /* the row's generation after our take */
-    uint64_t fence_found; /* E found at take: we mint only after it */
-    uint64_t lease_until; /* E as stored by our last take or renewal */
-};
-
-/* A reserved half-open range [start, end). */
-struct store_range {
-    uint64_t start;
-    uint64_t end;
-};
-
 struct store;
 
 struct store_ops {
     uint32_t version;   /* STORE_OPS_V*; members are only ever appended */
-    const char *scheme; /* "sqlite", "postgres", "etcd", "http" */
+    const char *scheme; /* "sqlite", "postgres", "postgresql" */
     uint32_t caps;      /* STORE_CAP_* */
 
     /*
@@ -83,7 +72,7 @@ struct store_ops {
      * ENOTFOUND / EDISABLED from the namespace row.
      */
     int (*lease_take)(struct store *st, const char *ns, uint64_t worker_count, uint64_t now_unit,
-                      uint64_t until_unit, struct store_lease *lease, const char *actor,
+                      uint64_t until_unit, struct idmint__lease *lease, const char *actor,
                       int64_t now_ms);
     /*
      * Set E = max(E, @p until_unit) only if holder and generation still match
@@ -91,7 +80,7 @@ struct store_ops {
      * generation) or EDISABLED (nothing changed). On success
      * lease->lease_until is the stored E.
      */
-    int (*lease_renew)(struct store *st, const char *ns, struct store_lease *lease,
+    int (*lease_renew)(struct store *st, const char *ns, struct idmint__lease *lease,
                        uint64_t until_unit);
     /*
      * If holder and generation match: E = min(max(@p final_unit, the row's
@@ -102,7 +91,7 @@ struct store_ops {
      * lease->lease_until gets the stored E. ELEASELOST if holder or
      * generation do not match (nothing changed, nothing audited).
      */
-    int (*lease_release)(struct store *st, const char *ns, struct store_lease *lease,
+    int (*lease_release)(struct store *st, const char *ns, struct idmint__lease *lease,
                          uint64_t final_unit, const char *actor, int64_t now_ms);
     /* Every row of @p ns; *out malloc'd. */
     int (*lease_list)(struct store *st, const char *ns, idmint_worker_info **out, size_t *n);
@@ -125,7 +114,7 @@ struct store_ops {
      */
     int (*range_reserve)(struct store *st, const char *ns, const char *incarnation,
                          const char *request_id, uint64_t count, int64_t now_ms,
-                         struct store_range *out);
+                         struct idmint__range *out);
 
     /* Audit records with seq > after_seq, oldest first, at most limit. */
     int (*audit_list)(struct store *st, int64_t after_seq, size_t limit, idmint_audit_entry **out,
@@ -150,7 +139,6 @@ struct store {
 };
 
 extern const struct store_ops idmint__store_sqlite;
-extern const struct store_ops idmint__store_http;
 extern const struct store_ops idmint__store_postgres;   /* "postgres:" */
 extern const struct store_ops idmint__store_postgresql; /* "postgresql:", the same backend */
 
@@ -179,11 +167,11 @@ int idmint__store_ns_list(struct store *st, idmint_ns_info **out, size_t *n);
 int idmint__store_ns_set_disabled(struct store *st, const char *name, int disabled,
                                   const char *actor, int64_t now_ms);
 int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                             uint64_t now_unit, uint64_t until_unit, struct idmint__lease *lease,
                              const char *actor, int64_t now_ms);
-int idmint__store_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
+int idmint__store_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
                               uint64_t until_unit);
-int idmint__store_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+int idmint__store_lease_release(struct store *st, const char *ns, struct idmint__lease *lease,
                                 uint64_t final_unit, const char *actor, int64_t now_ms);
 int idmint__store_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n);
 int idmint__store_lease_force_release(struct store *st, const char *ns, uint32_t region,
@@ -191,7 +179,7 @@ int idmint__store_lease_force_release(struct store *st, const char *ns, uint32_t
                                       const char *actor, int64_t now_ms);
 int idmint__store_range_reserve(struct store *st, const char *ns, const char *incarnation,
                                 const char *request_id, uint64_t count, int64_t now_ms,
-                                struct store_range *out);
+                                struct idmint__range *out);
 int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
                              idmint_audit_entry **out, size_t *n);
 /* As range_forget; IDMINT_EINVAL (with a message) when the backend has none. */
@@ -199,18 +187,9 @@ int idmint__store_range_forget(struct store *st, const char *ns, const char *inc
                                const char *before_request_id, uint64_t *forgotten);
 
 /* IDMINT_ELEASELOST naming @p lease: renew or release found another holder or generation. */
-int idmint__store_lease_lost(const char *ns, const struct store_lease *lease);
-/*
- * What listings and audit records show of a holder: its first
- * IDMINT_HOLDER_FP_LEN hex digits. The holder id is the lease's secret (the
- * store compares all 32 digits on renew and release); the 96 bits not shown
- * cannot be guessed. Idempotent, so a listing relayed by another authority
- * stays the same. @p out has room for IDMINT_HOLDER_FP_LEN + 1 bytes.
- */
-#define IDMINT_HOLDER_FP_LEN 8
-void idmint__holder_fingerprint(const char *holder, char *out);
+int idmint__store_lease_lost(const char *ns, const struct idmint__lease *lease);
 /* The audit detail of a take or release of @p lease (fingerprint, E before and after). */
-void idmint__store_lease_detail(const struct store_lease *lease, uint64_t e_before,
+void idmint__store_lease_detail(const struct idmint__lease *lease, uint64_t e_before,
                                 uint64_t e_after, char *buf, size_t size);
 /*
  * The audit detail of a forced release of (@p region, @p worker_id), whose
@@ -221,5 +200,31 @@ void idmint__store_force_detail(uint32_t region, uint32_t worker_id, const char 
                                 size_t size);
 /* The audit detail of creating @p ns (its kind and layout or bounds), for the backends. */
 void idmint__store_ns_create_detail(const idmint_ns_info *ns, char *buf, size_t size);
+
+/* ==== the refusals every backend shares, decided on rows read in its transaction ==== */
+
+/* IDMINT_ENOTFOUND: namespace @p ns does not exist. */
+int idmint__store_ns_missing(const char *ns);
+/*
+ * Whether the namespace row @p row gives worker leases: 0, IDMINT_EINVAL (a
+ * range namespace) or IDMINT_EDISABLED.
+ */
+int idmint__store_lease_refusal(const idmint_ns_info *row);
+/* IDMINT_ENOWORKER: every one of the @p worker_count ids of (@p ns, @p region) is held. */
+int idmint__store_no_worker(const char *ns, uint32_t region, uint64_t worker_count);
+/*
+ * Whether range namespace row @p row grants @p count values now: 0 with
+ * @p out (if not NULL) set to [next_value, next_value + count) cut at
+ * max_value; IDMINT_EINVAL (a snowflake namespace; count above max_block),
+ * IDMINT_EDISABLED or IDMINT_EEXHAUSTED. A backend that reserves in one
+ * SQL statement writes the same arithmetic there and asks this helper why
+ * the statement refused.
+ */
+int idmint__store_range_grant(const idmint_ns_info *row, uint64_t count, struct idmint__range *out);
+/* IDMINT_ECONFLICT: request (@p incarnation, @p request_id) was saved with @p saved_count values.
+ */
+int idmint__store_range_replay_conflict(const char *ns, const char *incarnation,
+                                        const char *request_id, uint64_t saved_count,
+                                        uint64_t count);
 
 #endif /* IDMINT_STORE_H */

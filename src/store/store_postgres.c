@@ -125,7 +125,6 @@ enum pg_stmt_id {
     ST_LEASE_LIST,
     ST_RANGE_RESERVE,
     ST_RANGE_SAVED,
-    ST_RANGE_REFUSAL,
     ST_DURABLE,
     ST_RANGE_FORGET,
     ST__COUNT
@@ -234,7 +233,7 @@ static const char *const pg_sql[ST__COUNT] = {
      * the saved range. A repeat racing its original waits on the namespace
      * row, then on the record, and ends the same way. No row: the namespace
      * refused (or a repeat of a request that the namespace would now
-     * refuse), so ST_RANGE_SAVED, then ST_RANGE_REFUSAL, say which.
+     * refuse), so ST_RANGE_SAVED, then the row and idmint__store_range_grant, say which.
      *
      * A reservation that had to queue for the namespace row (it reached the
      * row more than RESERVE_QUEUED after the statement began) commits
@@ -266,8 +265,6 @@ static const char *const pg_sql[ST__COUNT] = {
     [ST_RANGE_SAVED] = "SELECT count, start_value, end_value FROM idmint.range_leases "
                        "WHERE namespace = $1::text AND incarnation = $2::text "
                        "AND request_id = $3::text",
-    [ST_RANGE_REFUSAL] = "SELECT kind, disabled, max_block, max_value, next_value "
-                         "FROM idmint.namespaces WHERE name = $1::text",
     /*
      * The durability barrier after a reservation that committed without
      * waiting: the cheapest transaction that writes WAL and so, with
@@ -971,7 +968,7 @@ static int ns_get_body(struct pg_store *s, void *ctx)
     if (pq.ntuples(r) == 1)
         ns_from_row(r, 0, &c->info);
     else
-        rc = idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->name);
+        rc = idmint__store_ns_missing(c->name);
     pq.clear(r);
     return rc;
 }
@@ -1074,7 +1071,7 @@ static int ns_disable_body(struct pg_store *s, void *ctx)
     rc = pg_run(s, ST_NS_DISABLE, &a, &changed,
                 c->disabled ? "disable namespace" : "enable namespace");
     if (rc == 0 && changed == 0)
-        rc = idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->name);
+        rc = idmint__store_ns_missing(c->name);
     if (rc == 0)
         rc = pg_audit(s, c->now_ms, c->actor, c->disabled ? "ns.disable" : "ns.enable", c->name,
                       c->disabled ? "disabled" : "enabled");
@@ -1094,10 +1091,10 @@ static int postgres_ns_set_disabled(struct store *st, const char *name, int disa
 struct lease_take_call {
     const char *ns;
     uint64_t worker_count, now_unit, until_unit;
-    const struct store_lease *in;
+    const struct idmint__lease *in;
     const char *actor;
     int64_t now_ms;
-    struct store_lease res;
+    struct idmint__lease res;
 };
 
 /*
@@ -1107,7 +1104,7 @@ struct lease_take_call {
  */
 static int lease_claim(struct pg_store *s, struct lease_take_call *c, struct pg_args *a)
 {
-    struct store_lease *res = &c->res;
+    struct idmint__lease *res = &c->res;
     PGresult *r = NULL;
     uint64_t count;
     int rc;
@@ -1140,9 +1137,7 @@ static int lease_claim(struct pg_store *s, struct lease_take_call *c, struct pg_
     count = pq.ntuples(r) == 1 ? col_u64(r, 0, 0) : UINT64_MAX;
     pq.clear(r);
     if (count >= c->worker_count)
-        return idmint__fail(IDMINT_ENOWORKER,
-                            "namespace '%s' region %u: all %llu worker ids are held", c->ns,
-                            (unsigned)c->in->region, (unsigned long long)c->worker_count);
+        return idmint__store_no_worker(c->ns, c->in->region, c->worker_count);
     res->worker_id = (uint32_t)count;
     res->generation = 1;
     res->fence_found = 0;
@@ -1172,12 +1167,9 @@ static int lease_take_body(struct pg_store *s, void *ctx)
         ns_from_row(r, 0, &info);
     pq.clear(r);
     if (rows != 1)
-        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->ns);
-    if (info.kind != IDMINT_KIND_SNOWFLAKE)
-        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a range namespace, not snowflake",
-                            c->ns);
-    if (info.is_disabled)
-        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", c->ns);
+        return idmint__store_ns_missing(c->ns);
+    if ((rc = idmint__store_lease_refusal(&info)) != 0)
+        return rc;
 
     arg_u64(&a, c->in->region);
     if ((rc = pg_run(s, ST_REGION_LOCK, &a, NULL, "lock the region's worker ids")) != 0 ||
@@ -1190,7 +1182,7 @@ static int lease_take_body(struct pg_store *s, void *ctx)
 }
 
 static int postgres_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                               uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                               uint64_t now_unit, uint64_t until_unit, struct idmint__lease *lease,
                                const char *actor, int64_t now_ms)
 {
     struct lease_take_call c;
@@ -1210,7 +1202,7 @@ static int postgres_lease_take(struct store *st, const char *ns, uint64_t worker
     return rc;
 }
 
-static void arg_lease_key(struct pg_args *a, const char *ns, const struct store_lease *lease)
+static void arg_lease_key(struct pg_args *a, const char *ns, const struct idmint__lease *lease)
 {
     arg_text(a, ns);
     arg_u64(a, lease->region);
@@ -1221,7 +1213,7 @@ static void arg_lease_key(struct pg_args *a, const char *ns, const struct store_
 
 struct lease_renew_call {
     const char *ns;
-    const struct store_lease *lease;
+    const struct idmint__lease *lease;
     uint64_t until_unit;
     uint64_t stored; /* E after the renewal */
 };
@@ -1276,7 +1268,7 @@ static int lease_renew_body(struct pg_store *s, void *ctx)
     return renew_refusal(s, c, &a);
 }
 
-static int postgres_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
+static int postgres_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
                                 uint64_t until_unit)
 {
     struct lease_renew_call c = {ns, lease, until_unit, 0};
@@ -1290,7 +1282,7 @@ static int postgres_lease_renew(struct store *st, const char *ns, struct store_l
 
 struct lease_release_call {
     const char *ns;
-    const struct store_lease *lease;
+    const struct idmint__lease *lease;
     uint64_t final_unit;
     const char *actor;
     int64_t now_ms;
@@ -1322,7 +1314,7 @@ static int lease_release_body(struct pg_store *s, void *ctx)
     return pg_audit(s, c->now_ms, c->actor, "worker.release", c->ns, detail);
 }
 
-static int postgres_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+static int postgres_lease_release(struct store *st, const char *ns, struct idmint__lease *lease,
                                   uint64_t final_unit, const char *actor, int64_t now_ms)
 {
     struct lease_release_call c = {ns, lease, final_unit, actor, now_ms, 0};
@@ -1416,7 +1408,7 @@ struct range_call {
     const char *ns, *incarnation, *request_id;
     uint64_t count;
     int64_t now_ms;
-    struct store_range res;
+    struct idmint__range res;
 };
 
 /* Why the namespace refused a reservation that found no saved request. */
@@ -1424,34 +1416,20 @@ static int range_refusal(struct pg_store *s, const struct range_call *c)
 {
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
-    char kind[16];
-    uint64_t max_block, max_value, next_value;
-    int rc, is_disabled;
+    idmint_ns_info info;
+    int rc, rows;
 
     arg_text(&a, c->ns);
-    if ((rc = pg_exec(s, ST_RANGE_REFUSAL, &a, &r, "read namespace")) != 0)
+    if ((rc = pg_exec(s, ST_NS_GET, &a, &r, "read namespace")) != 0)
         return rc;
-    if (pq.ntuples(r) != 1) {
-        pq.clear(r);
-        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", c->ns);
-    }
-    col_text(r, 0, 0, kind, sizeof(kind));
-    is_disabled = strcmp(pq.getvalue(r, 0, 1), "t") == 0;
-    max_block = col_u64(r, 0, 2);
-    max_value = col_u64(r, 0, 3);
-    next_value = col_u64(r, 0, 4);
+    rows = pq.ntuples(r);
+    if (rows == 1)
+        ns_from_row(r, 0, &info);
     pq.clear(r);
-    if (strcmp(kind, "range") != 0)
-        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a snowflake namespace, not range",
-                            c->ns);
-    if (is_disabled)
-        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", c->ns);
-    if (c->count > max_block)
-        return idmint__fail(IDMINT_EINVAL, "namespace '%s': count %llu is above max_block %llu",
-                            c->ns, (unsigned long long)c->count, (unsigned long long)max_block);
-    if (next_value > max_value)
-        return idmint__fail(IDMINT_EEXHAUSTED, "namespace '%s': all values up to %llu are issued",
-                            c->ns, (unsigned long long)max_value);
+    if (rows != 1)
+        return idmint__store_ns_missing(c->ns);
+    if ((rc = idmint__store_range_grant(&info, c->count, NULL)) != 0)
+        return rc;
     /* Changed since the reservation looked (enabled, max raised): look again. */
     s->failure = PGF_TRANSIENT;
     return idmint__fail(IDMINT_EUNAVAILABLE, "postgres %s: namespace '%s' changed during the call",
@@ -1483,10 +1461,8 @@ static int range_saved(struct pg_store *s, struct range_call *c)
     c->res.end = col_u64(r, 0, 2);
     pq.clear(r);
     if (saved_count != c->count)
-        return idmint__fail(IDMINT_ECONFLICT,
-                            "namespace '%s': request %s/%s was for %llu values, not %llu", c->ns,
-                            c->incarnation, c->request_id, (unsigned long long)saved_count,
-                            (unsigned long long)c->count);
+        return idmint__store_range_replay_conflict(c->ns, c->incarnation, c->request_id,
+                                                   saved_count, c->count);
     return 0;
 }
 
@@ -1535,7 +1511,7 @@ static int range_body(struct pg_store *s, void *ctx)
 
 static int postgres_range_reserve(struct store *st, const char *ns, const char *incarnation,
                                   const char *request_id, uint64_t count, int64_t now_ms,
-                                  struct store_range *out)
+                                  struct idmint__range *out)
 {
     struct range_call c = {ns, incarnation, request_id, count, now_ms, {0, 0}};
     /* The request record makes a repeat return the saved range: safe to retry. */

@@ -882,7 +882,7 @@ static int sq_ns_read(struct sqlite_store *s, const char *name, idmint_ns_info *
         ns_from_row(q, out);
     sqlite3_reset(q);
     if (rc == 0)
-        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", name);
+        return idmint__store_ns_missing(name);
     return rc < 0 ? rc : 0;
 }
 
@@ -1003,7 +1003,7 @@ static int sqlite_ns_set_disabled(struct store *st, const char *name, int disabl
         bind_i64(s, q, 2, disabled != 0);
         rc = sq_run(s, q, disabled ? "disable namespace" : "enable namespace");
         if (rc == 0 && sqlite3_changes(s->db) == 0)
-            rc = idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", name);
+            rc = idmint__store_ns_missing(name);
     }
     if (rc == 0)
         rc = sq_audit(s, now_ms, actor, disabled ? "ns.disable" : "ns.enable", name,
@@ -1014,21 +1014,16 @@ static int sqlite_ns_set_disabled(struct store *st, const char *name, int disabl
 /* ==== worker leases ==== */
 
 static int sq_lease_take(struct sqlite_store *s, const char *ns, uint64_t worker_count,
-                         uint64_t now_unit, uint64_t until_unit, const struct store_lease *in,
-                         struct store_lease *res)
+                         uint64_t now_unit, uint64_t until_unit, const struct idmint__lease *in,
+                         struct idmint__lease *res)
 {
     idmint_ns_info info;
     uint64_t old_until = 0;
     sqlite3_stmt *q = NULL;
     int rc, found;
 
-    if ((rc = sq_ns_read(s, ns, &info)) != 0)
+    if ((rc = sq_ns_read(s, ns, &info)) != 0 || (rc = idmint__store_lease_refusal(&info)) != 0)
         return rc;
-    if (info.kind != IDMINT_KIND_SNOWFLAKE)
-        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a range namespace, not snowflake",
-                            ns);
-    if (info.is_disabled)
-        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", ns);
 
     if ((rc = sq_prep(s, ST_LEASE_FREE, &q)) != 0)
         return rc;
@@ -1075,9 +1070,7 @@ static int sq_lease_take(struct sqlite_store *s, const char *ns, uint64_t worker
     if (rc < 0)
         return rc;
     if (rc == 1)
-        return idmint__fail(IDMINT_ENOWORKER,
-                            "namespace '%s' region %u: all %llu worker ids are held", ns,
-                            (unsigned)in->region, (unsigned long long)worker_count);
+        return idmint__store_no_worker(ns, in->region, worker_count);
     res->generation = 1;
     res->fence_found = 0;
     res->lease_until = until_unit;
@@ -1092,11 +1085,11 @@ static int sq_lease_take(struct sqlite_store *s, const char *ns, uint64_t worker
 }
 
 static int sqlite_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                             uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                             uint64_t now_unit, uint64_t until_unit, struct idmint__lease *lease,
                              const char *actor, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    struct store_lease res = *lease;
+    struct idmint__lease res = *lease;
     char detail[256];
     int rc;
 
@@ -1114,7 +1107,7 @@ static int sqlite_lease_take(struct store *st, const char *ns, uint64_t worker_c
 }
 
 static void bind_lease_key(struct sqlite_store *s, sqlite3_stmt *q, const char *ns,
-                           const struct store_lease *lease)
+                           const struct idmint__lease *lease)
 {
     bind_text(s, q, 1, ns);
     bind_i64(s, q, 2, lease->region);
@@ -1169,7 +1162,7 @@ static int sq_lease_row(struct sqlite_store *s, const char *ns, uint32_t region,
  * 1 and the row's E in *until when holder and generation are still
  * @p lease's, 0 when they are not (or there is no row), else an error.
  */
-static int sq_lease_held(struct sqlite_store *s, const char *ns, const struct store_lease *lease,
+static int sq_lease_held(struct sqlite_store *s, const char *ns, const struct idmint__lease *lease,
                          uint64_t *until)
 {
     char holder[33] = "";
@@ -1181,7 +1174,7 @@ static int sq_lease_held(struct sqlite_store *s, const char *ns, const struct st
     return strcmp(holder, lease->holder) == 0 && generation == lease->generation;
 }
 
-static int sqlite_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
+static int sqlite_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
                               uint64_t until_unit)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
@@ -1214,9 +1207,9 @@ static int sqlite_lease_renew(struct store *st, const char *ns, struct store_lea
     return rc;
 }
 
-static int sq_lease_release(struct sqlite_store *s, const char *ns, const struct store_lease *lease,
-                            uint64_t final_unit, const char *actor, int64_t now_ms,
-                            uint64_t *stored)
+static int sq_lease_release(struct sqlite_store *s, const char *ns,
+                            const struct idmint__lease *lease, uint64_t final_unit,
+                            const char *actor, int64_t now_ms, uint64_t *stored)
 {
     uint64_t before = 0;
     sqlite3_stmt *q = NULL;
@@ -1238,7 +1231,7 @@ static int sq_lease_release(struct sqlite_store *s, const char *ns, const struct
     return sq_audit(s, now_ms, actor, "worker.release", ns, detail);
 }
 
-static int sqlite_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+static int sqlite_lease_release(struct store *st, const char *ns, struct idmint__lease *lease,
                                 uint64_t final_unit, const char *actor, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
@@ -1324,7 +1317,7 @@ static int sqlite_lease_force_release(struct store *st, const char *ns, uint32_t
 
 static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *incarnation,
                             const char *request_id, uint64_t count, int64_t now_ms,
-                            struct store_range *res)
+                            struct idmint__range *res)
 {
     idmint_ns_info info;
     uint64_t saved_count = 0;
@@ -1348,31 +1341,14 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
     if (rc == 1) {
         /* A retry after a lost reply: answer from the record, never reserve twice. */
         if (saved_count != count)
-            return idmint__fail(IDMINT_ECONFLICT,
-                                "namespace '%s': request %s/%s was for %llu values, not %llu", ns,
-                                incarnation, request_id, (unsigned long long)saved_count,
-                                (unsigned long long)count);
+            return idmint__store_range_replay_conflict(ns, incarnation, request_id, saved_count,
+                                                       count);
         return 0;
     }
 
-    if ((rc = sq_ns_read(s, ns, &info)) != 0)
+    if ((rc = sq_ns_read(s, ns, &info)) != 0 ||
+        (rc = idmint__store_range_grant(&info, count, res)) != 0)
         return rc;
-    if (info.kind != IDMINT_KIND_RANGE)
-        return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a snowflake namespace, not range",
-                            ns);
-    if (info.is_disabled)
-        return idmint__fail(IDMINT_EDISABLED, "namespace '%s' is disabled", ns);
-    if (count > info.max_block)
-        return idmint__fail(IDMINT_EINVAL, "namespace '%s': count %llu is above max_block %u", ns,
-                            (unsigned long long)count, (unsigned)info.max_block);
-    if (info.next_value > info.max_value)
-        return idmint__fail(IDMINT_EEXHAUSTED, "namespace '%s': all values up to %llu are issued",
-                            ns, (unsigned long long)info.max_value);
-    /* No overflow: next_value <= 2^63-1 and count <= max_block < 2^32. */
-    res->start = info.next_value;
-    res->end = info.next_value + count;
-    if (res->end > info.max_value + 1)
-        res->end = info.max_value + 1;
 
     if ((rc = sq_prep(s, ST_RANGE_INSERT, &q)) != 0)
         return rc;
@@ -1394,10 +1370,10 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
 
 static int sqlite_range_reserve(struct store *st, const char *ns, const char *incarnation,
                                 const char *request_id, uint64_t count, int64_t now_ms,
-                                struct store_range *out)
+                                struct idmint__range *out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    struct store_range res = {0, 0};
+    struct idmint__range res = {0, 0};
     int rc = sq_begin(s);
 
     if (rc != 0)

@@ -156,7 +156,7 @@ static void make_range(struct fx *f, const char *ns, uint64_t next, uint64_t max
     assert_int_equal(idmint__store_ns_create(f->st, &i, ACTOR, NOW_MS), 0);
 }
 
-static void lease_init(struct store_lease *l, uint32_t region, const char *holder)
+static void lease_init(struct idmint__lease *l, uint32_t region, const char *holder)
 {
     memset(l, 0, sizeof(*l));
     l->region = region;
@@ -374,8 +374,8 @@ static void test_store__wrappers_refuse_bad_arguments(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease l;
-    struct store_range r = {7, 8};
+    struct idmint__lease l;
+    struct idmint__range r = {7, 8};
     idmint_ns_info got;
     struct snap before;
 
@@ -422,7 +422,7 @@ static void test_store__lease_take_on_fresh_ns_gets_worker_0_without_fence(void 
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease l;
+    struct idmint__lease l;
     idmint_worker_info *w = NULL;
     size_t n = 0;
 
@@ -448,7 +448,7 @@ static void test_store__lease_take_picks_the_lowest_free_id(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease l[3], m;
+    struct idmint__lease l[3], m;
 
     ns_name(f, "lowest", ns);
     make_snowflake(f, ns, 0, 3);
@@ -483,7 +483,7 @@ static void test_store__lease_take_when_every_id_is_held_is_no_worker(void **sta
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease l, keep;
+    struct idmint__lease l, keep;
     struct snap before;
 
     ns_name(f, "full", ns);
@@ -506,7 +506,7 @@ static void test_store__lease_take_of_an_expired_id_finds_its_fence(void **state
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease a, b;
+    struct idmint__lease a, b;
 
     ns_name(f, "expired", ns);
     make_snowflake(f, ns, 0, 3);
@@ -535,7 +535,7 @@ static void test_store__lease_take_refuses_unknown_disabled_and_range_namespaces
 {
     struct fx *f = *state;
     char sf[64], rg[64], none[64];
-    struct store_lease l, keep;
+    struct idmint__lease l, keep;
     struct snap before;
 
     ns_name(f, "sf", sf);
@@ -566,7 +566,7 @@ static void test_store__lease_renew_by_the_holder_extends_and_never_shortens(voi
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease l;
+    struct idmint__lease l;
 
     ns_name(f, "renew", ns);
     make_snowflake(f, ns, 0, 3);
@@ -583,7 +583,7 @@ static void test_store__lease_renew_with_a_stale_generation_or_holder_is_lost(vo
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease l, stale, keep;
+    struct idmint__lease l, stale, keep;
     struct snap before;
 
     ns_name(f, "stale", ns);
@@ -611,7 +611,7 @@ static void test_store__lease_release_sets_e_to_final_and_frees_the_id(void **st
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease a, b;
+    struct idmint__lease a, b;
     idmint_worker_info *w = NULL;
     size_t n = 0;
 
@@ -648,7 +648,7 @@ static void test_store__lease_release_below_the_fence_keeps_the_fence(void **sta
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease a, b, c;
+    struct idmint__lease a, b, c;
 
     ns_name(f, "relfence", ns);
     make_snowflake(f, ns, 0, 3);
@@ -671,7 +671,7 @@ static void test_store__lease_release_by_another_holder_changes_nothing(void **s
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease a, forged;
+    struct idmint__lease a, forged;
     struct snap before;
 
     ns_name(f, "relforge", ns);
@@ -695,7 +695,7 @@ static void test_store__lease_renew_in_a_disabled_namespace_is_refused(void **st
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease a;
+    struct idmint__lease a;
     struct snap before;
 
     ns_name(f, "renewdis", ns);
@@ -718,7 +718,7 @@ static void test_store__take_and_release_are_audited_without_the_holder_secret(v
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease a;
+    struct idmint__lease a;
     idmint_audit_entry au[4];
     size_t i;
 
@@ -744,7 +744,7 @@ static void test_store__force_release_pulls_a_runaway_e_back(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease a, b;
+    struct idmint__lease a, b;
     idmint_worker_info *w = NULL;
     size_t n = 0;
 
@@ -779,7 +779,7 @@ static void test_store__lease_release_by_a_stale_holder_is_lost(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease a, b;
+    struct idmint__lease a, b;
     struct snap before;
 
     ns_name(f, "relstale", ns);
@@ -798,7 +798,7 @@ static void test_store__force_release_makes_the_old_holder_lose_its_lease(void *
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease a, b;
+    struct idmint__lease a, b;
     struct snap before;
     idmint_worker_info *w = NULL;
     idmint_audit_entry au[4];
@@ -856,7 +856,7 @@ static void test_store__lease_regions_are_independent(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_lease r0, r1, r2;
+    struct idmint__lease r0, r1, r2;
 
     ns_name(f, "regions", ns);
     make_snowflake(f, ns, 2, 1);
@@ -890,7 +890,7 @@ static void test_store__range_sequential_reservations_do_not_overlap(void **stat
 {
     struct fx *f = *state;
     char ns[64], req[32];
-    struct store_range r;
+    struct idmint__range r;
     uint64_t expect = 10;
     idmint_ns_info got;
 
@@ -912,7 +912,7 @@ static void test_store__range_replay_of_a_request_returns_the_saved_range(void *
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_range a, b, again;
+    struct idmint__range a, b, again;
     struct snap before;
 
     ns_name(f, "replay", ns);
@@ -934,7 +934,7 @@ static void test_store__range_replay_with_another_count_is_a_conflict(void **sta
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_range a, r = {3, 4};
+    struct idmint__range a, r = {3, 4};
     struct snap before;
 
     ns_name(f, "conflict", ns);
@@ -952,7 +952,7 @@ static void test_store__range_count_above_max_block_is_invalid(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_range r = {3, 4};
+    struct idmint__range r = {3, 4};
     struct snap before;
 
     ns_name(f, "maxblock", ns);
@@ -972,7 +972,7 @@ static void test_store__range_is_cut_at_max_value_then_exhausted(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_range r, keep;
+    struct idmint__range r, keep;
     struct snap before;
 
     ns_name(f, "cut", ns);
@@ -1000,7 +1000,7 @@ static void test_store__range_that_ends_exactly_at_max_value_is_whole(void **sta
 {
     struct fx *f = *state;
     char ns[64];
-    struct store_range r;
+    struct idmint__range r;
 
     ns_name(f, "exact", ns);
     make_range(f, ns, 1000, 1019, 100);
@@ -1026,7 +1026,7 @@ static void test_store__range_forget_drops_only_older_records_of_that_incarnatio
 {
     struct fx *f = *state;
     char ns[64], other[64], id[IDMINT__REQUEST_ID_LEN], id3[IDMINT__REQUEST_ID_LEN];
-    struct store_range mine[5], theirs, elsewhere, r;
+    struct idmint__range mine[5], theirs, elsewhere, r;
     uint64_t forgotten = 99;
 
     ns_name(f, "forget", ns);
@@ -1073,7 +1073,7 @@ static void test_store__range_refuses_disabled_unknown_and_snowflake_namespaces(
 {
     struct fx *f = *state;
     char rg[64], sf[64], none[64];
-    struct store_range r = {3, 4};
+    struct idmint__range r = {3, 4};
     struct snap before;
 
     ns_name(f, "rg", rg);
@@ -1147,7 +1147,7 @@ static void take_child(const char *url, const char *ns, int gate, int out, unsig
 {
     struct take_result res = {IDMINT_ESTORE, 0};
     struct store *st = NULL;
-    struct store_lease l;
+    struct idmint__lease l;
     int rc;
 
     if ((rc = idmint__store_open(url, NULL, &st)) != 0) {
@@ -1222,7 +1222,7 @@ static void reserve_child(const char *url, const char *ns, const char *inc, unsi
 {
     struct store *st = NULL;
     struct span s;
-    struct store_range r;
+    struct idmint__range r;
     char req[32];
     int code = 0;
 

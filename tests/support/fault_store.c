@@ -184,10 +184,10 @@ static int fault_ns_set_disabled(struct store *st, const char *name, int disable
 }
 
 static int fault_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                            uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
+                            uint64_t now_unit, uint64_t until_unit, struct idmint__lease *lease,
                             const char *actor, int64_t now_ms)
 {
-    struct store_lease tmp = *lease;
+    struct idmint__lease tmp = *lease;
     int f = fault_enter("lease_take"), rc;
 
     if (f < 0)
@@ -201,10 +201,10 @@ static int fault_lease_take(struct store *st, const char *ns, uint64_t worker_co
     return rc;
 }
 
-static int fault_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
+static int fault_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
                              uint64_t until_unit)
 {
-    struct store_lease tmp = *lease;
+    struct idmint__lease tmp = *lease;
     int f = fault_enter("lease_renew"), rc;
 
     if (f < 0)
@@ -217,10 +217,10 @@ static int fault_lease_renew(struct store *st, const char *ns, struct store_leas
     return rc;
 }
 
-static int fault_lease_release(struct store *st, const char *ns, struct store_lease *lease,
+static int fault_lease_release(struct store *st, const char *ns, struct idmint__lease *lease,
                                uint64_t final_unit, const char *actor, int64_t now_ms)
 {
-    struct store_lease tmp = *lease;
+    struct idmint__lease tmp = *lease;
     int f = fault_enter("lease_release"), rc;
 
     if (f < 0)
@@ -268,9 +268,9 @@ static int fault_lease_force_release(struct store *st, const char *ns, uint32_t 
 
 static int fault_range_reserve(struct store *st, const char *ns, const char *incarnation,
                                const char *request_id, uint64_t count, int64_t now_ms,
-                               struct store_range *out)
+                               struct idmint__range *out)
 {
-    struct store_range tmp;
+    struct idmint__range tmp;
     int f = fault_enter("range_reserve"), rc;
 
     if (f < 0)

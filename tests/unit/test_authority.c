@@ -27,6 +27,7 @@ struct fx {
     char *dir;
     char *url;
     idmint_authority *a;
+    struct clock clk; /* lent to the authority: reads fake_now */
 };
 
 static int64_t fixed_clock(void *ctx)
@@ -34,7 +35,21 @@ static int64_t fixed_clock(void *ctx)
     return *(const int64_t *)ctx;
 }
 
+static uint64_t still_mono(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
 static int64_t fake_now = FAKE_NOW_MS;
+
+/* Set the authority's clock to @p ms, also backwards (a new clock: the old one only goes forward).
+ */
+static void set_now(struct fx *f, int64_t ms)
+{
+    fake_now = ms;
+    idmint__clock_init(&f->clk, fixed_clock, still_mono, &fake_now);
+}
 
 static int setup(void **state)
 {
@@ -44,8 +59,8 @@ static int setup(void **state)
         (f->url = ts_sqlite_url(f->dir, "auth.db")) == NULL)
         return -1;
     unsetenv("IDMINT_ACTOR");
-    fake_now = FAKE_NOW_MS;
-    if (idmint__authority_open_clock(&f->a, f->url, 0, fixed_clock, &fake_now, NULL) != 0)
+    set_now(f, FAKE_NOW_MS);
+    if (idmint__authority_open_clock(&f->a, f->url, 0, &f->clk, NULL) != 0)
         return -1;
     *state = f;
     return 0;
@@ -176,7 +191,7 @@ static void test_authority__layout_whose_time_already_ran_out_is_refused(void **
     assert_empty(f->a);
 
     /* The same layout is fine while its end is still ahead of the clock. */
-    fake_now = IDMINT_DEFAULT_EPOCH_MS + 1000;
+    set_now(f, IDMINT_DEFAULT_EPOCH_MS + 1000);
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
 }
 

@@ -75,7 +75,7 @@ static uint64_t next_value(struct fx *f)
 static void test_fault_store__passes_calls_through_and_counts_them(void **state)
 {
     struct fx *f = *state;
-    struct store_range r;
+    struct idmint__range r;
 
     assert_int_equal(ts_fault_calls(), 0);
     assert_int_equal(idmint__store_range_reserve(f->st, "ledger", "inc", "a", 10, NOW_MS, &r), 0);
@@ -89,7 +89,7 @@ static void test_fault_store__passes_calls_through_and_counts_them(void **state)
 static void test_fault_store__down_fails_every_call_and_changes_nothing(void **state)
 {
     struct fx *f = *state;
-    struct store_range r = {5, 6};
+    struct idmint__range r = {5, 6};
     struct store *other = NULL;
     idmint_ns_info ns;
 
@@ -107,7 +107,7 @@ static void test_fault_store__down_fails_every_call_and_changes_nothing(void **s
 static void test_fault_store__fail_nth_fails_only_that_call_before_doing_it(void **state)
 {
     struct fx *f = *state;
-    struct store_range r = {5, 6};
+    struct idmint__range r = {5, 6};
 
     ts_fault_fail_nth(2);
     assert_int_equal(idmint__store_range_reserve(f->st, "ledger", "inc", "a", 10, NOW_MS, &r), 0);
@@ -123,7 +123,7 @@ static void test_fault_store__fail_nth_fails_only_that_call_before_doing_it(void
 static void test_fault_store__lost_reply_is_done_and_a_replay_returns_it(void **state)
 {
     struct fx *f = *state;
-    struct store_range r = {5, 6};
+    struct idmint__range r = {5, 6};
 
     ts_fault_lose_reply_nth(1);
     assert_int_equal(idmint__store_range_reserve(f->st, "ledger", "inc", "a", 10, NOW_MS, &r),
@@ -140,7 +140,7 @@ static void test_fault_store__lost_lease_take_leaves_the_lease_untouched(void **
 {
     struct fx *f = *state;
     idmint_ns_info ns;
-    struct store_lease l;
+    struct idmint__lease l;
     idmint_worker_info *w = NULL;
     size_t n = 0;
 
@@ -167,7 +167,7 @@ static void test_fault_store__lost_lease_take_leaves_the_lease_untouched(void **
 static void test_fault_store__reset_disarms_every_knob(void **state)
 {
     struct fx *f = *state;
-    struct store_range r;
+    struct idmint__range r;
 
     ts_fault_fail_nth(1);
     ts_fault_lose_reply_nth(1);

@@ -165,7 +165,7 @@ static void snowflake_ns(idmint_ns_info *ns, const char *name)
     snprintf(ns->name, sizeof(ns->name), "%s", name);
 }
 
-static void lease_init(struct store_lease *l, const char *holder)
+static void lease_init(struct idmint__lease *l, const char *holder)
 {
     memset(l, 0, sizeof(*l));
     memcpy(l->holder, holder, sizeof(l->holder));
@@ -426,8 +426,8 @@ static void test_sqlite_safety__a_removed_file_is_never_written(void **state)
 {
     struct fx *f = *state;
     struct store *st = NULL;
-    struct store_lease l;
-    struct store_range r = {0, 0};
+    struct idmint__lease l;
+    struct idmint__range r = {0, 0};
     idmint_ns_info ns, got;
     char wal[600];
 
@@ -495,7 +495,7 @@ static void test_sqlite_safety__a_version_1_file_gets_fences_at_its_e(void **sta
 {
     struct fx *f = *state;
     struct store *st = NULL;
-    struct store_lease a, b;
+    struct idmint__lease a, b;
 
     sql_exec(f->path, "PRAGMA journal_mode=WAL");
     sql_exec(f->path, v1_schema_sql);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * http:// backend: every store call is one request to a remote idmintd
- * (docs/http-api.md), which applies the rules and owns the clock. The only
- * file of the library that includes curl/curl.h or jansson.h. One keep-alive
- * connection per store; only idempotent calls are retried.
+ * http:// remote authority: every authority call is one request to an
+ * idmintd (docs/http-api.md), whose authority layer applies the rules with
+ * its own clock; this file sends what the caller asked and reads the
+ * answer. The only file of the library that includes curl/curl.h or
+ * jansson.h. One keep-alive connection per authority; only idempotent calls
+ * are retried.
  */
-#include "store.h"
+#include "remote.h"
 #include "internal.h"
 #include "dynlib.h"
 
@@ -25,9 +27,9 @@
 #define HTTP_AUDIT_PAGE         1000u /* the daemon's largest audit limit */
 #define HTTP_URL_MAX            512
 
-struct http_store {
-    struct store base; /* must be first */
-    CURL *curl;        /* one easy handle: its connection is reused (keep-alive) */
+struct http_remote {
+    struct remote base; /* must be first */
+    CURL *curl;         /* one easy handle: its connection is reused (keep-alive) */
     struct curl_slist *headers;
     char base_url[HTTP_URL_MAX]; /* "http://host:port", no trailing slash */
     char url[HTTP_URL_MAX];      /* URL of the request in flight, for messages */
@@ -37,8 +39,6 @@ struct http_store {
     size_t reply_cap;            /* bytes */
     int is_reply_too_big;
     char curl_err[CURL_ERROR_SIZE];
-    char layout_ns[64]; /* namespace whose layout is cached; "" for none */
-    idmint_layout layout;
 };
 
 /* ==== libcurl, bound on the first open (dynlib.h) ==== */
@@ -114,7 +114,7 @@ static int http_code_err(const char *code, long status)
 }
 
 /* A 2xx reply we cannot read: the server is not the idmintd we expect. */
-static int http_bad_reply(const struct http_store *h, const char *what)
+static int http_bad_reply(const struct http_remote *h, const char *what)
 {
     return idmint__fail(IDMINT_ESTORE, "%s %s: reply has no valid %s", h->method, h->url, what);
 }
@@ -123,7 +123,7 @@ static int http_bad_reply(const struct http_store *h, const char *what)
 
 static size_t http_on_data(char *data, size_t size, size_t nmemb, void *arg)
 {
-    struct http_store *h = arg;
+    struct http_remote *h = arg;
     size_t len = size * nmemb, cap;
     char *grown;
 
@@ -152,7 +152,7 @@ static size_t http_on_data(char *data, size_t size, size_t nmemb, void *arg)
  * message set; *is_retryable says whether the same request may be sent again
  * (the server could not be reached or answered "unavailable").
  */
-static int http_once_try(struct http_store *h, const char *body, size_t body_len, json_t **reply,
+static int http_once_try(struct http_remote *h, const char *body, size_t body_len, json_t **reply,
                          int *is_retryable)
 {
     json_error_t jerr;
@@ -220,7 +220,7 @@ static int http_once_try(struct http_store *h, const char *body, size_t body_len
  * retried with exponential backoff while the server is unreachable or
  * unavailable, for at most HTTP_RETRY_BUDGET_MS; any other is sent once.
  */
-static int http_call(struct http_store *h, const char *method, const char *path, json_t *body,
+static int http_call(struct http_remote *h, const char *method, const char *path, json_t *body,
                      int is_idempotent, json_t **reply)
 {
     uint64_t start_ms = idmint__deadline_now_ms();
@@ -363,7 +363,7 @@ static json_t *json_i64_text(int64_t v)
 }
 
 /* json_pack failed: out of memory, or text that is not UTF-8. */
-static int http_body_fail(const struct http_store *h, const char *what)
+static int http_body_fail(const struct http_remote *h, const char *what)
 {
     return idmint__fail(IDMINT_EINVAL,
                         "%s: cannot encode the %s request as JSON (text must be "
@@ -372,7 +372,7 @@ static int http_body_fail(const struct http_store *h, const char *what)
 }
 
 /* POST @p body (which this frees; NULL when encoding it failed) for the @p what request. */
-static int http_post(struct http_store *h, const char *what, const char *path, json_t *body,
+static int http_post(struct http_remote *h, const char *what, const char *path, json_t *body,
                      int is_retryable, json_t **reply)
 {
     int rc;
@@ -386,9 +386,9 @@ static int http_post(struct http_store *h, const char *what, const char *path, j
 
 /* ==== open / close ==== */
 
-static void http_close(struct store *st)
+static void http_close(struct remote *st)
 {
-    struct http_store *h = (struct http_store *)st;
+    struct http_remote *h = (struct http_remote *)st;
 
     if (h == NULL)
         return;
@@ -454,10 +454,9 @@ static int http_token_check(const char *token)
     return 0;
 }
 
-static int http_open(const char *location, const char *token, unsigned flags, struct store **out)
+static int http_open(const char *location, const char *token, struct remote **out)
 {
-    (void)flags; /* a remote authority is never created from here: nothing to skip */
-    struct http_store *h;
+    struct http_remote *h;
     struct curl_slist *list;
     char auth[1024];
     int rc;
@@ -471,8 +470,8 @@ static int http_open(const char *location, const char *token, unsigned flags, st
         return rc;
     h = calloc(1, sizeof(*h));
     if (h == NULL)
-        return idmint__fail(IDMINT_ENOMEM, "out of memory opening http store");
-    h->base.ops = &idmint__store_http;
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening http authority");
+    h->base.ops = &idmint__remote_http;
     if ((rc = http_location(location, h->base_url, sizeof(h->base_url))) != 0) {
         free(h);
         return rc;
@@ -497,7 +496,7 @@ static int http_open(const char *location, const char *token, unsigned flags, st
     }
     if (list == NULL) {
         http_close(&h->base);
-        return idmint__fail(IDMINT_ENOMEM, "out of memory opening http store %s", h->base_url);
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening http authority %s", h->base_url);
     }
     cu.easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
     cu.easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, http_on_data);
@@ -517,7 +516,7 @@ static int http_open(const char *location, const char *token, unsigned flags, st
 
 /* ==== namespaces ==== */
 
-static int ns_from_json(const struct http_store *h, json_t *o, idmint_ns_info *out)
+static int ns_from_json(const struct http_remote *h, json_t *o, idmint_ns_info *out)
 {
     idmint_ns_info ns;
     const char *kind, *layout;
@@ -554,17 +553,14 @@ static int ns_from_json(const struct http_store *h, json_t *o, idmint_ns_info *o
 }
 
 /* Not retried: a lost reply to a create that went through would turn into a conflict. */
-static int http_ns_create(struct store *st, const idmint_ns_info *ns, const char *actor,
-                          int64_t now_ms)
+static int http_ns_create(struct remote *st, const idmint_ns_info *ns)
 {
-    struct http_store *h = (struct http_store *)st;
+    struct http_remote *h = (struct http_remote *)st;
     const idmint_layout *l = &ns->layout;
     char layout[32];
     json_t *body, *reply = NULL;
     int rc;
 
-    (void)actor;  /* the daemon names the caller by its token */
-    (void)now_ms; /* and stamps the record with its own clock */
     if (ns->kind == IDMINT_KIND_SNOWFLAKE) {
         snprintf(layout, sizeof(layout), "%u/%u/%u/%u", (unsigned)l->time_bits,
                  (unsigned)l->region_bits, (unsigned)l->worker_bits, (unsigned)l->sequence_bits);
@@ -582,9 +578,9 @@ static int http_ns_create(struct store *st, const idmint_ns_info *ns, const char
     return rc;
 }
 
-static int http_ns_get(struct store *st, const char *name, idmint_ns_info *out)
+static int http_ns_get(struct remote *st, const char *name, idmint_ns_info *out)
 {
-    struct http_store *h = (struct http_store *)st;
+    struct http_remote *h = (struct http_remote *)st;
     idmint_ns_info info;
     char path[128];
     json_t *reply = NULL;
@@ -597,25 +593,19 @@ static int http_ns_get(struct store *st, const char *name, idmint_ns_info *out)
     json_decref(reply);
     if (rc != 0)
         return rc;
-    /* A layout never changes: keep it, and the lease calls after a
-     * handle's first read need no request of their own. */
-    if (info.kind == IDMINT_KIND_SNOWFLAKE) {
-        h->layout = info.layout;
-        snprintf(h->layout_ns, sizeof(h->layout_ns), "%s", info.name);
-    }
     *out = info;
     return 0;
 }
 
 /* Fill one list element @p out from @p o; 0 or an error naming the bad reply. */
-typedef int (*json_row_fn)(const struct http_store *h, json_t *o, void *out);
+typedef int (*json_row_fn)(const struct http_remote *h, json_t *o, void *out);
 
 /*
  * GET @p path and append the elements of its array @p key, at most @p max of
  * them, to *list (@p elem_size each; realloc'd, the caller frees it even on
  * error); *len grows by *got.
  */
-static int http_get_rows(struct http_store *h, const char *path, const char *key, size_t max,
+static int http_get_rows(struct http_remote *h, const char *path, const char *key, size_t max,
                          size_t elem_size, json_row_fn from_json, void **list, size_t *len,
                          size_t *got)
 {
@@ -651,7 +641,7 @@ static int http_get_rows(struct http_store *h, const char *path, const char *key
 }
 
 /* One GET of a whole list: *out and *n on success, nothing to free on error. */
-static int http_get_list(struct http_store *h, const char *path, const char *key, size_t elem_size,
+static int http_get_list(struct http_remote *h, const char *path, const char *key, size_t elem_size,
                          json_row_fn from_json, void **out, size_t *n)
 {
     void *list = NULL;
@@ -667,15 +657,15 @@ static int http_get_list(struct http_store *h, const char *path, const char *key
     return 0;
 }
 
-static int ns_row(const struct http_store *h, json_t *o, void *out)
+static int ns_row(const struct http_remote *h, json_t *o, void *out)
 {
     return ns_from_json(h, o, out);
 }
 
-static int http_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
+static int http_ns_list(struct remote *st, idmint_ns_info **out, size_t *n)
 {
     void *list;
-    int rc = http_get_list((struct http_store *)st, "/v1/namespaces", "namespaces", sizeof(**out),
+    int rc = http_get_list((struct http_remote *)st, "/v1/namespaces", "namespaces", sizeof(**out),
                            ns_row, &list, n);
 
     if (rc == 0)
@@ -684,16 +674,13 @@ static int http_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
 }
 
 /* Not retried: each call is audited, and an admin can simply ask again. */
-static int http_ns_set_disabled(struct store *st, const char *name, int disabled, const char *actor,
-                                int64_t now_ms)
+static int http_ns_set_disabled(struct remote *st, const char *name, int disabled)
 {
-    struct http_store *h = (struct http_store *)st;
+    struct http_remote *h = (struct http_remote *)st;
     char path[128];
     json_t *reply = NULL;
     int rc;
 
-    (void)actor;
-    (void)now_ms;
     snprintf(path, sizeof(path), "/v1/namespaces/%s/%s", name, disabled ? "disable" : "enable");
     rc = http_call(h, "POST", path, NULL, 0, &reply);
     json_decref(reply);
@@ -702,55 +689,11 @@ static int http_ns_set_disabled(struct store *st, const char *name, int disabled
 
 /* ==== worker leases ==== */
 
-/* The layout of @p ns, read once per store (http_ns_get keeps it). */
-static int http_layout(struct http_store *h, const char *ns, idmint_layout *out)
-{
-    idmint_ns_info info;
-    int rc;
-
-    if (strcmp(h->layout_ns, ns) != 0) {
-        if ((rc = http_ns_get(&h->base, ns, &info)) != 0)
-            return rc;
-        if (info.kind != IDMINT_KIND_SNOWFLAKE)
-            return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a range namespace, not snowflake",
-                                ns);
-    }
-    *out = h->layout;
-    return 0;
-}
-
-/*
- * The daemon's clock sets now and E = now + lease_ms, so the caller's
- * until_unit becomes a length. At least one unit: a lease of 0 is no lease.
- */
-static int http_lease_ms(const idmint_layout *l, uint64_t now_unit, uint64_t until_unit,
-                         json_int_t *out)
-{
-    uint64_t units = until_unit > now_unit ? until_unit - now_unit : 1;
-
-    if (units > (uint64_t)INT64_MAX / l->unit_ms)
-        return idmint__fail(IDMINT_EINVAL, "lease of %llu time units is too long",
-                            (unsigned long long)units);
-    *out = (json_int_t)(units * l->unit_ms);
-    return 0;
-}
-
-/* The caller's clock in the namespace's units, for turning a renewal's E into a length. */
-static uint64_t http_now_unit(const idmint_layout *l)
-{
-    struct clock c;
-    int64_t now_ms;
-
-    idmint__clock_init(&c, NULL, NULL, NULL);
-    now_ms = idmint__clock_read_ms(&c);
-    return now_ms <= l->epoch_ms ? 0 : (uint64_t)(now_ms - l->epoch_ms) / l->unit_ms;
-}
-
 /* Fill the lease fields the daemon decides from a take/renew/release reply. */
-static int lease_from_json(const struct http_store *h, json_t *o, int is_take,
-                           struct store_lease *out)
+static int lease_from_json(const struct http_remote *h, json_t *o, int is_take,
+                           struct idmint__lease *out)
 {
-    struct store_lease res = *out;
+    struct idmint__lease res = *out;
 
     if (get_u64(o, "lease_until", &res.lease_until) != 0)
         return http_bad_reply(h, "'lease_until'");
@@ -769,24 +712,17 @@ static int lease_from_json(const struct http_store *h, json_t *o, int is_take,
  * from now) and then returns to the pool. That costs one worker id for one
  * lease length, never uniqueness; retrying instead would take a second id.
  */
-static int http_lease_take(struct store *st, const char *ns, uint64_t worker_count,
-                           uint64_t now_unit, uint64_t until_unit, struct store_lease *lease,
-                           const char *actor, int64_t now_ms)
+static int http_lease_take(struct remote *st, const char *ns, uint32_t lease_ms,
+                           struct idmint__lease *lease)
 {
-    struct http_store *h = (struct http_store *)st;
-    idmint_layout l = {0};
-    json_int_t lease_ms = 0;
+    struct http_remote *h = (struct http_remote *)st;
     json_t *body, *reply = NULL;
     int rc;
 
-    (void)worker_count; /* the daemon derives it from the namespace's layout */
-    (void)actor;        /* the daemon audits the token we authenticate with */
-    (void)now_ms;
-    if ((rc = http_layout(h, ns, &l)) != 0 ||
-        (rc = http_lease_ms(&l, now_unit, until_unit, &lease_ms)) != 0)
-        return rc;
+    /* The daemon audits the token we authenticate with, at its own clock. */
     body = json_pack("{s:s, s:s, s:I, s:s, s:I}", "op", "take", "namespace", ns, "region",
-                     (json_int_t)lease->region, "holder", lease->holder, "lease_ms", lease_ms);
+                     (json_int_t)lease->region, "holder", lease->holder, "lease_ms",
+                     (json_int_t)lease_ms);
     rc = http_post(h, "lease take", "/internal/workers/lease", body, 0, &reply);
     if (rc == 0)
         rc = lease_from_json(h, reply, 1, lease);
@@ -795,7 +731,7 @@ static int http_lease_take(struct store *st, const char *ns, uint64_t worker_cou
 }
 
 /* Body of renew and release: the lease key plus @p extra_key (stolen value). */
-static json_t *lease_body(const char *op, const char *ns, const struct store_lease *lease,
+static json_t *lease_body(const char *op, const char *ns, const struct idmint__lease *lease,
                           const char *extra_key, json_t *extra)
 {
     return json_pack("{s:s, s:s, s:I, s:I, s:s, s:o, s:o}", "op", op, "namespace", ns, "region",
@@ -805,19 +741,14 @@ static json_t *lease_body(const char *op, const char *ns, const struct store_lea
 }
 
 /* Retried: E = max(E, now + lease_ms) for the same holder and generation is idempotent. */
-static int http_lease_renew(struct store *st, const char *ns, struct store_lease *lease,
-                            uint64_t until_unit)
+static int http_lease_renew(struct remote *st, const char *ns, struct idmint__lease *lease,
+                            uint32_t lease_ms)
 {
-    struct http_store *h = (struct http_store *)st;
-    idmint_layout l = {0};
-    json_int_t lease_ms = 0;
+    struct http_remote *h = (struct http_remote *)st;
     json_t *body, *reply = NULL;
     int rc;
 
-    if ((rc = http_layout(h, ns, &l)) != 0 ||
-        (rc = http_lease_ms(&l, http_now_unit(&l), until_unit, &lease_ms)) != 0)
-        return rc;
-    body = lease_body("renew", ns, lease, "lease_ms", json_integer(lease_ms));
+    body = lease_body("renew", ns, lease, "lease_ms", json_integer((json_int_t)lease_ms));
     rc = http_post(h, "lease renew", "/internal/workers/lease", body, 1, &reply);
     if (rc == 0)
         rc = lease_from_json(h, reply, 0, lease);
@@ -830,16 +761,14 @@ static int http_lease_renew(struct store *st, const char *ns, struct store_lease
  * the retry finds the holder cleared and reports ELEASELOST; the id is free
  * either way.
  */
-static int http_lease_release(struct store *st, const char *ns, struct store_lease *lease,
-                              uint64_t final_unit, const char *actor, int64_t now_ms)
+static int http_lease_release(struct remote *st, const char *ns, struct idmint__lease *lease,
+                              uint64_t next_unit)
 {
-    struct http_store *h = (struct http_store *)st;
+    struct http_remote *h = (struct http_remote *)st;
     json_t *body, *reply = NULL;
     int rc;
 
-    (void)actor; /* as in take */
-    (void)now_ms;
-    body = lease_body("release", ns, lease, "final_time", json_u64_text(final_unit));
+    body = lease_body("release", ns, lease, "final_time", json_u64_text(next_unit));
     rc = http_post(h, "lease release", "/internal/workers/lease", body, 1, &reply);
     if (rc == 0)
         rc = lease_from_json(h, reply, 0, lease);
@@ -847,7 +776,7 @@ static int http_lease_release(struct store *st, const char *ns, struct store_lea
     return rc;
 }
 
-static int worker_row(const struct http_store *h, json_t *o, void *out)
+static int worker_row(const struct http_remote *h, json_t *o, void *out)
 {
     idmint_worker_info *w = out;
 
@@ -860,14 +789,14 @@ static int worker_row(const struct http_store *h, json_t *o, void *out)
     return 0;
 }
 
-static int http_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n)
+static int http_lease_list(struct remote *st, const char *ns, idmint_worker_info **out, size_t *n)
 {
     char path[128];
     void *list;
     int rc;
 
     snprintf(path, sizeof(path), "/v1/namespaces/%s/workers", ns);
-    rc = http_get_list((struct http_store *)st, path, "workers", sizeof(**out), worker_row, &list,
+    rc = http_get_list((struct http_remote *)st, path, "workers", sizeof(**out), worker_row, &list,
                        n);
     if (rc == 0)
         *out = list;
@@ -875,19 +804,21 @@ static int http_lease_list(struct store *st, const char *ns, idmint_worker_info 
 }
 
 /* Not retried: a second forced release would bump the generation again and audit it twice. */
-static int http_lease_force_release(struct store *st, const char *ns, uint32_t region,
-                                    uint32_t worker_id, uint64_t max_until_unit, const char *actor,
-                                    int64_t now_ms)
+static int http_force_release(struct remote *st, const char *ns, uint32_t region,
+                              uint32_t worker_id, int64_t max_ahead_ms)
 {
-    struct http_store *h = (struct http_store *)st;
+    struct http_remote *h = (struct http_remote *)st;
     json_t *body, *reply = NULL;
     int rc;
 
-    (void)max_until_unit; /* the daemon's authority applies its own clock and bound */
-    (void)actor;
-    (void)now_ms;
     body = json_pack("{s:s, s:s, s:I, s:I}", "op", "force_release", "namespace", ns, "region",
                      (json_int_t)region, "worker_id", (json_int_t)worker_id);
+    /* The daemon's authority turns the bound into its own time units. */
+    if (body != NULL && max_ahead_ms >= 0 &&
+        json_object_set_new(body, "max_ahead_ms", json_integer((json_int_t)max_ahead_ms)) != 0) {
+        json_decref(body);
+        body = NULL;
+    }
     rc = http_post(h, "force release", "/internal/workers/lease", body, 0, &reply);
     json_decref(reply);
     return rc;
@@ -896,16 +827,14 @@ static int http_lease_force_release(struct store *st, const char *ns, uint32_t r
 /* ==== ranges ==== */
 
 /* Retried: the same (incarnation, request id, count) returns the saved range. */
-static int http_range_reserve(struct store *st, const char *ns, const char *incarnation,
-                              const char *request_id, uint64_t count, int64_t now_ms,
-                              struct store_range *out)
+static int http_range_reserve(struct remote *st, const char *ns, const char *incarnation,
+                              const char *request_id, uint64_t count, struct idmint__range *out)
 {
-    struct http_store *h = (struct http_store *)st;
-    struct store_range res;
+    struct http_remote *h = (struct http_remote *)st;
+    struct idmint__range res;
     json_t *body, *reply = NULL;
     int rc;
 
-    (void)now_ms;
     if (count > (uint64_t)INT64_MAX)
         return idmint__fail(IDMINT_EINVAL, "range count %llu is too large",
                             (unsigned long long)count);
@@ -924,10 +853,10 @@ static int http_range_reserve(struct store *st, const char *ns, const char *inca
 }
 
 /* Retried: deleting what is already gone deletes nothing. */
-static int http_range_forget(struct store *st, const char *ns, const char *incarnation,
+static int http_range_forget(struct remote *st, const char *ns, const char *incarnation,
                              const char *before_request_id, uint64_t *forgotten)
 {
-    struct http_store *h = (struct http_store *)st;
+    struct http_remote *h = (struct http_remote *)st;
     json_t *body, *reply = NULL;
     uint64_t n;
     int rc;
@@ -947,7 +876,7 @@ static int http_range_forget(struct store *st, const char *ns, const char *incar
 
 /* ==== audit ==== */
 
-static int audit_row(const struct http_store *h, json_t *o, void *out)
+static int audit_row(const struct http_remote *h, json_t *o, void *out)
 {
     idmint_audit_entry *e = out;
 
@@ -962,10 +891,10 @@ static int audit_row(const struct http_store *h, json_t *o, void *out)
 }
 
 /* The daemon serves at most HTTP_AUDIT_PAGE records per request: page until @p limit. */
-static int http_audit_list(struct store *st, int64_t after_seq, size_t limit,
+static int http_audit_list(struct remote *st, int64_t after_seq, size_t limit,
                            idmint_audit_entry **out, size_t *n)
 {
-    struct http_store *h = (struct http_store *)st;
+    struct http_remote *h = (struct http_remote *)st;
     void *list = NULL;
     char path[96];
     size_t len = 0, page, got;
@@ -988,10 +917,8 @@ static int http_audit_list(struct store *st, int64_t after_seq, size_t limit,
     return 0;
 }
 
-const struct store_ops idmint__store_http = {
-    .version = STORE_OPS_V2,
+const struct remote_ops idmint__remote_http = {
     .scheme = "http",
-    .caps = 0,
     .open = http_open,
     .close = http_close,
     .ns_create = http_ns_create,
@@ -1002,8 +929,17 @@ const struct store_ops idmint__store_http = {
     .lease_renew = http_lease_renew,
     .lease_release = http_lease_release,
     .lease_list = http_lease_list,
-    .lease_force_release = http_lease_force_release,
+    .force_release = http_force_release,
     .range_reserve = http_range_reserve,
-    .audit_list = http_audit_list,
     .range_forget = http_range_forget,
+    .audit_list = http_audit_list,
 };
+
+const struct remote_ops *idmint__remote_find(const char *url)
+{
+    size_t len = strlen(idmint__remote_http.scheme);
+
+    if (url != NULL && strncmp(url, idmint__remote_http.scheme, len) == 0 && url[len] == ':')
+        return &idmint__remote_http;
+    return NULL;
+}

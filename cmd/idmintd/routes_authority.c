@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The thread's authority for the handlers: opened on first use, naming the
+ * caller of the request in audited changes, with its calls timed for
+ * /metrics.
+ */
+#include "routes_authority.h"
+
+#include "daemon.h"
+#include "idmint_service.h"
+#include "reply.h"
+
+void routes_store_done(struct worker *w, uint64_t t0)
+{
+    metrics_store_time(&w->metrics, metrics_now_ns() - t0);
+}
+
+int routes_authority(struct worker *w, idmint_authority **out)
+{
+    int rc;
+
+    if (w->auth == NULL) {
+        rc = handles_authority_open(&w->d->handles, &w->auth);
+        if (rc != 0) {
+            w->auth = NULL;
+            return rc;
+        }
+    }
+    /* Audited changes name the caller of this request, not the daemon's uid. */
+    idmint__authority_act_as(w->auth, w->actor);
+    *out = w->auth;
+    return 0;
+}
+
+idmint_authority *routes_authority_or_fail(struct http_req *r, struct worker *w)
+{
+    idmint_authority *a;
+    int rc = routes_authority(w, &a);
+
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return NULL;
+    }
+    return a;
+}
+
+int routes_snowflake_ns(struct http_req *r, struct worker *w, const char *ns, idmint_authority **a,
+                        idmint_ns_info *info, const char *not_snowflake)
+{
+    uint64_t t0;
+    int rc;
+
+    if ((*a = routes_authority_or_fail(r, w)) == NULL)
+        return -1;
+    t0 = metrics_now_ns();
+    rc = idmint__authority_ns_resolve(*a, ns, info);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return -1;
+    }
+    if (info->kind != IDMINT_KIND_SNOWFLAKE) {
+        routes_fail_http(r, 400, "invalid_argument", not_snowflake);
+        return -1;
+    }
+    return 0;
+}

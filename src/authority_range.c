@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Range reservations through the authority (DESIGN.md §5). Whether a
+ * namespace grants a count, and how a reservation is cut at max_value, is
+ * decided on the row the store reads in its transaction, by the one helper
+ * every backend calls (idmint__store_range_grant); a remote authority is
+ * sent the count as asked.
+ */
+#include "internal.h"
+#include "remote.h"
+#include "store.h"
+
+int idmint__authority_range_reserve(idmint_authority *a, const char *ns, const char *incarnation,
+                                    const char *request_id, uint64_t count,
+                                    struct idmint__range *out)
+{
+    int rc = idmint__authority_check(a);
+
+    if (rc != 0 || (rc = idmint__ns_name_check(ns)) != 0)
+        return rc;
+    if (a->remote != NULL)
+        return a->remote->ops->range_reserve(a->remote, ns, incarnation, request_id, count, out);
+    return idmint__store_range_reserve(a->st, ns, incarnation, request_id, count,
+                                       idmint__authority_now_ms(a), out);
+}
+
+int idmint__authority_range_forget(idmint_authority *a, const char *ns, const char *incarnation,
+                                   const char *before_request_id, uint64_t *forgotten)
+{
+    int rc = idmint__authority_check(a);
+
+    if (rc != 0 || (rc = idmint__ns_name_check(ns)) != 0)
+        return rc;
+    if (a->remote != NULL)
+        return a->remote->ops->range_forget(a->remote, ns, incarnation, before_request_id,
+                                            forgotten);
+    return idmint__store_range_forget(a->st, ns, incarnation, before_request_id, forgotten);
+}

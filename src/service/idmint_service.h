@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a service built on libidmint (idmintd) needs beyond idmint.h: the
+ * authority layer's lease and range calls, which a remote generator reaches
+ * over HTTP, and a few helpers of the library. Never installed; the CMake
+ * target idmint_service publishes this folder and nothing else of src/.
+ * Every call here is safe from any thread on its own arguments; an
+ * idmint_authority is used by one thread at a time.
+ */
+#ifndef IDMINT_SERVICE_H
+#define IDMINT_SERVICE_H
+
+#include "idmint.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define IDMINT_DEFAULT_NS "default"
+
+/* ==== helpers ==== */
+
+/* Set the thread-local detail read by idmint_errmsg(); returns @p err. */
+int idmint__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The value of hex digit @p c (either case), or -1. */
+static inline int idmint__hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Fill @p buf from the kernel CSPRNG. 0 or IDMINT_EUNAVAILABLE. */
+int idmint__entropy(void *buf, size_t len);
+/* A condition variable whose timed waits run on CLOCK_MONOTONIC (immune to clock steps). */
+void idmint__cond_init_monotonic(pthread_cond_t *cv);
+/* The CLOCK_MONOTONIC instant @p ms from now, for pthread_cond_timedwait. */
+struct timespec idmint__monotonic_after_ms(uint64_t ms);
+
+/* ==== time units ==== */
+
+/*
+ * The time unit of layout @p l that Unix ms @p unix_ms falls in; 0 before
+ * the epoch. Rounded down, the inverse of idmint_decode's time arithmetic,
+ * so a lease never claims time it was not given: the one conversion of ms
+ * to a namespace's units. Inline: the minting path calls it for every ID.
+ */
+static inline uint64_t idmint__unit_at(const idmint_layout *l, int64_t unix_ms)
+{
+    if (unix_ms <= l->epoch_ms)
+        return 0;
+    if (l->unit_ms == 1)
+        return (uint64_t)(unix_ms - l->epoch_ms);
+    return (uint64_t)(unix_ms - l->epoch_ms) / l->unit_ms;
+}
+
+/* The last time unit of @p l: 2^T - 1. */
+static inline uint64_t idmint__unit_max(const idmint_layout *l)
+{
+    return l->time_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << l->time_bits) - 1;
+}
+
+/* ==== names, actors, holders ==== */
+
+/* Validated name: [a-z0-9][a-z0-9_.-]{0,62}. 0 or IDMINT_EINVAL with a message. */
+int idmint__ns_name_check(const char *name);
+/*
+ * Name @p actor (idmintd: the caller's token) in the audit records of what
+ * @p a does from now on; NULL or "" goes back to the OS user.
+ */
+void idmint__authority_act_as(idmint_authority *a, const char *actor);
+/*
+ * Who the audit log names for what @p a does: the actor set with
+ * idmint__authority_act_as, else the OS user ("user:NAME(uid)"). Never an
+ * environment variable: any process could name anyone with one.
+ */
+void idmint__authority_actor(const idmint_authority *a, char *buf, size_t size);
+/*
+ * Read namespace @p name into @p out, creating "default" (audited) on first
+ * use. 0, IDMINT_EINVAL, IDMINT_ENOTFOUND, or the store's error.
+ */
+int idmint__authority_ns_resolve(idmint_authority *a, const char *name, idmint_ns_info *out);
+
+/*
+ * What listings and audit records show of a holder: its first
+ * IDMINT_HOLDER_FP_LEN hex digits. The holder id is the lease's secret (the
+ * store compares all 32 digits on renew and release); the 96 bits not shown
+ * cannot be guessed. Idempotent, so a listing relayed by another authority
+ * stays the same. @p out has room for IDMINT_HOLDER_FP_LEN + 1 bytes.
+ */
+#define IDMINT_HOLDER_FP_LEN 8
+void idmint__holder_fingerprint(const char *holder, char *out);
+
+/* ==== worker leases (authority_lease.c) ==== */
+
+/* A worker lease as taken or held. Times are in the namespace's time units. */
+struct idmint__lease {
+    uint32_t region;
+    uint32_t worker_id;
+    char holder[33];      /* incarnation of the holder: 32 hex digits */
+    uint64_t generation;  /* the row's generation after our take */
+    uint64_t fence_found; /* E found at take: we mint only after it */
+    uint64_t lease_until; /* E as stored by our last take or renewal */
+    /*
+     * Set by a take: how far (ms) the E found lies ahead of the authority's
+     * clock. A second or more means the previous holder's clock ran ahead,
+     * or ours is behind; the taker waits until then.
+     */
+    uint64_t fence_ahead_ms;
+};
+
+/* The longest worker lease anyone is granted: 1 day. */
+#define IDMINT__LEASE_MAX_MS 86400000u
+
+/* 0 if @p lease_ms is a lease length the authority grants (1 ms to 1 day), else IDMINT_EINVAL. */
+int idmint__lease_ms_check(uint64_t lease_ms);
+
+/*
+ * Take a worker id of snowflake namespace @p ns (as read through @p a) in
+ * region lease->region for holder lease->holder, for @p lease_ms from the
+ * authority's clock; the rules of DESIGN.md §4 are applied here, once: the
+ * region must fit the layout, the time bits must not have run out, and E is
+ * cut at the end of the time bits. Fills every other field of @p lease.
+ * 0, IDMINT_EINVAL (bad region, lease length, holder; a range namespace),
+ * IDMINT_EEXHAUSTED, IDMINT_ENOWORKER, IDMINT_EDISABLED, IDMINT_ENOTFOUND,
+ * IDMINT_EUNAVAILABLE, IDMINT_ESTORE, IDMINT_EACCESS (remote).
+ */
+int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, uint32_t lease_ms,
+                                 struct idmint__lease *lease);
+/*
+ * Extend @p lease to @p lease_ms from the authority's clock (E never moves
+ * back); lease->lease_until gets the stored E. 0, IDMINT_ELEASELOST (another
+ * holder or generation), IDMINT_EDISABLED (not renewed; the lease runs on to
+ * its E), IDMINT_EINVAL, IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
+ */
+int idmint__authority_lease_renew(idmint_authority *a, const idmint_ns_info *ns,
+                                  struct idmint__lease *lease, uint32_t lease_ms);
+/*
+ * Give @p lease back: the next holder mints only from @p next_unit on (the
+ * first time unit this holder did not mint from); the store keeps it
+ * between the E this holder found and its own E. lease->lease_until gets
+ * the stored E. 0, IDMINT_ELEASELOST, IDMINT_EINVAL, IDMINT_EUNAVAILABLE,
+ * IDMINT_ESTORE.
+ */
+int idmint__authority_lease_release(idmint_authority *a, const idmint_ns_info *ns,
+                                    struct idmint__lease *lease, uint64_t next_unit);
+/*
+ * idmint_worker_force_release, and if @p max_ahead_ms >= 0 also E lowered to
+ * at most now + @p max_ahead_ms: for an admin who knows no holder minted
+ * past that (a forged E; a runaway clock's IDs thrown away). -1 keeps E.
+ * 0, IDMINT_EINVAL (a range namespace), IDMINT_ENOTFOUND, IDMINT_EACCESS,
+ * IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
+ */
+int idmint__authority_force_release(idmint_authority *a, const char *ns, uint32_t region,
+                                    uint32_t worker_id, int64_t max_ahead_ms);
+
+/* ==== ranges (authority_range.c) ==== */
+
+/* A reserved half-open range [start, end). */
+struct idmint__range {
+    uint64_t start;
+    uint64_t end;
+};
+
+/*
+ * Reserve up to @p count values of range namespace @p ns for
+ * (@p incarnation, @p request_id): a repeat returns the saved range, so a
+ * lost reply can be retried. 0, IDMINT_ECONFLICT (the same request with
+ * another count), IDMINT_EEXHAUSTED, IDMINT_EINVAL (count above max_block,
+ * a snowflake namespace, bad ids), IDMINT_EDISABLED, IDMINT_ENOTFOUND,
+ * IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
+ */
+int idmint__authority_range_reserve(idmint_authority *a, const char *ns, const char *incarnation,
+                                    const char *request_id, uint64_t count,
+                                    struct idmint__range *out);
+/*
+ * Delete the request records of (@p ns, @p incarnation) before
+ * @p before_request_id (byte order); *forgotten (if not NULL) gets how many.
+ * 0, IDMINT_EINVAL (bad ids; a store that keeps every record),
+ * IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
+ */
+int idmint__authority_range_forget(idmint_authority *a, const char *ns, const char *incarnation,
+                                   const char *before_request_id, uint64_t *forgotten);
+
+#endif /* IDMINT_SERVICE_H */
