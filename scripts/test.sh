@@ -16,7 +16,8 @@ git ls-files '*.c' '*.h' | xargs clang-format --dry-run -Werror
 
 stage "cppcheck"
 cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr \
-    -D__GNUC__ -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -Isrc/store src cmd
+    -D__GNUC__ -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -Isrc/store -Isrc/remote -Isrc/service \
+    -Icmd/idmintd src cmd
 
 stage "dev: ASan+UBSan, -Werror"
 cmake -S . -B build/dev -DBUILD_TESTING=ON -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
