@@ -57,7 +57,10 @@ typedef enum idmint_status {
 #undef XX
 } idmint_status;
 
-/** Library version as IDMINT_VERSION_NUM; compare with the header's to detect a mismatch. */
+/**
+ * Library version as IDMINT_VERSION_NUM; compare with the header's to detect a mismatch.
+ * Thread-safety: safe.
+ */
 IDMINT_API unsigned idmint_version(void);
 
 /** Fixed English text for @p err. Static storage; never NULL. Thread-safety: safe. */
@@ -83,7 +86,10 @@ typedef struct idmint_layout {
     int64_t epoch_ms;      /**< Unix ms of time unit 0 */
 } idmint_layout;
 
-/** Fill @p l with the default layout: 41/0/10/12, 1 ms, epoch 2026-01-01T00:00:00Z. */
+/**
+ * Fill @p l with the default layout: 41/0/10/12, 1 ms, epoch 2026-01-01T00:00:00Z.
+ * Thread-safety: safe.
+ */
 IDMINT_API void idmint_layout_default(idmint_layout *l);
 
 /**
@@ -99,25 +105,32 @@ IDMINT_API IDMINT_NODISCARD int idmint_layout_validate(const idmint_layout *l);
  * Parse "T/R/W/S" (e.g. "41/0/10/12") into the bit fields of @p l; other
  * fields are left unchanged. Writes only on success; does not validate sums.
  * @return 0 or IDMINT_EINVAL.
+ * Thread-safety: safe.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_layout_parse(const char *text, idmint_layout *l);
 
 /**
  * Unix ms at which the time bits of @p l run out (the first instant that
- * cannot be encoded). @return 0 or IDMINT_EINVAL (invalid layout).
+ * cannot be encoded).
+ * @return 0 or IDMINT_EINVAL (invalid layout).
+ * Thread-safety: safe.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_layout_end_ms(const idmint_layout *l, int64_t *end_ms);
 
 /**
  * Parse an epoch: an ISO-8601 date ("2015-01-01"), a UTC date-time
  * ("2015-01-01T00:00:00Z", "2015-01-01T00:00:00.000Z") or Unix milliseconds
- * (all digits). @return 0 or IDMINT_EINVAL with a message. Writes only on success.
+ * (all digits). Writes only on success.
+ * @return 0 or IDMINT_EINVAL with a message.
+ * Thread-safety: safe.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_epoch_parse(const char *text, int64_t *epoch_ms);
 
 /**
  * Format Unix ms as "YYYY-MM-DDTHH:MM:SS.mmmZ" (always UTC) into @p buf
- * (at least 32 bytes). @return 0 or IDMINT_EINVAL (out of years 0..9999).
+ * (at least 32 bytes).
+ * @return 0 or IDMINT_EINVAL (out of years 0..9999, or @p buf NULL or too small).
+ * Thread-safety: safe.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_format_iso8601(int64_t unix_ms, char *buf, size_t size);
 
@@ -131,8 +144,10 @@ typedef struct idmint_decoded {
 } idmint_decoded;
 
 /**
- * Split @p id by layout @p l. @return 0, or IDMINT_EINVAL when the layout is
- * invalid, the id is 0 or has the sign bit or bits above T+R+W+S set.
+ * Split @p id by layout @p l.
+ * @return 0, or IDMINT_EINVAL when the layout is invalid, the id is 0 or has
+ *         the sign bit or bits above T+R+W+S set.
+ * Thread-safety: safe.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_decode(const idmint_layout *l, uint64_t id,
                                               idmint_decoded *out);
@@ -140,6 +155,7 @@ IDMINT_API IDMINT_NODISCARD int idmint_decode(const idmint_layout *l, uint64_t i
 /**
  * Parse a decimal ID ("1234"): digits only, no sign, no spaces, 1..2^63-1.
  * @return 0 or IDMINT_EINVAL with a message.
+ * Thread-safety: safe.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_id_parse(const char *text, uint64_t *id);
 
@@ -155,10 +171,17 @@ IDMINT_API IDMINT_NODISCARD int idmint_id_parse(const char *text, uint64_t *id);
  */
 IDMINT_API IDMINT_NODISCARD int idmint_uuid7(uint8_t out[16]);
 
-/** Format 16 bytes as the 36-character lowercase text form plus NUL into @p out. */
+/**
+ * Format 16 bytes as the 36-character lowercase text form plus NUL into @p out.
+ * Thread-safety: safe.
+ */
 IDMINT_API void idmint_uuid_format(const uint8_t in[16], char out[37]);
 
-/** Parse the 36-character text form (either case). @return 0 or IDMINT_EINVAL. */
+/**
+ * Parse the 36-character text form (either case).
+ * @return 0 or IDMINT_EINVAL.
+ * Thread-safety: safe.
+ */
 IDMINT_API IDMINT_NODISCARD int idmint_uuid_parse(const char *text, uint8_t out[16]);
 
 /* ==== Minting handles ==== */
@@ -201,7 +224,8 @@ IDMINT_API void idmint_options_init(idmint_options *opts);
  * @param[in]  ns         namespace name; copied
  * @param[in]  opts       NULL for defaults; copied
  * @return 0, IDMINT_EINVAL, IDMINT_ENOMEM, IDMINT_ENOTFOUND, IDMINT_EDISABLED,
- *         IDMINT_ENOWORKER, IDMINT_EEXHAUSTED, IDMINT_ECLOCK, IDMINT_EUNAVAILABLE,
+ *         IDMINT_ENOWORKER, IDMINT_EEXHAUSTED, IDMINT_ECLOCK, IDMINT_EACCESS
+ *         (an http:// authority refused the token), IDMINT_EUNAVAILABLE,
  *         IDMINT_ESTORE or IDMINT_ETIMEDOUT.
  *
  * Ownership: the caller owns *out and releases it with idmint_close().
@@ -216,21 +240,28 @@ IDMINT_API IDMINT_NODISCARD int idmint_open(idmint **out, const char *authority,
  *
  * @return 0, IDMINT_EINVAL, IDMINT_ELEASELOST (renewal refused, or the lease
  *         ran out during an outage), IDMINT_ECLOCK, IDMINT_EFORKED,
- *         IDMINT_EEXHAUSTED, IDMINT_EDISABLED, IDMINT_EUNAVAILABLE or
- *         IDMINT_ETIMEDOUT (no range arrived within deadline_ms).
+ *         IDMINT_EEXHAUSTED, IDMINT_EDISABLED, IDMINT_EACCESS (range: an
+ *         http:// authority refused the refill), IDMINT_EUNAVAILABLE or
+ *         IDMINT_ESTORE (range: why the refills of the last deadline_ms
+ *         failed) or IDMINT_ETIMEDOUT (no range arrived within deadline_ms).
  * Thread-safety: safe; any number of threads may share @p m.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_next(idmint *m, uint64_t *id);
 
 /**
  * Mint @p n IDs into @p ids (increasing). All or nothing: on failure
- * nothing is written. @return as idmint_next(), and IDMINT_EINVAL for n == 0.
+ * nothing is written.
+ * @return as idmint_next(), and IDMINT_EINVAL for n == 0.
  * Thread-safety: safe.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_next_n(idmint *m, uint64_t *ids, size_t n);
 
-/** What a handle holds, for tools and tests. */
+/**
+ * What a handle holds, for tools and tests. Always start from
+ * idmint_handle_info_init(). Members are only ever appended.
+ */
 typedef struct idmint_handle_info {
+    size_t size;             /**< set by idmint_handle_info_init(); ABI guard */
     int is_range;            /**< 1 for a range namespace */
     uint32_t region;         /**< snowflake: region of the lease */
     uint32_t worker_id;      /**< snowflake: leased worker id */
@@ -244,7 +275,27 @@ typedef struct idmint_handle_info {
     uint64_t sequence_waits; /**< snowflake: calls that waited for the next time unit */
 } idmint_handle_info;
 
-/** Fill @p out from @p m. @return 0 or IDMINT_EFORKED. Thread-safety: safe. */
+/**
+ * Zero @p info and set info->size to this header's sizeof(idmint_handle_info),
+ * ready for idmint_info(). NULL is a no-op.
+ * Thread-safety: safe.
+ */
+IDMINT_API void idmint_handle_info_init(idmint_handle_info *info);
+
+/**
+ * Fill @p out from @p m. @p out must have been set up by
+ * idmint_handle_info_init(): the library writes out->size bytes and no more,
+ * so a program built against an older header (a smaller struct, before
+ * members were appended) keeps working with a newer library. out->size
+ * itself is left as it was.
+ *
+ * @param[in,out] out  set up by idmint_handle_info_init(); written only on success
+ * @return 0, IDMINT_EINVAL (@p m or @p out NULL; out->size below the first
+ *         guarded idmint_handle_info or above this library's: "idmint_handle_info
+ *         not set up by idmint_handle_info_init()"; nothing written) or
+ *         IDMINT_EFORKED.
+ * Thread-safety: safe.
+ */
 IDMINT_API IDMINT_NODISCARD int idmint_info(idmint *m, idmint_handle_info *out);
 
 /**
@@ -276,8 +327,13 @@ typedef struct idmint_authority idmint_authority;
 
 typedef enum idmint_kind { IDMINT_KIND_SNOWFLAKE = 1, IDMINT_KIND_RANGE = 2 } idmint_kind;
 
-/** A namespace as the authority keeps it. */
+/**
+ * A namespace as the authority keeps it. Always start from
+ * idmint_ns_info_init(); in idmint_ns_list()'s array, step with
+ * idmint_ns_info_at(). Members are only ever appended.
+ */
 typedef struct idmint_ns_info {
+    size_t size;          /**< set by idmint_ns_info_init() or the library; ABI guard */
     char name[64];        /**< [a-z0-9][a-z0-9_.-]{0,62} */
     idmint_kind kind;     /**< snowflake or range */
     int is_disabled;      /**< 1 when disabled */
@@ -289,11 +345,36 @@ typedef struct idmint_ns_info {
     uint32_t max_block;   /**< range: largest block one reservation may take */
 } idmint_ns_info;
 
-/** Fill @p info with creation defaults for @p kind (name left empty). */
+/**
+ * Zero @p info, set info->size to this header's sizeof(idmint_ns_info) (the
+ * ABI guard) and fill in the creation defaults for @p kind, name left empty:
+ * the start of every idmint_ns_create(). A struct that is only read into
+ * (idmint_ns_get()) needs just the size: any kind will do, 0 included
+ * ((idmint_kind)0 in C++), since the call overwrites every member but size.
+ * NULL is a no-op.
+ * Thread-safety: safe.
+ */
 IDMINT_API void idmint_ns_info_init(idmint_ns_info *info, idmint_kind kind);
 
-/** One worker-id lease row. */
+/**
+ * Element @p i (below the count) of an array from idmint_ns_list(). It steps
+ * by the elements' own size, which the library sets, so a program built
+ * against an older header walks a newer library's array right, where
+ * list[i] would not. A member appended after the program's header was
+ * written is there only when it ends within element->size.
+ * Thread-safety: safe.
+ */
+static inline const idmint_ns_info *idmint_ns_info_at(const idmint_ns_info *list, size_t i)
+{
+    return (const idmint_ns_info *)(const void *)((const char *)list + i * list->size);
+}
+
+/**
+ * One worker-id lease row, an element of idmint_workers_list()'s array:
+ * step with idmint_worker_info_at(). Members are only ever appended.
+ */
 typedef struct idmint_worker_info {
+    size_t size; /**< this element's size in bytes, set by the library; ABI guard */
     uint32_t region;
     uint32_t worker_id;
     char holder[33];      /**< fingerprint of the holder (its first 8 hex digits); "" when
@@ -302,8 +383,23 @@ typedef struct idmint_worker_info {
     uint64_t lease_until; /**< E, in the namespace's time units */
 } idmint_worker_info;
 
-/** One audit record. */
+/**
+ * Element @p i (below the count) of an array from idmint_workers_list(),
+ * stepping by the elements' own size as idmint_ns_info_at() does.
+ * Thread-safety: safe.
+ */
+static inline const idmint_worker_info *idmint_worker_info_at(const idmint_worker_info *list,
+                                                              size_t i)
+{
+    return (const idmint_worker_info *)(const void *)((const char *)list + i * list->size);
+}
+
+/**
+ * One audit record, an element of idmint_audit_list()'s array: step with
+ * idmint_audit_entry_at(). Members are only ever appended.
+ */
 typedef struct idmint_audit_entry {
+    size_t size;      /**< this element's size in bytes, set by the library; ABI guard */
     int64_t seq;      /**< grows by one per record */
     int64_t at_ms;    /**< Unix ms */
     char actor[64];   /**< who did it */
@@ -312,6 +408,17 @@ typedef struct idmint_audit_entry {
     char ns[64];      /**< namespace */
     char detail[256]; /**< human-readable */
 } idmint_audit_entry;
+
+/**
+ * Element @p i (below the count) of an array from idmint_audit_list(),
+ * stepping by the elements' own size as idmint_ns_info_at() does.
+ * Thread-safety: safe.
+ */
+static inline const idmint_audit_entry *idmint_audit_entry_at(const idmint_audit_entry *list,
+                                                              size_t i)
+{
+    return (const idmint_audit_entry *)(const void *)((const char *)list + i * list->size);
+}
 
 /**
  * Connect to the store at @p url, serving region @p region, creating the
@@ -362,42 +469,96 @@ IDMINT_API IDMINT_NODISCARD int idmint_authority_open(idmint_authority **out, co
  * @param[out] out     the authority; written only on success
  * @param[in]  url     as for idmint_authority_open(); copied
  * @param[in]  region  as for idmint_authority_open()
- * @return 0, IDMINT_ENOTFOUND ("no authority at PATH yet: nothing has been
- *         created there; ..."), or what idmint_authority_open() returns.
+ * @return 0, IDMINT_ENOTFOUND (no SQLite file at the path yet: "no authority
+ *         at PATH yet: nothing has been created there"), or what
+ *         idmint_authority_open() returns.
  * Ownership: close with idmint_authority_close().
  * Thread-safety: as idmint_authority_open().
  */
 IDMINT_API IDMINT_NODISCARD int idmint_authority_open_existing(idmint_authority **out,
                                                                const char *url, uint32_t region);
 
-/** Close @p a. NULL is a no-op. */
+/**
+ * Close @p a. NULL is a no-op.
+ * Thread-safety: no other call on @p a may be running or start afterwards.
+ */
 IDMINT_API void idmint_authority_close(idmint_authority *a);
+
+/*
+ * Every call below on an idmint_authority: the authority is used by one
+ * thread at a time (safe on different authorities). Over http:// the remote
+ * idmintd answers, and its refusal of the bearer token is IDMINT_EACCESS.
+ */
 
 /**
  * Create a namespace (audited). Validates the name, the layout (a layout
  * whose time bits already ran out is refused) or the range bounds.
- * @return 0, IDMINT_EINVAL, IDMINT_ECONFLICT (exists), IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ *
+ * @param[in] info  set up by idmint_ns_info_init(), then filled in; only
+ *                  info->size bytes of it are read; copied
+ * @return 0, IDMINT_EINVAL (a bad name, kind, layout or bounds; @p a or
+ *         @p info NULL; info->size not set by idmint_ns_info_init()),
+ *         IDMINT_ECONFLICT (exists), IDMINT_ENOMEM, IDMINT_EACCESS (http://),
+ *         IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info);
 
-/** Read one namespace ("default" is created on first use). @return 0, IDMINT_EINVAL,
- * IDMINT_ENOTFOUND, ... */
+/**
+ * Read one namespace ("default" is created on first use, audited).
+ *
+ * @param[in,out] out  set up by idmint_ns_info_init() (any kind: every
+ *                     member but size is overwritten); out->size bytes are
+ *                     written and no more, only on success
+ * @return 0, IDMINT_EINVAL (@p a or @p out NULL, a bad name, out->size not
+ *         set by idmint_ns_info_init(); nothing written), IDMINT_ENOTFOUND,
+ *         IDMINT_ENOMEM, IDMINT_EACCESS (http://), IDMINT_EUNAVAILABLE (the
+ *         store cannot be reached, or "default" is missing from a read-only
+ *         one) or IDMINT_ESTORE.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
 IDMINT_API IDMINT_NODISCARD int idmint_ns_get(idmint_authority *a, const char *name,
                                               idmint_ns_info *out);
 
 /**
- * List every namespace, by name. Ownership: *out is malloc'd; free it with
- * idmint_free(). Written only on success (*out may be NULL when *n == 0).
+ * List every namespace, by name. Step with idmint_ns_info_at(); list[i] is
+ * right only when the program and the library were built from the same
+ * header.
+ *
+ * @param[out] out  the array; written only on success (may be NULL when *n == 0)
+ * @param[out] n    its count; written only on success
+ * @return 0, IDMINT_EINVAL (NULL), IDMINT_ENOMEM, IDMINT_EACCESS (http://),
+ *         IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ * Ownership: *out is malloc'd; free it with idmint_free().
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_ns_list(idmint_authority *a, idmint_ns_info **out,
                                                size_t *n);
 
-/** Disable (1) or enable (0) a namespace (audited). @return 0, IDMINT_EINVAL, IDMINT_ENOTFOUND, ...
+/**
+ * Disable (1) or enable (0) a namespace (audited). A disabled namespace
+ * refuses new leases, renewals and reservations.
+ * @return 0, IDMINT_EINVAL (@p a NULL, a bad name), IDMINT_ENOTFOUND,
+ *         IDMINT_ENOMEM, IDMINT_EACCESS (http://), IDMINT_EUNAVAILABLE or
+ *         IDMINT_ESTORE.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_ns_set_disabled(idmint_authority *a, const char *name,
                                                        int disabled);
 
-/** List the worker-id rows of @p ns, all regions. *out freed with idmint_free(). */
+/**
+ * List the worker-id rows of @p ns, all regions; holders appear as
+ * fingerprints. Step with idmint_worker_info_at(); list[i] is right only
+ * when the program and the library were built from the same header.
+ *
+ * @param[out] out  the array; written only on success (may be NULL when *n == 0)
+ * @param[out] n    its count; written only on success
+ * @return 0, IDMINT_EINVAL (NULL, a bad name), IDMINT_ENOTFOUND (no such
+ *         namespace), IDMINT_ENOMEM, IDMINT_EACCESS (http://),
+ *         IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ * Ownership: *out is malloc'd; free it with idmint_free().
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
 IDMINT_API IDMINT_NODISCARD int idmint_workers_list(idmint_authority *a, const char *ns,
                                                     idmint_worker_info **out, size_t *n);
 
@@ -407,20 +568,35 @@ IDMINT_API IDMINT_NODISCARD int idmint_workers_list(idmint_authority *a, const c
  * whoever takes the id next still mints only after E. E stays: the holder
  * may have minted up to it, even with a clock far ahead. (idmintd's
  * force_release route can also lower E when an admin vouches for it.)
- * @return 0, IDMINT_EINVAL (NULL, a bad name, a range namespace),
- *         IDMINT_ENOTFOUND (no such namespace or row), IDMINT_EUNAVAILABLE /
+ * @return 0, IDMINT_EINVAL (NULL, a bad name, a range namespace, a region
+ *         outside the layout), IDMINT_ENOTFOUND (no such namespace or row),
+ *         IDMINT_ENOMEM, IDMINT_EACCESS (http://), IDMINT_EUNAVAILABLE /
  *         IDMINT_ESTORE (the store could not be reached or failed).
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_worker_force_release(idmint_authority *a, const char *ns,
                                                             uint32_t region, uint32_t worker_id);
 
-/** Audit records with seq > @p after_seq, oldest first, at most @p limit. Free with idmint_free().
+/**
+ * Audit records with seq > @p after_seq, oldest first, at most @p limit.
+ * Step with idmint_audit_entry_at(); list[i] is right only when the program
+ * and the library were built from the same header.
+ *
+ * @param[out] out  the array; written only on success (may be NULL when *n == 0)
+ * @param[out] n    its count; written only on success
+ * @return 0, IDMINT_EINVAL (NULL), IDMINT_ENOMEM, IDMINT_EACCESS (http://),
+ *         IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ * Ownership: *out is malloc'd; free it with idmint_free().
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_audit_list(idmint_authority *a, int64_t after_seq,
                                                   size_t limit, idmint_audit_entry **out,
                                                   size_t *n);
 
-/** Free memory returned by a listing call. NULL is a no-op. */
+/**
+ * Free memory returned by a listing call. NULL is a no-op.
+ * Thread-safety: safe; no other thread may still use @p p.
+ */
 IDMINT_API void idmint_free(void *p);
 
 #ifdef __cplusplus

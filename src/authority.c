@@ -169,7 +169,9 @@ void idmint_ns_info_init(idmint_ns_info *info, idmint_kind kind)
 {
     if (info == NULL)
         return;
-    memset(info, 0, sizeof(*info));
+    /* The first guarded version, whatever this library's sizeof (internal.h). */
+    memset(info, 0, IDMINT__NS_INFO_SIZE_V1);
+    info->size = IDMINT__NS_INFO_SIZE_V1;
     info->kind = kind;
     if (kind == IDMINT_KIND_SNOWFLAKE) {
         idmint_layout_default(&info->layout);
@@ -241,9 +243,16 @@ void idmint__authority_act_as(struct idmint_authority *a, const char *actor)
     snprintf(a->actor, sizeof(a->actor), "%s", actor != NULL ? actor : "");
 }
 
+/* The ABI guard of an idmint_ns_info the caller hands in or out. */
+static int ns_info_size_check(const idmint_ns_info *info)
+{
+    return idmint__struct_size_check(info->size, IDMINT__NS_INFO_SIZE_V1, sizeof(*info),
+                                     "idmint_ns_info", "idmint_ns_info_init");
+}
+
 int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
 {
-    idmint_ns_info ns;
+    idmint_ns_info ns, in;
     char actor[64];
     int64_t now_ms;
     int rc = idmint__authority_check(a);
@@ -252,6 +261,12 @@ int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
         return rc;
     if (info == NULL)
         return idmint__fail(IDMINT_EINVAL, "namespace info is NULL");
+    if ((rc = ns_info_size_check(info)) != 0)
+        return rc;
+    /* From here on the library's own copy: members newer than the caller's
+     * header read as 0. */
+    idmint__struct_copy_in(&in, sizeof(in), info);
+    info = &in;
     if (a->remote != NULL)
         return a->remote->ops->ns_create(a->remote, info);
     if (memchr(info->name, '\0', sizeof(info->name)) == NULL)
@@ -287,20 +302,12 @@ int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
     return idmint__store_ns_create(a->st, &ns, actor, now_ms);
 }
 
-int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *out)
+/* Read @p name from the store into @p info, creating "default" on first use. */
+static int store_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *info)
 {
-    idmint_ns_info info, def;
-    int rc = idmint__authority_check(a);
+    idmint_ns_info def;
+    int rc = idmint__store_ns_get(a->st, name, info);
 
-    if (rc != 0)
-        return rc;
-    if (out == NULL)
-        return idmint__fail(IDMINT_EINVAL, "namespace output is NULL");
-    if ((rc = idmint__ns_name_check(name)) != 0)
-        return rc;
-    if (a->remote != NULL)
-        return a->remote->ops->ns_get(a->remote, name, out);
-    rc = idmint__store_ns_get(a->st, name, &info);
     if (rc == IDMINT_ENOTFOUND && strcmp(name, IDMINT_DEFAULT_NS) == 0) {
         idmint_ns_info_init(&def, IDMINT_KIND_SNOWFLAKE);
         snprintf(def.name, sizeof(def.name), "%s", IDMINT_DEFAULT_NS);
@@ -308,10 +315,29 @@ int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name, i
         /* Another process may have created it first: that one is as good. */
         if (rc != 0 && rc != IDMINT_ECONFLICT)
             return rc;
-        rc = idmint__store_ns_get(a->st, name, &info);
+        rc = idmint__store_ns_get(a->st, name, info);
     }
+    return rc;
+}
+
+int idmint__authority_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *out)
+{
+    idmint_ns_info info;
+    int rc = idmint__authority_check(a);
+
+    if (rc != 0)
+        return rc;
+    if (out == NULL)
+        return idmint__fail(IDMINT_EINVAL, "namespace output is NULL");
+    if ((rc = ns_info_size_check(out)) != 0 || (rc = idmint__ns_name_check(name)) != 0)
+        return rc;
+    if (a->remote != NULL)
+        rc = a->remote->ops->ns_get(a->remote, name, &info);
+    else
+        rc = store_ns_resolve(a, name, &info);
+    /* Only out->size bytes: the caller's header may predate members we have. */
     if (rc == 0)
-        *out = info;
+        idmint__struct_copy_out(out, &info);
     return rc;
 }
 
@@ -322,6 +348,7 @@ int idmint_ns_get(idmint_authority *a, const char *name, idmint_ns_info *out)
 
 int idmint_ns_list(idmint_authority *a, idmint_ns_info **out, size_t *n)
 {
+    size_t i;
     int rc = idmint__authority_check(a);
 
     if (rc != 0)
@@ -329,8 +356,15 @@ int idmint_ns_list(idmint_authority *a, idmint_ns_info **out, size_t *n)
     if (out == NULL || n == NULL)
         return idmint__fail(IDMINT_EINVAL, "output is NULL");
     if (a->remote != NULL)
-        return a->remote->ops->ns_list(a->remote, out, n);
-    return idmint__store_ns_list(a->st, out, n);
+        rc = a->remote->ops->ns_list(a->remote, out, n);
+    else
+        rc = idmint__store_ns_list(a->st, out, n);
+    if (rc != 0)
+        return rc;
+    /* The ABI guard idmint_ns_info_at() steps by, whatever the rows held. */
+    for (i = 0; i < *n; i++)
+        (*out)[i].size = sizeof((*out)[i]);
+    return 0;
 }
 
 int idmint_ns_set_disabled(idmint_authority *a, const char *name, int disabled)
@@ -369,10 +403,12 @@ int idmint_workers_list(idmint_authority *a, const char *ns, idmint_worker_info 
     if (rc != 0)
         return rc;
     /* The holder id is the lease's secret: whoever knows it may renew or
-     * release. Listings show a fingerprint only. */
+     * release. Listings show a fingerprint only. And the ABI guard
+     * idmint_worker_info_at() steps by, whatever the rows held. */
     for (i = 0; i < *n; i++) {
         char fp[IDMINT_HOLDER_FP_LEN + 1];
 
+        (*out)[i].size = sizeof((*out)[i]);
         idmint__holder_fingerprint((*out)[i].holder, fp);
         memcpy((*out)[i].holder, fp, sizeof(fp));
     }
@@ -388,6 +424,7 @@ int idmint_worker_force_release(idmint_authority *a, const char *ns, uint32_t re
 int idmint_audit_list(idmint_authority *a, int64_t after_seq, size_t limit,
                       idmint_audit_entry **out, size_t *n)
 {
+    size_t i;
     int rc = idmint__authority_check(a);
 
     if (rc != 0)
@@ -395,6 +432,13 @@ int idmint_audit_list(idmint_authority *a, int64_t after_seq, size_t limit,
     if (out == NULL || n == NULL)
         return idmint__fail(IDMINT_EINVAL, "output is NULL");
     if (a->remote != NULL)
-        return a->remote->ops->audit_list(a->remote, after_seq, limit, out, n);
-    return idmint__store_audit_list(a->st, after_seq, limit, out, n);
+        rc = a->remote->ops->audit_list(a->remote, after_seq, limit, out, n);
+    else
+        rc = idmint__store_audit_list(a->st, after_seq, limit, out, n);
+    if (rc != 0)
+        return rc;
+    /* The ABI guard idmint_audit_entry_at() steps by, whatever the rows held. */
+    for (i = 0; i < *n; i++)
+        (*out)[i].size = sizeof((*out)[i]);
+    return 0;
 }

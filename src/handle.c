@@ -135,6 +135,7 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     rc = idmint__authority_open_clock(&a, authority, o.region, m->clk, o.token);
     if (rc != 0)
         goto fail;
+    idmint_ns_info_init(&info, 0);
     rc = idmint__authority_ns_resolve(a, ns, &info);
     if (rc != 0)
         goto fail;
@@ -252,12 +253,25 @@ int idmint_next_n(idmint *m, uint64_t *ids, size_t n)
     return 0;
 }
 
+void idmint_handle_info_init(idmint_handle_info *info)
+{
+    if (info == NULL)
+        return;
+    /* The first guarded version, whatever this library's sizeof (internal.h). */
+    memset(info, 0, IDMINT__HANDLE_INFO_SIZE_V1);
+    info->size = IDMINT__HANDLE_INFO_SIZE_V1;
+}
+
 int idmint_info(idmint *m, idmint_handle_info *out)
 {
     idmint_handle_info info;
+    int rc;
 
     if (m == NULL || out == NULL)
-        return IDMINT_EINVAL;
+        return idmint__fail(IDMINT_EINVAL, "handle or output is NULL");
+    if ((rc = idmint__struct_size_check(out->size, IDMINT__HANDLE_INFO_SIZE_V1, sizeof(*out),
+                                        "idmint_handle_info", "idmint_handle_info_init")) != 0)
+        return rc;
     if (is_forked(m))
         return forked_error();
     memset(&info, 0, sizeof(info));
@@ -278,7 +292,8 @@ int idmint_info(idmint *m, idmint_handle_info *out)
         info.layout = m->layout;
         info.sequence_waits = atomic_load_explicit(&m->sequence_waits, memory_order_relaxed);
     }
-    *out = info;
+    /* Only out->size bytes: the caller's header may predate members we have. */
+    idmint__struct_copy_out(out, &info);
     return 0;
 }
 

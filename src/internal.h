@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #define IDMINT_DEFAULT_EPOCH_MS  INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
@@ -44,6 +45,69 @@ int idmint__default_authority_for(unsigned long euid, const char *xdg_state_home
  * folder and errno's text.
  */
 int idmint__default_authority_mkdir(const char *url);
+
+/* ==== ABI guards of the public structs (idmint.h) ==== */
+
+/*
+ * The smallest `size` a caller may set in a struct it hands in: the end of
+ * the last member of the struct's first guarded version (0.1, the first
+ * with `size`). Frozen: members appended later raise sizeof, never these,
+ * so a program built against an older header keeps working. Below them no
+ * program was ever built: such a size is a struct nobody set up.
+ *
+ * The exported init calls (idmint_ns_info_init, idmint_handle_info_init)
+ * set up exactly this first version, never sizeof: a program built against
+ * the first header calls them on its own, smaller struct. Appending a
+ * member therefore needs a new init symbol for the new header (which the
+ * header's name then maps to), not a bigger memset in these.
+ */
+#define IDMINT__NS_INFO_SIZE_V1 (offsetof(idmint_ns_info, max_block) + sizeof(uint32_t))
+#define IDMINT__HANDLE_INFO_SIZE_V1                                                                \
+    (offsetof(idmint_handle_info, sequence_waits) + sizeof(uint64_t))
+
+/*
+ * 0 when @p size, the first member of a caller's @p type, lies within
+ * @p min_size (its first guarded version) .. @p lib_size (this library's
+ * sizeof); else IDMINT_EINVAL, "<type> not set up by <init>()".
+ */
+static inline int idmint__struct_size_check(size_t size, size_t min_size, size_t lib_size,
+                                            const char *type, const char *init)
+{
+    if (size < min_size || size > lib_size)
+        return idmint__fail(IDMINT_EINVAL,
+                            "%s not set up by %s() (size %zu; this library takes %zu..%zu)", type,
+                            init, size, min_size, lib_size);
+    return 0;
+}
+
+/*
+ * Copy the library's whole struct @p lib out to the caller's @p out, whose
+ * first member, a size_t already checked by idmint__struct_size_check,
+ * says how many bytes it has: they are written up to there and no further,
+ * and the size itself is kept.
+ */
+static inline void idmint__struct_copy_out(void *out, const void *lib)
+{
+    size_t size;
+
+    memcpy(&size, out, sizeof(size));
+    memcpy((char *)out + sizeof(size), (const char *)lib + sizeof(size), size - sizeof(size));
+}
+
+/*
+ * Read the caller's checked struct @p in (its first member says how many
+ * bytes it has) into the library's @p lib of @p lib_size bytes: members the
+ * caller's header did not have yet are 0, and lib's size is @p lib_size.
+ */
+static inline void idmint__struct_copy_in(void *lib, size_t lib_size, const void *in)
+{
+    size_t size;
+
+    memcpy(&size, in, sizeof(size));
+    memset(lib, 0, lib_size);
+    memcpy(lib, in, size);
+    memcpy(lib, &lib_size, sizeof(lib_size));
+}
 
 /* ==== errors.c ==== */
 

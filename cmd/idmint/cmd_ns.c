@@ -271,7 +271,7 @@ static int ns_list(int argc, char **argv, struct args_common *common, char **pos
         rc = cli_fail(rc, "ns list: cannot list namespaces");
     } else {
         for (i = 0; i < n; i++)
-            print_summary(&list[i]);
+            print_summary(idmint_ns_info_at(list, i));
         rc = cli_finish_stdout(CLI_EXIT_OK);
     }
     idmint_free(list);
@@ -314,9 +314,12 @@ static int show_snowflake(idmint_authority *a, const idmint_ns_info *ns)
     rc = idmint_workers_list(a, ns->name, &rows, &n);
     if (rc != 0)
         return cli_fail(rc, "ns show: cannot list workers of '%s'", ns->name);
-    for (i = 0; i < n; i++)
-        if (rows[i].holder[0] != '\0' && units_to_unix_ms(l, rows[i].lease_until) > now_ms)
+    for (i = 0; i < n; i++) {
+        const idmint_worker_info *w = idmint_worker_info_at(rows, i);
+
+        if (w->holder[0] != '\0' && units_to_unix_ms(l, w->lease_until) > now_ms)
             held++;
+    }
     idmint_free(rows);
     printf("worker_ids: %" PRIu64 " per region, %" PRIu64 " region%s, %" PRIu64 " total\n",
            per_region, regions, regions == 1 ? "" : "s", per_region * regions);
@@ -461,13 +464,14 @@ int cmd_workers_run(int argc, char **argv, struct args_common *common)
             rc = cli_fail(rc, "workers: cannot list workers of '%s'", pos[0]);
         else {
             for (i = 0; i < n; i++) {
+                const idmint_worker_info *w = idmint_worker_info_at(rows, i);
                 char iso[40];
 
-                format_iso(units_to_unix_ms(&ns.layout, rows[i].lease_until), iso, sizeof(iso));
+                format_iso(units_to_unix_ms(&ns.layout, w->lease_until), iso, sizeof(iso));
                 printf("region=%" PRIu32 " worker=%" PRIu32 " holder=%s generation=%" PRIu64
                        " lease_until=%s\n",
-                       rows[i].region, rows[i].worker_id,
-                       rows[i].holder[0] != '\0' ? rows[i].holder : "-", rows[i].generation, iso);
+                       w->region, w->worker_id, w->holder[0] != '\0' ? w->holder : "-",
+                       w->generation, iso);
             }
             rc = cli_finish_stdout(CLI_EXIT_OK);
         }

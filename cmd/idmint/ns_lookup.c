@@ -17,10 +17,10 @@ int ns_lookup(idmint_authority *a, const char *name, idmint_ns_info *out)
     if (rc != 0)
         return rc;
     for (i = 0; i < n; i++)
-        if (strcmp(list[i].name, name) == 0)
+        if (strcmp(idmint_ns_info_at(list, i)->name, name) == 0)
             break;
     if (i < n) {
-        *out = list[i];
+        *out = *idmint_ns_info_at(list, i);
         rc = 0;
     } else if (strcmp(name, "default") == 0) {
         /* Not created yet: it will be created with the default layout. */
@@ -29,6 +29,7 @@ int ns_lookup(idmint_authority *a, const char *name, idmint_ns_info *out)
         rc = 0;
     } else {
         /* Only "default" is ever created: this read sets the message. */
+        idmint_ns_info_init(out, 0);
         rc = idmint_ns_get(a, name, out);
     }
     idmint_free(list);

@@ -118,7 +118,7 @@ int handles_open_eager(struct handles *h);
  * Thread-safe, also while the tick replaces the handle.
  */
 int handles_next_n(struct ns_handle *nh, uint64_t *ids, size_t n);
-/* idmint_info of @p nh's current handle. Thread-safe. */
+/* idmint_info of @p nh's current handle (@p out from idmint_handle_info_init()). Thread-safe. */
 int handles_info(struct ns_handle *nh, idmint_handle_info *out);
 /*
  * The 1 s tick (main thread): count renewals, losses and refills from

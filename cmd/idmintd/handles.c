@@ -97,6 +97,7 @@ static int open_locked(struct handles *h, const char *ns, struct ns_handle **out
     if ((rc = open_handle(cfg, ns, &m)) != 0)
         return rc;
     atomic_store(&h->store_seen, 1);
+    idmint_handle_info_init(&info);
     if ((rc = idmint_info(m, &info)) != 0 || (nh = calloc(1, sizeof(*nh))) == NULL) {
         idmint_close(m);
         return rc != 0 ? rc : IDMINT_ENOMEM;
@@ -294,6 +295,7 @@ static void recover(struct handles *h, struct ns_handle *nh, int status, int64_t
     }
     handle_swap(nh, fresh);
     nh->stop_status = 0;
+    idmint_handle_info_init(&info);
     if (idmint_info(fresh, &info) == 0) {
         nh->seen_lease_until = info.lease_until;
         log_opened("worker lease recovered", nh->name, &info);
@@ -311,6 +313,7 @@ void handles_observe(struct handles *h)
         idmint_handle_info info;
         int status;
 
+        idmint_handle_info_init(&info);
         if (idmint_info(m, &info) != 0)
             continue;
         if (nh->is_range) {
@@ -356,6 +359,7 @@ int handles_ready(struct handles *h, char *reason, size_t size)
         idmint_handle_info info;
         int status;
 
+        idmint_handle_info_init(&info);
         if (handles_info(nh, &info) != 0) {
             snprintf(reason, size, "namespace '%s': handle unusable", nh->name);
             return 0;

@@ -250,10 +250,12 @@ static int64_t workers_free(struct daemon *d, const struct ns_handle *nh, int64_
     if (rc != 0)
         return -1;
     now_unit = idmint__unit_at(&nh->layout, now_ms);
-    for (i = 0; i < n; i++)
-        if (rows[i].region == d->cfg.region && rows[i].holder[0] != '\0' &&
-            rows[i].lease_until >= now_unit)
+    for (i = 0; i < n; i++) {
+        const idmint_worker_info *wi = idmint_worker_info_at(rows, i);
+
+        if (wi->region == d->cfg.region && wi->holder[0] != '\0' && wi->lease_until >= now_unit)
             busy++;
+    }
     idmint_free(rows);
     return total - (int64_t)busy;
 }
@@ -353,6 +355,7 @@ char *metrics_render(struct daemon *d, size_t *len)
         struct ns_handle *nh = d->handles.slots[i];
         idmint_handle_info info;
 
+        idmint_handle_info_init(&info);
         if (nh->is_range || handles_info(nh, &info) != 0)
             continue;
         put(&b, "idmint_lease_seconds_left{namespace=\"%s\"} %.3f\n", nh->name,
@@ -368,6 +371,7 @@ char *metrics_render(struct daemon *d, size_t *len)
         struct ns_handle *nh = d->handles.slots[i];
         idmint_handle_info info;
 
+        idmint_handle_info_init(&info);
         if (!nh->is_range && handles_info(nh, &info) == 0)
             put(&b, "idmint_sequence_waits_total{namespace=\"%s\"} %" PRIu64 "\n", nh->name,
                 info.sequence_waits);
@@ -396,6 +400,7 @@ char *metrics_render(struct daemon *d, size_t *len)
         struct ns_handle *nh = d->handles.slots[i];
         idmint_handle_info info;
 
+        idmint_handle_info_init(&info);
         if (nh->is_range && handles_info(nh, &info) == 0)
             put(&b, "idmint_range_ids_left{namespace=\"%s\"} %" PRIu64 "\n", nh->name,
                 info.range_left);

@@ -52,6 +52,7 @@ int routes_snowflake_ns(struct http_req *r, struct worker *w, const char *ns, id
 
     if ((*a = routes_authority_or_fail(r, w)) == NULL)
         return -1;
+    idmint_ns_info_init(info, 0);
     t0 = metrics_now_ns();
     rc = idmint__authority_ns_resolve(*a, ns, info);
     routes_store_done(w, t0);

@@ -80,7 +80,7 @@ void routes_ns_list(struct http_req *r, struct worker *w, const struct route_mat
     o = json_new_object();
     arr = json_new_array();
     for (i = 0; i < n; i++)
-        json_push(arr, ns_json(&list[i]));
+        json_push(arr, ns_json(idmint_ns_info_at(list, i)));
     idmint_free(list);
     json_set(o, "namespaces", arr);
     routes_json_tree(r, 200, o);
@@ -90,8 +90,12 @@ static void reply_ns(struct http_req *r, struct worker *w, idmint_authority *a, 
                      int status)
 {
     idmint_ns_info info;
-    uint64_t t0 = metrics_now_ns();
-    int rc = idmint_ns_get(a, name, &info);
+    uint64_t t0;
+    int rc;
+
+    idmint_ns_info_init(&info, 0);
+    t0 = metrics_now_ns();
+    rc = idmint_ns_get(a, name, &info);
 
     routes_store_done(w, t0);
     if (rc != 0) {
@@ -320,13 +324,14 @@ void routes_ns_workers(struct http_req *r, struct worker *w, const struct route_
     json_set_str(o, "namespace", ns);
     arr = json_new_array();
     for (i = 0; i < n; i++) {
+        const idmint_worker_info *wi = idmint_worker_info_at(rows, i);
         struct json *row = json_new_object();
 
-        json_set_int(row, "region", rows[i].region);
-        json_set_int(row, "worker_id", rows[i].worker_id);
-        json_set_str(row, "holder", rows[i].holder);
-        json_set_u64_str(row, "generation", rows[i].generation);
-        json_set_u64_str(row, "lease_until", rows[i].lease_until);
+        json_set_int(row, "region", wi->region);
+        json_set_int(row, "worker_id", wi->worker_id);
+        json_set_str(row, "holder", wi->holder);
+        json_set_u64_str(row, "generation", wi->generation);
+        json_set_u64_str(row, "lease_until", wi->lease_until);
         json_push(arr, row);
     }
     idmint_free(rows);
@@ -389,17 +394,18 @@ void routes_audit(struct http_req *r, struct worker *w, const struct route_match
     o = json_new_object();
     arr = json_new_array();
     for (i = 0; i < n; i++) {
+        const idmint_audit_entry *ae = idmint_audit_entry_at(list, i);
         struct json *e = json_new_object();
         char when[32];
 
-        iso_or_empty(list[i].at_ms, when, sizeof(when));
-        json_set_int(e, "seq", list[i].seq);
-        json_set_int(e, "at_ms", list[i].at_ms);
+        iso_or_empty(ae->at_ms, when, sizeof(when));
+        json_set_int(e, "seq", ae->seq);
+        json_set_int(e, "at_ms", ae->at_ms);
         json_set_str(e, "time", when);
-        json_set_str(e, "actor", list[i].actor);
-        json_set_str(e, "action", list[i].action);
-        json_set_str(e, "namespace", list[i].ns);
-        json_set_str(e, "detail", list[i].detail);
+        json_set_str(e, "actor", ae->actor);
+        json_set_str(e, "action", ae->action);
+        json_set_str(e, "namespace", ae->ns);
+        json_set_str(e, "detail", ae->detail);
         json_push(arr, e);
     }
     idmint_free(list);

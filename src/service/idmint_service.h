@@ -83,7 +83,9 @@ void idmint__authority_act_as(idmint_authority *a, const char *actor);
 void idmint__authority_actor(const idmint_authority *a, char *buf, size_t size);
 /*
  * Read namespace @p name into @p out, creating "default" (audited) on first
- * use. 0, IDMINT_EINVAL, IDMINT_ENOTFOUND, or the store's error.
+ * use; @p out is set up by idmint_ns_info_init() (any kind) and out->size
+ * bytes of it are written, as idmint_ns_get() does. 0, IDMINT_EINVAL (also
+ * for an out->size not set up), IDMINT_ENOTFOUND, or the store's error.
  */
 int idmint__authority_ns_resolve(idmint_authority *a, const char *name, idmint_ns_info *out);
 

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # docs/errors.md must list every code of include/idmint.h with its value and
 # text, and the HTTP status and JSON code that cmd/idmintd/errors_http.c gives it.
+# And every public call in idmint.h documents its errors and threads: a doc
+# block with "Thread-safety:", an @return on each call returning a status,
+# and no @return that trails off in "...".
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 doc="$top/docs/errors.md"
@@ -21,5 +24,30 @@ while read -r name value text; do
     fi
 done < <(grep -oE 'XX\(E[A-Z]+, -[0-9]+, "[^"]+"\)' "$top/include/idmint.h" |
          sed -E 's/XX\((E[A-Z]+), (-[0-9]+), "([^"]+)"\)/\1 \2 \3/')
-[ "$fail" -eq 0 ] && echo "errors.md matches idmint.h and errors_http.c"
+# The doc block right above each IDMINT_API declaration or static inline
+# function; its @return runs to the next tag, blank line or end of block.
+if ! awk '
+    function report(what) { print "idmint.h:" FNR ": " name ": " what > "/dev/stderr"; bad = 1 }
+    /^\/\*\*/ { doc = ""; in_doc = 1 }
+    in_doc { doc = doc "\n" $0; if ($0 ~ /\*\//) { in_doc = 0; doc_end = FNR } ; next }
+    /^(IDMINT_API|static inline) / {
+        name = $0; sub(/\(.*/, "", name); sub(/.*[ *]/, "", name)
+        if (doc_end != FNR - 1) { report("no doc block right above it"); next }
+        if (doc !~ /Thread-safety:/) report("no Thread-safety: line")
+        if ($0 ~ /IDMINT_NODISCARD int / && doc !~ /@return/) report("no @return")
+        n = split(doc, lines, "\n"); in_ret = 0; ret = ""
+        for (k = 1; k <= n; k++) {
+            l = lines[k]
+            if (l ~ /@return/) in_ret = 1
+            else if (in_ret && l ~ /(@param|Ownership:|Thread-safety:|^ \*$|^ \*\/$)/) in_ret = 0
+            if (in_ret) ret = ret " " l
+            if (l ~ /\*\//) in_ret = 0
+        }
+        if (ret ~ /\.\.\./) report("@return ends in \"...\": list every code")
+    }
+    END { exit bad }' "$top/include/idmint.h"; then
+    echo "idmint.h: complete the doc blocks above" >&2
+    fail=1
+fi
+[ "$fail" -eq 0 ] && echo "errors.md matches idmint.h and errors_http.c; every call documents its errors and threads"
 exit "$fail"

@@ -217,7 +217,9 @@ static void snowflake_ns(struct fx *f, const char *tag, unsigned worker_bits, id
     i.layout.sequence_bits = (uint8_t)(63 - 41 - 2 - worker_bits);
     i.layout.unit_ms = 1;
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
+    idmint_ns_info_init(out, 0);
     assert_int_equal(idmint_ns_get(f->a, i.name, out), 0);
+    assert_int_equal(out->size, sizeof(*out));
 }
 
 static void range_ns(struct fx *f, const char *tag, uint64_t start, uint64_t max,
@@ -232,8 +234,10 @@ static void range_ns(struct fx *f, const char *tag, uint64_t start, uint64_t max
     i.block = max_block;
     i.max_block = max_block;
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
-    if (out != NULL)
+    if (out != NULL) {
+        idmint_ns_info_init(out, 0);
         assert_int_equal(idmint_ns_get(f->a, i.name, out), 0);
+    }
 }
 
 static struct idmint__lease lease_for(const char *holder, uint32_t region)
@@ -261,12 +265,16 @@ static int audit_has(struct fx *f, int64_t after_seq, const char *action, const 
     int found = 0;
 
     assert_int_equal(idmint_audit_list(f->a, after_seq, 100000, &list, &n), 0);
-    for (i = 0; i < n && !found; i++)
-        if (strcmp(list[i].action, action) == 0 && strcmp(list[i].ns, ns) == 0) {
+    for (i = 0; i < n && !found; i++) {
+        const idmint_audit_entry *e = idmint_audit_entry_at(list, i);
+
+        assert_int_equal(e->size, sizeof(*e));
+        if (strcmp(e->action, action) == 0 && strcmp(e->ns, ns) == 0) {
             found = 1;
             if (detail != NULL)
-                snprintf(detail, size, "%s", list[i].detail);
+                snprintf(detail, size, "%s", e->detail);
         }
+    }
     free(list);
     return found;
 }
@@ -279,7 +287,7 @@ static int64_t audit_last_seq(struct fx *f)
 
     assert_int_equal(idmint_audit_list(f->a, 0, 1000000, &list, &n), 0);
     if (n > 0)
-        seq = list[n - 1].seq;
+        seq = idmint_audit_entry_at(list, n - 1)->seq;
     free(list);
     return seq;
 }
@@ -309,6 +317,7 @@ static void test_contract__ns_rules_are_applied(void **state)
     struct fx *f = *state;
     idmint_ns_info i, got;
 
+    idmint_ns_info_init(&got, 0);
     idmint_ns_info_init(&i, IDMINT_KIND_SNOWFLAKE);
     snprintf(i.name, sizeof(i.name), "%s-Bad", f->prefix);
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
@@ -333,6 +342,7 @@ static void test_contract__default_ns_exists_on_first_use(void **state)
     struct fx *f = *state;
     idmint_ns_info got;
 
+    idmint_ns_info_init(&got, 0);
     assert_int_equal(idmint_ns_get(f->a, "default", &got), 0);
     assert_int_equal(got.kind, IDMINT_KIND_SNOWFLAKE);
     assert_string_equal(got.name, "default");
@@ -347,6 +357,7 @@ static void test_contract__ns_disable_and_enable_are_audited(void **state)
     snowflake_ns(f, "d", 2, &ns);
     seq = audit_last_seq(f);
     assert_int_equal(idmint_ns_set_disabled(f->a, ns.name, 1), 0);
+    idmint_ns_info_init(&got, 0);
     assert_int_equal(idmint_ns_get(f->a, ns.name, &got), 0);
     assert_true(got.is_disabled);
     assert_int_equal(idmint_ns_set_disabled(f->a, ns.name, 0), 0);
@@ -418,6 +429,7 @@ static void test_contract__e_is_cut_at_the_end_of_the_time_bits(void **state)
     i.layout.unit_ms = 1;
     i.layout.epoch_ms = wall_ms() - (INT64_C(1) << 20) + 5000;
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
+    idmint_ns_info_init(&ns, 0);
     assert_int_equal(idmint_ns_get(f->a, i.name, &ns), 0);
     assert_int_equal(idmint__authority_lease_take(f->a, &ns, LEASE_MS, &l), 0);
     assert_int_equal(l.lease_until, UINT64_C(1) << 20);
@@ -575,14 +587,35 @@ static void test_contract__listings_and_audit_show_only_a_fingerprint(void **sta
     assert_int_equal(idmint__authority_lease_take(f->a, &ns, LEASE_MS, &a), 0);
     assert_int_equal(idmint_workers_list(f->a, ns.name, &list, &n), 0);
     assert_int_equal(n, 1);
-    assert_string_equal(list[0].holder, "aaaaaaaa");
-    assert_int_equal(list[0].worker_id, a.worker_id);
+    assert_int_equal(idmint_worker_info_at(list, 0)->size, sizeof(*list));
+    assert_string_equal(idmint_worker_info_at(list, 0)->holder, "aaaaaaaa");
+    assert_int_equal(idmint_worker_info_at(list, 0)->worker_id, a.worker_id);
     free(list);
     assert_true(audit_has(f, seq, "worker.take", ns.name, detail, sizeof(detail)));
     assert_non_null(strstr(detail, "holder=aaaaaaaa "));
     assert_null(strstr(detail, HOLDER_A));
     assert_int_equal(idmint__authority_lease_release(f->a, &ns, &a, a.fence_found), 0);
     assert_true(audit_has(f, seq, "worker.release", ns.name, NULL, 0));
+}
+
+/* Whatever a backend puts in its rows, every listed element carries the library's size. */
+static void test_contract__listings_carry_the_element_size(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info ns, *list = NULL;
+    size_t n = 0, i;
+    int found = 0;
+
+    snowflake_ns(f, "sized", 2, &ns);
+    assert_int_equal(idmint_ns_list(f->a, &list, &n), 0);
+    for (i = 0; i < n; i++) {
+        const idmint_ns_info *e = idmint_ns_info_at(list, i);
+
+        assert_int_equal(e->size, sizeof(*e));
+        found += strcmp(e->name, ns.name) == 0;
+    }
+    assert_int_equal(found, 1);
+    idmint_free(list);
 }
 
 /* Each child takes one id through its own authority: @p n children, 2^@p bits ids. */
@@ -799,6 +832,7 @@ int main(void)
         T(disabled_namespace_refuses_take_and_renew),
         T(force_release_keeps_e_unless_bounded),
         T(listings_and_audit_show_only_a_fingerprint),
+        T(listings_carry_the_element_size),
         T(racing_takers_never_share_a_worker_id),
         T(ranges_do_not_overlap_and_replays_return_the_saved_one),
         T(ranges_are_cut_at_max_then_exhausted),

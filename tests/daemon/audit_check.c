@@ -68,10 +68,12 @@ int main(int argc, char **argv)
         goto out;
     }
     for (i = 0; i < n_file; i++) {
-        if (!same_entry(&via_http[i], &via_file[i]) ||
-            (i > 0 && via_file[i].seq <= via_file[i - 1].seq)) {
+        const idmint_audit_entry *f = idmint_audit_entry_at(via_file, i);
+
+        if (!same_entry(idmint_audit_entry_at(via_http, i), f) ||
+            (i > 0 && f->seq <= idmint_audit_entry_at(via_file, i - 1)->seq)) {
             fprintf(stderr, "audit_check: record %zu differs or is out of order (seq %lld)\n", i,
-                    (long long)via_file[i].seq);
+                    (long long)f->seq);
             goto out;
         }
     }

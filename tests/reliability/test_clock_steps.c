@@ -48,6 +48,7 @@ static size_t mint_some(idmint *m, struct ts_fake_clock *clk, uint64_t *out, siz
             continue;
         }
         assert_int_equal(rc, 0);
+        idmint_handle_info_init(&info);
         assert_int_equal(idmint_info(m, &info), 0);
         assert_true(time_of(&info.layout, out[got]) < info.lease_until);
         assert_true(time_of(&info.layout, out[got]) > info.fence_found);
@@ -98,6 +99,7 @@ static void test_clock_steps__steps_back_and_forward_never_repeat_or_pass_the_fe
     n += mint_some(a, &ca, ids + n, PHASE);
     ts_fake_step_wall(&ca, 3600000); /* and then forward 1 h */
     n += mint_some(a, &ca, ids + n, PHASE);
+    idmint_handle_info_init(&ia);
     assert_int_equal(idmint_info(a, &ia), 0);
     assert_true(time_of(&ia.layout, ids[n - 1]) >=
                 (uint64_t)(T0_MS + 3600000 - ns.layout.epoch_ms) - 2000);
@@ -114,8 +116,10 @@ static void test_clock_steps__steps_back_and_forward_never_repeat_or_pass_the_fe
     /* A new holder whose clock is 2 s behind the E it finds must not mint. */
     assert_int_equal(idmint_workers_list(admin, "fence", &rows, &nrows), 0);
     assert_int_equal(nrows, 1);
-    assert_true(rows[0].lease_until > max_a_time); /* A never minted at or after its E */
-    ts_fake_init(&cb, ns.layout.epoch_ms + (int64_t)rows[0].lease_until - 2000);
+    assert_true(idmint_worker_info_at(rows, 0)->lease_until >
+                max_a_time); /* A never minted at or after its E */
+    ts_fake_init(&cb,
+                 ns.layout.epoch_ms + (int64_t)idmint_worker_info_at(rows, 0)->lease_until - 2000);
     o.clock_ctx = &cb;
     o.clock_wait_ms = 100;
     assert_int_equal(idmint_open(&b, url, "fence", &o), IDMINT_ECLOCK);
@@ -123,8 +127,9 @@ static void test_clock_steps__steps_back_and_forward_never_repeat_or_pass_the_fe
     /* Once its clock passes E it mints, and only after E. */
     ts_fake_advance(&cb, 2001);
     assert_int_equal(idmint_open(&b, url, "fence", &o), 0);
+    idmint_handle_info_init(&ib);
     assert_int_equal(idmint_info(b, &ib), 0);
-    assert_int_equal(ib.fence_found, rows[0].lease_until);
+    assert_int_equal(ib.fence_found, idmint_worker_info_at(rows, 0)->lease_until);
     {
         size_t start = n;
 

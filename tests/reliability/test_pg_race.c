@@ -55,6 +55,7 @@ static void child(const char *url, const char *ns, int go, int hold, int out)
     memset(&res, 0, sizeof(res));
     wait_closed(go);
     res.rc = idmint_open(&m, url, ns, NULL);
+    idmint_handle_info_init(&info);
     if (res.rc == 0 && idmint_info(m, &info) == 0)
         res.worker_id = info.worker_id;
     else if (res.rc != 0)

@@ -246,6 +246,7 @@ static void test_authority__duplicate_create_is_a_conflict(void **state)
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_ECONFLICT);
     assert_int_equal(ns_count(f->a), 1);
     assert_int_equal(audit_count(f->a), 1);
+    idmint_ns_info_init(&got, 0);
     assert_int_equal(idmint_ns_get(f->a, "orders", &got), 0);
     assert_int_equal(got.kind, IDMINT_KIND_RANGE);
 }
@@ -258,10 +259,12 @@ static void test_authority__ns_info_init_fills_the_defaults(void **state)
     (void)state;
     idmint_layout_default(&def);
     idmint_ns_info_init(&i, IDMINT_KIND_SNOWFLAKE);
+    assert_int_equal(i.size, sizeof(i));
     assert_int_equal(i.kind, IDMINT_KIND_SNOWFLAKE);
     assert_memory_equal(&i.layout, &def, sizeof(def));
     assert_string_equal(i.name, "");
     idmint_ns_info_init(&i, IDMINT_KIND_RANGE);
+    assert_int_equal(i.size, sizeof(i));
     assert_int_equal(i.next_value, 1);
     assert_true(i.max_value == IDMINT_MAX_VALUE);
     assert_int_equal(i.block, IDMINT_DEFAULT_BLOCK);
@@ -280,22 +283,25 @@ static void test_authority__default_is_created_on_first_use_once(void **state)
     size_t n = 0;
 
     idmint_layout_default(&def);
+    idmint_ns_info_init(&got, 0);
     assert_int_equal(idmint_ns_get(f->a, "default", &got), 0);
+    assert_int_equal(got.size, sizeof(got));
     assert_int_equal(got.kind, IDMINT_KIND_SNOWFLAKE);
     assert_memory_equal(&got.layout, &def, sizeof(def));
     assert_int_equal(got.created_ms, FAKE_NOW_MS);
+    idmint_ns_info_init(&again, IDMINT_KIND_RANGE); /* any kind: every member is overwritten */
     assert_int_equal(idmint_ns_get(f->a, "default", &again), 0);
     assert_memory_equal(&got, &again, sizeof(got));
 
     assert_int_equal(idmint_audit_list(f->a, 0, 100, &au, &n), 0);
     assert_int_equal(n, 1);
-    assert_string_equal(au[0].action, "ns.create");
-    assert_string_equal(au[0].ns, "default");
-    assert_int_equal(au[0].at_ms, FAKE_NOW_MS);
+    assert_string_equal(idmint_audit_entry_at(au, 0)->action, "ns.create");
+    assert_string_equal(idmint_audit_entry_at(au, 0)->ns, "default");
+    assert_int_equal(idmint_audit_entry_at(au, 0)->at_ms, FAKE_NOW_MS);
     /* The OS user: its name where the system knows it, and its uid. */
     snprintf(actor, sizeof(actor), "(%lu)", (unsigned long)getuid());
-    assert_non_null(strstr(au[0].actor, actor));
-    assert_int_equal(strncmp(au[0].actor, "user:", 5), 0);
+    assert_non_null(strstr(idmint_audit_entry_at(au, 0)->actor, actor));
+    assert_int_equal(strncmp(idmint_audit_entry_at(au, 0)->actor, "user:", 5), 0);
     free(au);
 }
 
@@ -307,6 +313,7 @@ static void test_authority__unknown_namespace_is_not_found_and_not_created(void 
     size_t n = 99;
 
     memset(&got, 0x33, sizeof(got));
+    got.size = sizeof(got);
     assert_int_equal(idmint_ns_get(f->a, "orders", &got), IDMINT_ENOTFOUND);
     assert_int_equal(got.created_ms, 0x3333333333333333);
     assert_int_equal(idmint_workers_list(f->a, "orders", &w, &n), IDMINT_ENOTFOUND);
@@ -336,11 +343,11 @@ static void test_authority__actor_is_the_os_user_never_idmint_actor(void **state
     assert_int_equal(idmint_audit_list(f->a, 0, 100, &au, &n), 0);
     assert_int_equal(n, 2);
     snprintf(want, sizeof(want), "(%lu)", (unsigned long)getuid());
-    assert_null(strstr(au[0].actor, "alice"));
-    assert_non_null(strstr(au[0].actor, want));
-    assert_string_equal(au[1].action, "ns.disable");
-    assert_string_equal(au[1].actor, au[0].actor);
-    assert_int_equal(au[1].at_ms, FAKE_NOW_MS + 60000);
+    assert_null(strstr(idmint_audit_entry_at(au, 0)->actor, "alice"));
+    assert_non_null(strstr(idmint_audit_entry_at(au, 0)->actor, want));
+    assert_string_equal(idmint_audit_entry_at(au, 1)->action, "ns.disable");
+    assert_string_equal(idmint_audit_entry_at(au, 1)->actor, idmint_audit_entry_at(au, 0)->actor);
+    assert_int_equal(idmint_audit_entry_at(au, 1)->at_ms, FAKE_NOW_MS + 60000);
     free(au);
 }
 
@@ -373,12 +380,14 @@ static void test_authority__workers_list_shows_fingerprints_only(void **state)
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
     idmint_options_init(&o);
     assert_int_equal(idmint_open(&m, f->url, "fp", &o), 0);
+    idmint_handle_info_init(&info);
     assert_int_equal(idmint_info(m, &info), 0);
     assert_int_equal(idmint_workers_list(f->a, "fp", &w, &n), 0);
     assert_int_equal(n, 1);
-    assert_int_equal(strlen(w[0].holder), 8);
-    assert_memory_equal(w[0].holder, info.incarnation, 8);
-    assert_null(strstr(w[0].holder, info.incarnation));
+    assert_int_equal(idmint_worker_info_at(w, 0)->size, sizeof(*w));
+    assert_int_equal(strlen(idmint_worker_info_at(w, 0)->holder), 8);
+    assert_memory_equal(idmint_worker_info_at(w, 0)->holder, info.incarnation, 8);
+    assert_null(strstr(idmint_worker_info_at(w, 0)->holder, info.incarnation));
     free(w);
     idmint_close(m);
 }
@@ -395,6 +404,253 @@ static void test_authority__workers_list_shows_rows_of_an_existing_ns(void **sta
     assert_int_equal(idmint_workers_list(f->a, "empty", &w, &n), 0);
     assert_int_equal(n, 0);
     idmint_free(w);
+}
+
+/* ==== ABI guards: the struct sizes of idmint.h ==== */
+
+/*
+ * idmint_ns_info as a program built against a header with fewer members
+ * would declare it: a strict prefix of today's, ending at the layout.
+ */
+struct ns_info_prefix {
+    size_t size;
+    char name[64];
+    idmint_kind kind;
+    int is_disabled;
+    int64_t created_ms;
+    idmint_layout layout;
+};
+
+/* A caller's struct followed by bytes nobody may write. */
+struct ns_info_fenced {
+    idmint_ns_info info;
+    unsigned char canary[32];
+};
+
+/* idmint_ns_info as a newer library would have it: one member appended. */
+struct ns_info_newer {
+    idmint_ns_info v1;
+    uint64_t appended;
+};
+
+static void assert_canary(const unsigned char *canary, size_t len)
+{
+    size_t k;
+
+    for (k = 0; k < len; k++)
+        assert_int_equal(canary[k], 0xa5);
+}
+
+static void test_authority__ns_get_refuses_a_size_not_set_up(void **state)
+{
+    struct fx *f = *state;
+    const size_t bad[] = {
+        0, 1, sizeof(size_t), IDMINT__NS_INFO_SIZE_V1 - 1, sizeof(idmint_ns_info) + 1, SIZE_MAX};
+    idmint_ns_info got, before;
+    size_t k;
+
+    for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        memset(&got, 0x33, sizeof(got));
+        got.size = bad[k];
+        before = got;
+        /* "default" would be created on first use: the guard comes first. */
+        assert_int_equal(idmint_ns_get(f->a, "default", &got), IDMINT_EINVAL);
+        assert_non_null(
+            strstr(idmint_errmsg(), "idmint_ns_info not set up by idmint_ns_info_init()"));
+        assert_memory_equal(&got, &before, sizeof(got));
+        assert_int_equal(idmint__authority_ns_resolve(f->a, "default", &got), IDMINT_EINVAL);
+        assert_memory_equal(&got, &before, sizeof(got));
+    }
+    assert_empty(f->a);
+}
+
+static void test_authority__ns_create_refuses_a_size_not_set_up(void **state)
+{
+    struct fx *f = *state;
+    idmint_ns_info i;
+
+    range_named(&i, "unguarded");
+    i.size = 0;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "idmint_ns_info not set up by idmint_ns_info_init()"));
+    i.size = sizeof(i) + 8;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    i.size = IDMINT__NS_INFO_SIZE_V1 - 1;
+    assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
+    assert_empty(f->a);
+    i.size = sizeof(i);
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+}
+
+/*
+ * The first guarded idmint_ns_info is today's whole struct: no program was
+ * ever built with a smaller one, so a strict prefix is refused and nothing
+ * is written, while exactly its size is filled up to the last byte and not
+ * one further.
+ */
+static void test_authority__ns_get_takes_the_first_guarded_size_and_writes_no_further(void **state)
+{
+    struct fx *f = *state;
+    struct {
+        struct ns_info_prefix info;
+        unsigned char canary[32];
+    } old;
+    struct ns_info_fenced cur;
+    idmint_ns_info i;
+
+    /* Fails once a member is appended: then the prefix below is a real old
+     * caller that must be served, and this test changes with the rule. */
+    assert_int_equal(IDMINT__NS_INFO_SIZE_V1, sizeof(idmint_ns_info));
+    assert_int_equal(offsetof(struct ns_info_fenced, canary), sizeof(idmint_ns_info));
+    range_named(&i, "orders");
+    assert_int_equal(idmint_ns_create(f->a, &i), 0);
+
+    memset(&old, 0xa5, sizeof(old));
+    old.info.size = sizeof(old.info);
+    assert_true(sizeof(old.info) < IDMINT__NS_INFO_SIZE_V1);
+    assert_int_equal(idmint_ns_get(f->a, "orders", (idmint_ns_info *)(void *)&old), IDMINT_EINVAL);
+    assert_int_equal(old.info.size, sizeof(old.info));
+    assert_canary((const unsigned char *)&old + sizeof(size_t),
+                  sizeof(old) - sizeof(size_t)); /* the prefix untouched too */
+
+    memset(&cur, 0xa5, sizeof(cur));
+    cur.info.size = IDMINT__NS_INFO_SIZE_V1;
+    assert_int_equal(idmint_ns_get(f->a, "orders", &cur.info), 0);
+    assert_int_equal(cur.info.size, IDMINT__NS_INFO_SIZE_V1);
+    assert_string_equal(cur.info.name, "orders");
+    assert_int_equal(cur.info.kind, IDMINT_KIND_RANGE);
+    assert_int_equal(cur.info.max_block, IDMINT_DEFAULT_MAX_BLOCK);
+    assert_canary(cur.canary, sizeof(cur.canary));
+}
+
+/*
+ * What happens once a member is appended, through the helpers every guarded
+ * call uses: a newer library writes an older program's struct up to its
+ * size only, and reads its struct with the appended member 0.
+ */
+static void test_authority__an_older_caller_of_a_newer_library_gets_its_own_size(void **state)
+{
+    struct ns_info_newer lib, in;
+    struct ns_info_fenced out;
+
+    (void)state;
+    memset(&lib, 0, sizeof(lib));
+    lib.v1.size = sizeof(lib);
+    snprintf(lib.v1.name, sizeof(lib.v1.name), "%s", "newer");
+    lib.v1.max_block = 77;
+    lib.appended = UINT64_C(0xfeedfacecafebeef);
+
+    memset(&out, 0xa5, sizeof(out));
+    out.info.size = sizeof(out.info);
+    assert_int_equal(idmint__struct_size_check(out.info.size, IDMINT__NS_INFO_SIZE_V1, sizeof(lib),
+                                               "idmint_ns_info", "idmint_ns_info_init"),
+                     0);
+    idmint__struct_copy_out(&out, &lib);
+    assert_int_equal(out.info.size, sizeof(out.info));
+    assert_string_equal(out.info.name, "newer");
+    assert_int_equal(out.info.max_block, 77);
+    assert_canary(out.canary, sizeof(out.canary));
+
+    assert_int_equal(idmint__struct_size_check(IDMINT__NS_INFO_SIZE_V1 - 1, IDMINT__NS_INFO_SIZE_V1,
+                                               sizeof(lib), "idmint_ns_info",
+                                               "idmint_ns_info_init"),
+                     IDMINT_EINVAL);
+    assert_int_equal(idmint__struct_size_check(sizeof(lib) + 1, IDMINT__NS_INFO_SIZE_V1,
+                                               sizeof(lib), "idmint_ns_info",
+                                               "idmint_ns_info_init"),
+                     IDMINT_EINVAL);
+
+    memset(&in, 0x77, sizeof(in));
+    idmint__struct_copy_in(&in, sizeof(in), &out);
+    assert_int_equal(in.v1.size, sizeof(in));
+    assert_string_equal(in.v1.name, "newer");
+    assert_true(in.appended == 0);
+}
+
+static void test_authority__lists_carry_the_element_size(void **state)
+{
+    struct fx *f = *state;
+    const char *names[] = {"alpha", "beta", "gamma"};
+    idmint_ns_info i, *list = NULL;
+    idmint_audit_entry *au = NULL;
+    size_t n = 0, k;
+
+    for (k = 0; k < 3; k++) {
+        range_named(&i, names[k]);
+        assert_int_equal(idmint_ns_create(f->a, &i), 0);
+    }
+    assert_int_equal(idmint_ns_list(f->a, &list, &n), 0);
+    assert_int_equal(n, 3);
+    for (k = 0; k < n; k++) {
+        /* Built from the same header, both walks agree. */
+        assert_ptr_equal(idmint_ns_info_at(list, k), &list[k]);
+        assert_string_equal(idmint_ns_info_at(list, k)->name, list[k].name);
+        assert_string_equal(idmint_ns_info_at(list, k)->name, names[k]);
+        assert_int_equal(list[k].size, sizeof(list[k]));
+    }
+    idmint_free(list);
+    assert_int_equal(idmint_audit_list(f->a, 0, 100, &au, &n), 0);
+    assert_int_equal(n, 3);
+    for (k = 0; k < n; k++) {
+        assert_ptr_equal(idmint_audit_entry_at(au, k), &au[k]);
+        assert_int_equal(au[k].size, sizeof(au[k]));
+        assert_string_equal(idmint_audit_entry_at(au, k)->ns, names[k]);
+    }
+    idmint_free(au);
+}
+
+/*
+ * An array as a newer library returns it: every element larger than this
+ * header's struct and saying so in its size. The accessors land on each
+ * element where list[i] would not.
+ */
+#define NEWER_PAD 32
+
+static void test_authority__accessors_step_by_the_element_size(void **state)
+{
+    enum { N = 5 };
+    size_t k;
+    size_t ns_stride = sizeof(idmint_ns_info) + NEWER_PAD;
+    size_t w_stride = sizeof(idmint_worker_info) + NEWER_PAD;
+    size_t au_stride = sizeof(idmint_audit_entry) + NEWER_PAD;
+    char *ns_buf = calloc(N, ns_stride), *w_buf = calloc(N, w_stride);
+    char *au_buf = calloc(N, au_stride);
+
+    (void)state;
+    assert_non_null(ns_buf);
+    assert_non_null(w_buf);
+    assert_non_null(au_buf);
+    for (k = 0; k < N; k++) {
+        idmint_ns_info *ns = (idmint_ns_info *)(void *)(ns_buf + k * ns_stride);
+        idmint_worker_info *w = (idmint_worker_info *)(void *)(w_buf + k * w_stride);
+        idmint_audit_entry *e = (idmint_audit_entry *)(void *)(au_buf + k * au_stride);
+
+        ns->size = ns_stride;
+        snprintf(ns->name, sizeof(ns->name), "ns-%zu", k);
+        w->size = w_stride;
+        w->worker_id = (uint32_t)(100 + k);
+        e->size = au_stride;
+        e->seq = (int64_t)(1000 + k);
+    }
+    for (k = 0; k < N; k++) {
+        const idmint_ns_info *ns = idmint_ns_info_at((const idmint_ns_info *)(void *)ns_buf, k);
+        const idmint_worker_info *w =
+            idmint_worker_info_at((const idmint_worker_info *)(void *)w_buf, k);
+        const idmint_audit_entry *e =
+            idmint_audit_entry_at((const idmint_audit_entry *)(void *)au_buf, k);
+        char want[16];
+
+        assert_ptr_equal(ns, ns_buf + k * ns_stride);
+        snprintf(want, sizeof(want), "ns-%zu", k);
+        assert_string_equal(ns->name, want);
+        assert_ptr_equal(w, w_buf + k * w_stride);
+        assert_int_equal(w->worker_id, 100 + k);
+        assert_ptr_equal(e, au_buf + k * au_stride);
+        assert_int_equal(e->seq, 1000 + k);
+    }
+    free(ns_buf);
+    free(w_buf);
+    free(au_buf);
 }
 
 /* ==== stores that cannot work ==== */
@@ -434,6 +690,7 @@ static void test_authority__read_only_store_refuses_writes_as_unavailable(void *
     /* Root ignores file modes, so read-only comes from SQLite's URI mode=ro. */
     snprintf(url, sizeof(url), "sqlite:file:%s/auth.db?mode=ro", f->dir);
     assert_int_equal(idmint_authority_open(&ro, url, 0), 0);
+    idmint_ns_info_init(&got, 0);
     assert_int_equal(idmint_ns_get(ro, "kept", &got), 0);
     range_named(&i, "new");
     assert_int_equal(idmint_ns_create(ro, &i), IDMINT_EUNAVAILABLE);
@@ -466,6 +723,7 @@ static void test_authority__null_url_reads_idmint_authority(void **state)
     idmint_authority_close(a);
     snprintf(path, sizeof(path), "%s/env.db", f->dir);
     assert_int_equal(stat(path, &sb), 0);
+    idmint_ns_info_init(&got, 0);
     assert_int_equal(idmint_ns_get(f->a, "via-env", &got), IDMINT_ENOTFOUND);
     free(url);
 }
@@ -496,6 +754,7 @@ static void test_authority__many_processes_open_one_new_file_at_once(void **stat
             while (read(gate[0], &c, 1) > 0)
                 ;
             rc = idmint_authority_open(&mine, url, 0);
+            idmint_ns_info_init(&got, 0);
             if (rc == 0)
                 rc = idmint_ns_get(mine, "default", &got);
             if (rc != 0)
@@ -539,6 +798,12 @@ int main(void)
         T(test_authority__an_epoch_in_the_future_is_refused),
         T(test_authority__workers_list_shows_fingerprints_only),
         T(test_authority__workers_list_shows_rows_of_an_existing_ns),
+        T(test_authority__ns_get_refuses_a_size_not_set_up),
+        T(test_authority__ns_create_refuses_a_size_not_set_up),
+        T(test_authority__ns_get_takes_the_first_guarded_size_and_writes_no_further),
+        cmocka_unit_test(test_authority__an_older_caller_of_a_newer_library_gets_its_own_size),
+        T(test_authority__lists_carry_the_element_size),
+        cmocka_unit_test(test_authority__accessors_step_by_the_element_size),
         cmocka_unit_test(test_authority__unreachable_store_is_unavailable),
         cmocka_unit_test(test_authority__unknown_scheme_is_invalid),
         T(test_authority__read_only_store_refuses_writes_as_unavailable),

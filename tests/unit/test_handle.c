@@ -12,6 +12,7 @@
 
 #include "idmint.h"
 #include "fault_store.h"
+#include "internal.h"
 #include "testsupport.h"
 
 #include <sqlite3.h>
@@ -95,6 +96,7 @@ static void test_handle__default_namespace_mints_increasing_ids(void **state)
         assert_true(id > prev);
         prev = id;
     }
+    idmint_handle_info_init(&info);
     assert_int_equal(idmint_info(m, &info), 0);
     assert_int_equal(info.is_range, 0);
     assert_true(time_of(&info.layout, id) < info.lease_until);
@@ -111,6 +113,7 @@ static void test_handle__sequence_waits_are_counted(void **state)
 
     create_snowflake(f, "narrow", "41/0/2/1");
     assert_int_equal(idmint_open(&m, f->url, "narrow", NULL), 0);
+    idmint_handle_info_init(&info);
     assert_int_equal(idmint_info(m, &info), 0);
     assert_int_equal(info.sequence_waits, 0);
     for (int i = 0; i < 200; i++) {
@@ -187,9 +190,11 @@ static void test_handle__release_on_close_lets_the_next_holder_mint_after_us(voi
     assert_int_equal(idmint_open(&a, f->url, "solo", NULL), 0);
     for (int i = 0; i < 1000; i++)
         assert_int_equal(idmint_next(a, &last_a), 0);
+    idmint_handle_info_init(&ia);
     assert_int_equal(idmint_info(a, &ia), 0);
     idmint_close(a);
     assert_int_equal(idmint_open(&b, f->url, "solo", NULL), 0);
+    idmint_handle_info_init(&ib);
     assert_int_equal(idmint_info(b, &ib), 0);
     assert_int_equal(ib.worker_id, ia.worker_id);
     assert_true(ib.generation > ia.generation);
@@ -210,6 +215,7 @@ static void test_handle__fifth_taker_of_two_worker_bits_gets_no_worker(void **st
     create_snowflake(f, "four", "41/0/2/12");
     for (int i = 0; i < 4; i++) {
         assert_int_equal(idmint_open(&m[i], f->url, "four", NULL), 0);
+        idmint_handle_info_init(&info);
         assert_int_equal(idmint_info(m[i], &info), 0);
         seen |= 1u << info.worker_id;
     }
@@ -236,6 +242,7 @@ static void test_handle__refused_renewal_makes_the_next_mint_fail(void **state)
     o.renew_ms = 50;
     assert_int_equal(idmint_open(&m, f->url, "default", &o), 0);
     assert_int_equal(idmint_next(m, &id), 0);
+    idmint_handle_info_init(&info);
     assert_int_equal(idmint_info(m, &info), 0);
     assert_int_equal(idmint_worker_force_release(f->admin, "default", 0, info.worker_id), 0);
     /* The next renewal (within 50 ms) is refused; minting stops at once. */
@@ -276,6 +283,7 @@ static void test_handle__disabled_namespace_mints_until_the_lease_end_then_fails
     /* Renewal stopped, but the lease is still ours: minting goes on to E. */
     assert_int_equal(status, IDMINT_EDISABLED);
     assert_int_equal(idmint_next(m, &id), 0);
+    idmint_handle_info_init(&info);
     assert_int_equal(idmint_info(m, &info), 0);
     for (int i = 0; i < 400 && rc == 0; i++) {
         struct timespec ts = {0, 5000000};
@@ -308,6 +316,7 @@ static void test_handle__outage_mints_until_the_lease_end_then_fails(void **stat
     o.lease_ms = 2000;
     o.renew_ms = 100;
     assert_int_equal(idmint_open(&m, url, "default", &o), 0);
+    idmint_handle_info_init(&info);
     assert_int_equal(idmint_info(m, &info), 0);
     ts_fault_set_down(1);
     deadline = (uint64_t)time(NULL) + 10;
@@ -546,9 +555,109 @@ static void test_handle__an_id_released_ahead_of_the_clock_does_not_block_others
     idmint_options_init(&o);
     o.clock_wait_ms = 100;
     assert_int_equal(idmint_open(&m, f->url, "default", &o), 0);
+    idmint_handle_info_init(&info);
     assert_int_equal(idmint_info(m, &info), 0);
     assert_int_equal(info.worker_id, 1);
     assert_int_equal(idmint_next(m, &id), 0);
+    idmint_close(m);
+}
+
+/* ==== ABI guard: idmint_handle_info's size ==== */
+
+/*
+ * idmint_handle_info as a program built against a header with fewer members
+ * would declare it: a strict prefix of today's, ending at the incarnation.
+ */
+struct handle_info_prefix {
+    size_t size;
+    int is_range;
+    uint32_t region;
+    uint32_t worker_id;
+    uint64_t generation;
+    uint64_t fence_found;
+    uint64_t lease_until;
+    uint64_t last_time;
+    idmint_layout layout;
+    uint64_t range_left;
+    char incarnation[33];
+};
+
+/* A caller's struct followed by bytes nobody may write. */
+struct handle_info_fenced {
+    idmint_handle_info info;
+    unsigned char canary[32];
+};
+
+static void assert_canary(const unsigned char *canary, size_t len)
+{
+    for (size_t k = 0; k < len; k++)
+        assert_int_equal(canary[k], 0xa5);
+}
+
+static void test_handle__info_refuses_a_size_not_set_up(void **state)
+{
+    struct fixture *f = *state;
+    const size_t bad[] = {
+        0,       1, sizeof(size_t), IDMINT__HANDLE_INFO_SIZE_V1 - 1, sizeof(idmint_handle_info) + 1,
+        SIZE_MAX};
+    idmint_handle_info info, before;
+    idmint *m;
+
+    assert_int_equal(idmint_open(&m, f->url, "default", NULL), 0);
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        memset(&info, 0x33, sizeof(info));
+        info.size = bad[k];
+        before = info;
+        assert_int_equal(idmint_info(m, &info), IDMINT_EINVAL);
+        assert_non_null(
+            strstr(idmint_errmsg(), "idmint_handle_info not set up by idmint_handle_info_init()"));
+        assert_memory_equal(&info, &before, sizeof(info));
+    }
+    assert_int_equal(idmint_info(m, NULL), IDMINT_EINVAL);
+    idmint_handle_info_init(NULL);
+    idmint_handle_info_init(&info);
+    assert_int_equal(info.size, sizeof(info));
+    assert_int_equal(info.worker_id, 0);
+    assert_int_equal(idmint_info(NULL, &info), IDMINT_EINVAL);
+    idmint_close(m);
+}
+
+/*
+ * The first guarded idmint_handle_info is today's whole struct: a strict
+ * prefix (no program was ever built with one) is refused with nothing
+ * written; exactly that size is filled and the byte after it never touched.
+ */
+static void test_handle__info_takes_the_first_guarded_size_and_writes_no_further(void **state)
+{
+    struct fixture *f = *state;
+    struct {
+        struct handle_info_prefix info;
+        unsigned char canary[32];
+    } old;
+    struct handle_info_fenced cur;
+    idmint *m;
+
+    /* Fails once a member is appended: then the prefix below is a real old
+     * caller that must be served, and this test changes with the rule. */
+    assert_int_equal(IDMINT__HANDLE_INFO_SIZE_V1, sizeof(idmint_handle_info));
+    assert_int_equal(offsetof(struct handle_info_fenced, canary), sizeof(idmint_handle_info));
+    assert_int_equal(idmint_open(&m, f->url, "default", NULL), 0);
+
+    memset(&old, 0xa5, sizeof(old));
+    old.info.size = sizeof(old.info);
+    assert_true(sizeof(old.info) < IDMINT__HANDLE_INFO_SIZE_V1);
+    assert_int_equal(idmint_info(m, (idmint_handle_info *)(void *)&old), IDMINT_EINVAL);
+    assert_int_equal(old.info.size, sizeof(old.info));
+    assert_canary((const unsigned char *)&old + sizeof(size_t), sizeof(old) - sizeof(size_t));
+
+    memset(&cur, 0xa5, sizeof(cur));
+    cur.info.size = IDMINT__HANDLE_INFO_SIZE_V1;
+    assert_int_equal(idmint_info(m, &cur.info), 0);
+    assert_int_equal(cur.info.size, IDMINT__HANDLE_INFO_SIZE_V1);
+    assert_int_equal(cur.info.is_range, 0);
+    assert_int_equal(strlen(cur.info.incarnation), 32);
+    assert_true(cur.info.lease_until > 0);
+    assert_canary(cur.canary, sizeof(cur.canary));
     idmint_close(m);
 }
 
@@ -572,6 +681,8 @@ int main(void)
         T(test_handle__bad_options_and_unknown_namespace_are_refused),
         T(test_handle__lost_reply_on_refill_is_retried_for_the_same_range),
         T(test_handle__an_id_released_ahead_of_the_clock_does_not_block_others),
+        T(test_handle__info_refuses_a_size_not_set_up),
+        T(test_handle__info_takes_the_first_guarded_size_and_writes_no_further),
 #undef T
     };
     return cmocka_run_group_tests_name("handle", tests, NULL, NULL);

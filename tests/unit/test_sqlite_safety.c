@@ -412,6 +412,7 @@ static void test_sqlite_safety__an_existing_only_open_creates_nothing(void **sta
 
     /* Once there, it opens as usual. */
     assert_int_equal(idmint_authority_open(&a, f->url, 0), 0);
+    idmint_ns_info_init(&got, 0);
     assert_int_equal(idmint_ns_get(a, "default", &got), 0);
     idmint_authority_close(a);
     a = NULL;
