@@ -304,7 +304,8 @@ typedef struct idmint_worker_info {
 
 /** One audit record. */
 typedef struct idmint_audit_entry {
-    int64_t seq;      /**< grows by one per record */
+    int64_t seq;      /**< grows with every record (by one on SQLite and PostgreSQL;
+                           on etcd it is the record's revision) */
     int64_t at_ms;    /**< Unix ms */
     char actor[64];   /**< who did it */
     char action[32];  /**< "ns.create", "ns.disable", "ns.enable", "worker.take",
@@ -337,7 +338,8 @@ typedef struct idmint_audit_entry {
  *
  * @param[out] out     the authority; written only on success
  * @param[in]  url     "sqlite:PATH", "sqlite:file:URI", "postgres://...",
- *                     "http://host:port", or NULL as above; copied
+ *                     "etcd://h1:p,h2:p/prefix", "http://host:port", or NULL
+ *                     as above; copied
  * @param[in]  region  the region this process mints in, 0..65535
  * @return 0, IDMINT_EINVAL (bad URL or region, a private database, no home
  *         for the default), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE (cannot open
