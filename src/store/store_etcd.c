@@ -1018,6 +1018,9 @@ static int url_member(struct etcd_store *s, const char *location, const char *p,
 
     if (len == 0)
         return url_bad(location, "an empty member in the list");
+    if (memchr(p, '@', len) != NULL)
+        return url_bad(location, "user:password@ before a host is not supported (etcd "
+                                 "authentication is not)");
     if (s->n_members == ETCD_MAX_MEMBERS)
         return url_bad(location, "more than 16 members");
     if (p[0] == '[') {
