@@ -21,7 +21,7 @@ dir=$(cd "$dir" && pwd)
 
 cport_of() { awk -v m="m$1" '$1 == m { print $2 }' "$dir/ports"; }
 is_ours() { # pid
-    [ -n "$1" ] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "--data-dir $dir/m"
+    [ -n "$1" ] && [ -r "/proc/$1/cmdline" ] && { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null | grep -qF -- "--data-dir $dir/m"
 }
 pid_of() { cat "$dir/m$1.pid" 2>/dev/null || true; }
 need_n() {

@@ -11,7 +11,7 @@ dir=$(cd "$dir" && pwd)
 
 # Only a process that is this cluster's etcd: a pid file may outlive its process.
 is_ours() { # pid
-    [ -n "$1" ] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "--data-dir $dir/m"
+    [ -n "$1" ] && [ -r "/proc/$1/cmdline" ] && { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null | grep -qF -- "--data-dir $dir/m"
 }
 
 for pidfile in "$dir"/m*.pid; do

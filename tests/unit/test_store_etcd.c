@@ -250,11 +250,12 @@ static void proxy_start(struct proxy *p, unsigned upstream)
     assert_int_equal(pthread_create(&p->thread, NULL, proxy_main, p), 0);
 }
 
+/* Call after closing the store: its connection ends, and shutdown() ends accept(). */
 static void proxy_stop(struct proxy *p)
 {
     shutdown(p->listen_fd, SHUT_RDWR);
-    close(p->listen_fd);
     pthread_join(p->thread, NULL);
+    close(p->listen_fd);
 }
 
 /* A store on a fresh prefix reached only through @p p. */
