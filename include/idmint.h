@@ -400,7 +400,8 @@ static inline const idmint_worker_info *idmint_worker_info_at(const idmint_worke
  */
 typedef struct idmint_audit_entry {
     size_t size;      /**< this element's size in bytes, set by the library; ABI guard */
-    int64_t seq;      /**< grows by one per record */
+    int64_t seq;      /**< grows with every record (by one on SQLite and PostgreSQL;
+                           on etcd it is the record's revision) */
     int64_t at_ms;    /**< Unix ms */
     char actor[64];   /**< who did it */
     char action[32];  /**< "ns.create", "ns.disable", "ns.enable", "worker.take",
@@ -444,7 +445,8 @@ static inline const idmint_audit_entry *idmint_audit_entry_at(const idmint_audit
  *
  * @param[out] out     the authority; written only on success
  * @param[in]  url     "sqlite:PATH", "sqlite:file:URI", "postgres://...",
- *                     "http://host:port", or NULL as above; copied
+ *                     "etcd://h1:p,h2:p/prefix", "http://host:port", or NULL
+ *                     as above; copied
  * @param[in]  region  the region this process mints in, 0..65535
  * @return 0, IDMINT_EINVAL (bad URL or region, a private database, no home
  *         for the default), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE (cannot open

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages idmint builds and tests with, if any is missing.
+# No package may start a service while it installs (etcd-server would start a
+# system etcd on port 2379): tests/support/apt-no-start.sh holds a
+# policy-rc.d in place for the install, and the tests start private servers.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev cppcheck
       libsqlite3-dev sqlite3 libcmocka-dev uuid-dev libcurl4-openssl-dev libh2o-evloop-dev
-      libssl-dev libjansson-dev libinih-dev libpq-dev python3 curl spin faketime)
+      libssl-dev libjansson-dev libinih-dev libpq-dev python3 curl spin faketime etcd-server)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     echo "deps: installing ${missing[*]}"
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO=sudo
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    bash tests/support/apt-no-start.sh "${missing[@]}"
 fi

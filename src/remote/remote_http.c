@@ -3,15 +3,14 @@
  * http:// remote authority: every authority call is one request to an
  * idmintd (docs/http-api.md), whose authority layer applies the rules with
  * its own clock; this file sends what the caller asked and reads the
- * answer. The only file of the library that includes curl/curl.h or
- * jansson.h. One keep-alive connection per authority; only idempotent calls
- * are retried.
+ * answer. libcurl comes bound from curl_lib.h (shared with the etcd
+ * store); jansson reads and writes the bodies. One keep-alive connection
+ * per authority; only idempotent calls are retried.
  */
 #include "remote.h"
 #include "internal.h"
-#include "dynlib.h"
+#include "curl_lib.h"
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include <limits.h>
@@ -40,53 +39,6 @@ struct http_remote {
     int is_reply_too_big;
     char curl_err[CURL_ERROR_SIZE];
 };
-
-/* ==== libcurl, bound on the first open (dynlib.h) ==== */
-
-#define CURL_FUNCTIONS(X)                                                                          \
-    X(CURLcode, global_init, (long))                                                               \
-    X(CURL *, easy_init, (void))                                                                   \
-    X(CURLcode, easy_setopt, (CURL *, CURLoption, ...))                                            \
-    X(CURLcode, easy_perform, (CURL *))                                                            \
-    X(CURLcode, easy_getinfo, (CURL *, CURLINFO, ...))                                             \
-    X(void, easy_cleanup, (CURL *))                                                                \
-    X(const char *, easy_strerror, (CURLcode))                                                     \
-    X(struct curl_slist *, slist_append, (struct curl_slist *, const char *))                      \
-    X(void, slist_free_all, (struct curl_slist *))
-
-enum curl_function {
-#define X(ret, name, args) CUF_##name,
-    CURL_FUNCTIONS(X)
-#undef X
-};
-
-static const char *const curl_names[] = {
-#define X(ret, name, args) "curl_" #name,
-    CURL_FUNCTIONS(X)
-#undef X
-};
-
-static struct {
-#define X(ret, name, args) ret(*name) args;
-    CURL_FUNCTIONS(X)
-#undef X
-} cu;
-
-static void *curl_syms[sizeof(curl_names) / sizeof(curl_names[0])];
-static CURLcode http_global_rc = CURLE_FAILED_INIT;
-
-/* Runs once, before any thread can use libcurl: the one global init. */
-static void curl_on_load(void)
-{
-    /* dlsym gives object pointers; POSIX guarantees they convert to functions. */
-#define X(ret, name, args) memcpy(&cu.name, &curl_syms[CUF_##name], sizeof(cu.name));
-    CURL_FUNCTIONS(X)
-#undef X
-    http_global_rc = cu.global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static struct idmint__dynlib curl_lib =
-    IDMINT__DYNLIB("libcurl.so.4", "libcurl4", curl_names, curl_syms, curl_on_load);
 
 /* ==== errors ==== */
 
@@ -166,14 +118,14 @@ static int http_once_try(struct http_remote *h, const char *body, size_t body_le
     h->reply_len = 0;
     h->is_reply_too_big = 0;
     h->curl_err[0] = '\0';
-    cu.easy_setopt(h->curl, CURLOPT_URL, h->url);
+    idmint__curl.easy_setopt(h->curl, CURLOPT_URL, h->url);
     if (body != NULL) {
-        cu.easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-        cu.easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
+        idmint__curl.easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+        idmint__curl.easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
     } else {
-        cu.easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+        idmint__curl.easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
     }
-    cc = cu.easy_perform(h->curl);
+    cc = idmint__curl.easy_perform(h->curl);
     if (cc != CURLE_OK) {
         if (h->is_reply_too_big)
             return idmint__fail(IDMINT_ESTORE, "%s %s: reply is larger than %u bytes", h->method,
@@ -184,9 +136,9 @@ static int http_once_try(struct http_remote *h, const char *body, size_t body_le
         /* Refused, reset, timed out: the authority is unreachable for now. */
         *is_retryable = 1;
         return idmint__fail(IDMINT_EUNAVAILABLE, "%s %s: %s", h->method, h->url,
-                            h->curl_err[0] != '\0' ? h->curl_err : cu.easy_strerror(cc));
+                            h->curl_err[0] != '\0' ? h->curl_err : idmint__curl.easy_strerror(cc));
     }
-    cu.easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+    idmint__curl.easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
     doc = json_loadb(h->reply != NULL ? h->reply : "", h->reply_len, 0, &jerr);
     if (status >= 200 && status < 300) {
         if (doc == NULL && h->reply_len == 0)
@@ -393,8 +345,8 @@ static void http_close(struct remote *st)
     if (h == NULL)
         return;
     if (h->curl != NULL)
-        cu.easy_cleanup(h->curl);
-    cu.slist_free_all(h->headers);
+        idmint__curl.easy_cleanup(h->curl);
+    idmint__curl.slist_free_all(h->headers);
     free(h->reply);
     free(h);
 }
@@ -461,11 +413,8 @@ static int http_open(const char *location, const char *token, struct remote **ou
     char auth[1024];
     int rc;
 
-    if ((rc = idmint__dynlib_load(&curl_lib)) != 0)
+    if ((rc = idmint__curl_load()) != 0)
         return rc;
-    if (http_global_rc != CURLE_OK)
-        return idmint__fail(IDMINT_EUNAVAILABLE, "libcurl cannot start: %s",
-                            cu.easy_strerror(http_global_rc));
     if (token != NULL && token[0] != '\0' && (rc = http_token_check(token)) != 0)
         return rc;
     h = calloc(1, sizeof(*h));
@@ -476,14 +425,14 @@ static int http_open(const char *location, const char *token, struct remote **ou
         free(h);
         return rc;
     }
-    h->curl = cu.easy_init();
+    h->curl = idmint__curl.easy_init();
     /* "Expect:" stops curl waiting for 100-continue before a body. */
-    list = h->curl != NULL ? cu.slist_append(NULL, "Accept: application/json") : NULL;
+    list = h->curl != NULL ? idmint__curl.slist_append(NULL, "Accept: application/json") : NULL;
     h->headers = list;
     if (list != NULL)
-        list = cu.slist_append(h->headers, "Content-Type: application/json");
+        list = idmint__curl.slist_append(h->headers, "Content-Type: application/json");
     if (list != NULL)
-        list = cu.slist_append(h->headers, "Expect:");
+        list = idmint__curl.slist_append(h->headers, "Expect:");
     if (list != NULL && token != NULL && token[0] != '\0') {
         if ((size_t)snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token) >=
             sizeof(auth)) {
@@ -491,25 +440,25 @@ static int http_open(const char *location, const char *token, struct remote **ou
             return idmint__fail(IDMINT_EINVAL, "bearer token is longer than %zu bytes",
                                 sizeof(auth) - 32);
         }
-        list = cu.slist_append(h->headers, auth);
+        list = idmint__curl.slist_append(h->headers, auth);
         memset(auth, 0, sizeof(auth));
     }
     if (list == NULL) {
         http_close(&h->base);
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening http authority %s", h->base_url);
     }
-    cu.easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
-    cu.easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, http_on_data);
-    cu.easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
-    cu.easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->curl_err);
+    idmint__curl.easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
+    idmint__curl.easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, http_on_data);
+    idmint__curl.easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
+    idmint__curl.easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->curl_err);
     /* The renewal thread must never be hit by SIGALRM from name lookups. */
-    cu.easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
-    cu.easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, HTTP_CONNECT_TIMEOUT_MS);
-    cu.easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, HTTP_TIMEOUT_MS);
-    cu.easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http");
+    idmint__curl.easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
+    idmint__curl.easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, HTTP_CONNECT_TIMEOUT_MS);
+    idmint__curl.easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, HTTP_TIMEOUT_MS);
+    idmint__curl.easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http");
     /* The authority is reached directly: a proxy from the environment would
      * receive the bearer token and add its own delays to lease renewals. */
-    cu.easy_setopt(h->curl, CURLOPT_PROXY, "");
+    idmint__curl.easy_setopt(h->curl, CURLOPT_PROXY, "");
     *out = &h->base;
     return 0;
 }

@@ -15,8 +15,8 @@
 #define STORE_MAX_ID_LEN   128 /* incarnation and request id, bytes */
 
 static const struct store_ops *registry[STORE_MAX_BACKENDS] = {
-    &idmint__store_sqlite, &idmint__store_postgres, &idmint__store_postgresql};
-static size_t registry_len = 3;
+    &idmint__store_sqlite, &idmint__store_postgres, &idmint__store_postgresql, &idmint__store_etcd};
+static size_t registry_len = 4;
 
 int idmint__store_register(const struct store_ops *ops)
 {

@@ -34,7 +34,7 @@ struct store;
 
 struct store_ops {
     uint32_t version;   /* STORE_OPS_V*; members are only ever appended */
-    const char *scheme; /* "sqlite", "postgres", "postgresql" */
+    const char *scheme; /* "sqlite", "postgres", "postgresql", "etcd" */
     uint32_t caps;      /* STORE_CAP_* */
 
     /*
@@ -141,6 +141,7 @@ struct store {
 extern const struct store_ops idmint__store_sqlite;
 extern const struct store_ops idmint__store_postgres;   /* "postgres:" */
 extern const struct store_ops idmint__store_postgresql; /* "postgresql:", the same backend */
+extern const struct store_ops idmint__store_etcd;       /* "etcd://h1:p,h2:p/prefix" */
 
 /*
  * Register an extra backend (tests: the fault wrapper). Not thread-safe;

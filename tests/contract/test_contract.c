@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The authority contract suite: one set of tests for every backend, chosen by
- * $IDMINT_TEST_AUTHORITY ("sqlite", "postgres", "http"). It talks only
+ * $IDMINT_TEST_AUTHORITY ("sqlite", "postgres", "etcd", "http"). It talks only
  * through the authority layer (idmint.h and idmint_service.h), with the real
  * clock, so the same assertions hold whether the rules run in this process
  * over a store or in an idmintd reached over http://. For "http" the suite
@@ -62,6 +62,16 @@ static int start_postgres(void)
     if (backend.url == NULL)
         fprintf(stderr, "no PostgreSQL: set IDMINT_TEST_PG_URL, or IDMINT_PG_ENV to the file "
                         "tests/support/pg-start.sh writes\n");
+    return backend.url == NULL ? -1 : 0;
+}
+
+static int start_etcd(void)
+{
+    /* A missing cluster is a failure, never a skip. */
+    backend.url = ts_etcd_url();
+    if (backend.url == NULL)
+        fprintf(stderr, "no etcd: set IDMINT_TEST_ETCD_URL, or IDMINT_ETCD_ENV to the file "
+                        "tests/support/etcd-start.sh writes\n");
     return backend.url == NULL ? -1 : 0;
 }
 
@@ -134,6 +144,7 @@ static const struct {
 } backends[] = {
     {"sqlite", start_sqlite},
     {"postgres", start_postgres},
+    {"etcd", start_etcd},
     {"http", start_http},
 };
 
@@ -148,7 +159,7 @@ static int group_setup(void **state)
     for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
         if (strcmp(backends[i].name, backend.name) == 0)
             return backends[i].start();
-    fprintf(stderr, "IDMINT_TEST_AUTHORITY=%s: not sqlite, postgres or http\n", backend.name);
+    fprintf(stderr, "IDMINT_TEST_AUTHORITY=%s: not sqlite, postgres, etcd or http\n", backend.name);
     return -1;
 }
 

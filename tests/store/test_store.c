@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The store contract suite: one set of tests for every backend, chosen by
- * $IDMINT_TEST_STORE ("sqlite", "postgres"). It talks only through the
+ * $IDMINT_TEST_STORE ("sqlite", "postgres", "etcd"). It talks only through the
  * idmint__store_* wrappers. Each test uses namespaces with a fresh prefix, so
  * a shared server database needs no cleaning between runs.
  */
@@ -59,6 +59,18 @@ static int postgres_setup(struct fx *f)
     return 0;
 }
 
+static int etcd_setup(struct fx *f)
+{
+    /* A missing cluster is a failure, never a skip. */
+    f->url = ts_etcd_url();
+    if (f->url == NULL) {
+        fprintf(stderr, "no etcd: set IDMINT_TEST_ETCD_URL, or IDMINT_ETCD_ENV to the file "
+                        "tests/support/etcd-start.sh writes\n");
+        return -1;
+    }
+    return 0;
+}
+
 struct backend {
     const char *name;
     int (*setup)(struct fx *f);
@@ -67,6 +79,7 @@ struct backend {
 static const struct backend backends[] = {
     {"sqlite", sqlite_setup},
     {"postgres", postgres_setup},
+    {"etcd", etcd_setup},
 };
 
 static const struct backend *backend_chosen(void)

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Where the PostgreSQL of a test or benchmark run is (pg_url.h). */
+/* Where the PostgreSQL or etcd of a test or benchmark run is (pg_url.h). */
 #include "pg_url.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-char *ts_pg_url(void)
+/* $url_var, else the first line of the file $env_var. */
+static char *url_from(const char *url_var, const char *env_var)
 {
-    const char *url = getenv("IDMINT_TEST_PG_URL");
-    const char *env = getenv("IDMINT_PG_ENV");
+    const char *url = getenv(url_var);
+    const char *env = getenv(env_var);
     char line[1024];
     FILE *fp;
 
@@ -22,4 +23,14 @@ char *ts_pg_url(void)
     fclose(fp);
     line[strcspn(line, "\r\n")] = '\0';
     return line[0] != '\0' ? strdup(line) : NULL;
+}
+
+char *ts_pg_url(void)
+{
+    return url_from("IDMINT_TEST_PG_URL", "IDMINT_PG_ENV");
+}
+
+char *ts_etcd_url(void)
+{
+    return url_from("IDMINT_TEST_ETCD_URL", "IDMINT_ETCD_ENV");
 }

@@ -1,0 +1,2157 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * etcd v3 backend ("etcd://h1:p,h2:p,.../prefix"): consensus leases across
+ * machines. It speaks etcd's JSON gateway on the client port (POST
+ * /v3/kv/range, /v3/kv/txn, /v3/kv/deleterange; keys and values base64,
+ * int64 as strings, default values left out of replies) through libcurl
+ * (curl_lib.h) and jansson. Every decision is taken on a linearizable read
+ * and written by a transaction that compares the revisions it read, so a
+ * lost race is a failed compare, read again and retried. E lives in the
+ * value: no etcd lease TTL carries safety. No namespace rules.
+ *
+ * Keys, under the prefix P (default "/idmint"):
+ *   P/schema                          schema version ("1"), made on first open
+ *   P/ns/NAME                         a namespace (JSON); a range namespace's
+ *                                     next_value is in it, so a reservation
+ *                                     compares one key for bounds, flag and count
+ *   P/lease/NAME/REGION/WORKER        a worker lease row (10-digit numbers, so
+ *                                     key order is numeric order)
+ *   P/inc/NAME/INCARNATION/REQUEST    a range request record (the incarnation
+ *                                     %-escaped, so '/' in it cannot alias)
+ *   P/audit/OPID                      an audit record; its seq is the key's
+ *                                     create_revision
+ * Each audited write carries one random OPID for the whole call and
+ * compares "P/audit/OPID does not exist": of every attempt of one call at
+ * most one can apply, and reading that key tells whether one did. That is
+ * how an attempt whose reply was lost (an unknown outcome) is resolved.
+ */
+#include "store.h"
+#include "internal.h"
+#include "curl_lib.h"
+
+#include <jansson.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ETCD_DEFAULT_PREFIX     "/idmint"
+#define ETCD_SCHEMA_VERSION     1
+#define ETCD_MAX_MEMBERS        16
+#define ETCD_CONNECT_TIMEOUT_MS 500L  /* one TCP connect */
+#define ETCD_ATTEMPT_MS         2000u /* one request to one member */
+#define ETCD_CALL_BUDGET_MS     5000u /* one store call: every member, every retry */
+#define ETCD_MAX_LOST           256   /* lost compares one call retries */
+#define ETCD_BACKOFF_FIRST_MS   20u   /* after a round of members all failed; doubles */
+#define ETCD_BACKOFF_MAX_MS     320u
+#define ETCD_LOST_WAIT_MAX_US   16000u /* the longest wait after a lost compare */
+#define ETCD_AUDIT_PAGE         500u   /* audit records per range request */
+#define ETCD_MAX_REPLY_BYTES    (64u * 1024u * 1024u)
+#define ETCD_KEY_MAX            1024 /* bytes: prefix, name, escaped ids */
+#define ETCD_PREFIX_MAX         200
+#define ETCD_NAME_MAX           512 /* the URL as shown in messages */
+#define ETCD_OPID_LEN           32  /* hex digits */
+
+/* etcd_write: sent, no answer (an unknown outcome): read again and decide. */
+#define ETCD_UNKNOWN 1
+/* etcd_write: every compare held and the success branch ran. */
+#define ETCD_APPLIED 2
+
+struct etcd_store {
+    struct store base; /* must be first */
+    CURL *curl;        /* one easy handle: keep-alive per member */
+    struct curl_slist *headers;
+    char *members[ETCD_MAX_MEMBERS]; /* "http://host:port", malloc'd */
+    size_t n_members;
+    size_t cur;                   /* the member tried first: the last that answered */
+    char prefix[ETCD_PREFIX_MAX]; /* no trailing '/' */
+    char name[ETCD_NAME_MAX];     /* "etcd://..." for messages */
+    uint64_t deadline_ms;         /* monotonic end of the call in progress */
+    char *reply;                  /* body of the last reply; NUL-terminated */
+    size_t reply_len;             /* bytes */
+    size_t reply_cap;             /* bytes */
+    int is_reply_too_big;
+    int is_oom;      /* a JSON builder ran out of memory since the last send */
+    uint64_t jitter; /* xorshift state for the waits after a lost compare */
+    char curl_err[CURL_ERROR_SIZE];
+};
+
+/* One key-value pair of a range answer. key and value are NUL-terminated copies. */
+struct etcd_kv {
+    char *key;
+    char *value;
+    size_t value_len; /* bytes */
+    int64_t create_rev;
+    int64_t mod_rev;
+};
+
+/* One range answer: kvs in the order etcd sent them. */
+struct etcd_range {
+    struct etcd_kv *kvs;
+    size_t n;
+};
+
+/* ==== base64 (RFC 4648, with padding) ==== */
+
+static const char b64_digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* @p len bytes of @p data in base64; malloc'd, NULL when out of memory. */
+static char *b64_encode(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
+    size_t i;
+
+    if (out == NULL)
+        return NULL;
+    for (i = 0; i + 2 < len; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+
+        *o++ = b64_digits[v >> 18 & 63];
+        *o++ = b64_digits[v >> 12 & 63];
+        *o++ = b64_digits[v >> 6 & 63];
+        *o++ = b64_digits[v & 63];
+    }
+    if (i < len) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < len ? (uint32_t)p[i + 1] << 8 : 0u);
+
+        *o++ = b64_digits[v >> 18 & 63];
+        *o++ = b64_digits[v >> 12 & 63];
+        *o++ = i + 1 < len ? b64_digits[v >> 6 & 63] : '=';
+        *o++ = '=';
+    }
+    *o = '\0';
+    return out;
+}
+
+static int b64_value(char c)
+{
+    const char *at = c != '\0' ? strchr(b64_digits, c) : NULL;
+
+    return at != NULL ? (int)(at - b64_digits) : -1;
+}
+
+/*
+ * Decode base64 @p text: 0 with *out (malloc'd, NUL-terminated) and *len,
+ * -1 if it is not base64, -2 when out of memory.
+ */
+static int b64_decode(const char *text, char **out, size_t *len)
+{
+    size_t n = strlen(text), i, k = 0;
+    char *buf;
+
+    if (n % 4 != 0)
+        return -1;
+    if ((buf = malloc(n / 4 * 3 + 1)) == NULL)
+        return -2;
+    for (i = 0; i < n; i += 4) {
+        int a = b64_value(text[i]), b = b64_value(text[i + 1]);
+        int c = text[i + 2] == '=' ? 0 : b64_value(text[i + 2]);
+        int d = text[i + 3] == '=' ? 0 : b64_value(text[i + 3]);
+        int pad = (text[i + 2] == '=') + (text[i + 3] == '=');
+        uint32_t v;
+
+        if (a < 0 || b < 0 || c < 0 || d < 0 || (pad > 0 && i + 4 != n) ||
+            (text[i + 2] == '=' && text[i + 3] != '=')) {
+            free(buf);
+            return -1;
+        }
+        v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 | (uint32_t)d;
+        buf[k++] = (char)(v >> 16 & 0xff);
+        if (pad < 2)
+            buf[k++] = (char)(v >> 8 & 0xff);
+        if (pad < 1)
+            buf[k++] = (char)(v & 0xff);
+    }
+    buf[k] = '\0';
+    *out = buf;
+    *len = k;
+    return 0;
+}
+
+/* ==== numbers as etcd and our values write them: decimal strings ==== */
+
+/* Digits only, at most 2^64-1. 0 or -1. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (s == NULL || s[0] == '\0')
+        return -1;
+    for (i = 0; s[i] != '\0'; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+
+        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - d) / 10u)
+            return -1;
+        v = v * 10u + d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A field etcd or we wrote as a decimal string; absent means 0 (proto3 default). */
+static int get_u64(json_t *obj, const char *key, uint64_t *out)
+{
+    json_t *v = json_object_get(obj, key);
+
+    if (v == NULL) {
+        *out = 0;
+        return 0;
+    }
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *out = (uint64_t)json_integer_value(v);
+        return 0;
+    }
+    return json_is_string(v) ? parse_u64(json_string_value(v), out) : -1;
+}
+
+static int get_i64(json_t *obj, const char *key, int64_t *out)
+{
+    json_t *v = json_object_get(obj, key);
+    uint64_t mag;
+    const char *s;
+
+    if (v == NULL) {
+        *out = 0;
+        return 0;
+    }
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return 0;
+    }
+    if (!json_is_string(v))
+        return -1;
+    s = json_string_value(v);
+    if (s[0] == '-') {
+        if (parse_u64(s + 1, &mag) != 0 || mag > (uint64_t)INT64_MAX)
+            return -1;
+        *out = -(int64_t)mag;
+        return 0;
+    }
+    if (parse_u64(s, &mag) != 0 || mag > (uint64_t)INT64_MAX)
+        return -1;
+    *out = (int64_t)mag;
+    return 0;
+}
+
+static json_t *j_u64(uint64_t v)
+{
+    char buf[24];
+
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+    return json_string(buf);
+}
+
+static json_t *j_i64(int64_t v)
+{
+    char buf[24];
+
+    snprintf(buf, sizeof(buf), "%lld", (long long)v);
+    return json_string(buf);
+}
+
+/* ==== errors ==== */
+
+static int etcd_bad_value(const struct etcd_store *s, const char *key, const char *what)
+{
+    return idmint__fail(IDMINT_ESTORE,
+                        "%s: key %s does not hold %s: written by something other than idmint?",
+                        s->name, key, what);
+}
+
+static int etcd_oom(const struct etcd_store *s, const char *what)
+{
+    return idmint__fail(IDMINT_ENOMEM, "%s: out of memory: %s", s->name, what);
+}
+
+/* ==== keys ==== */
+
+/* Write "P<fmt...>" into @p out (ETCD_KEY_MAX bytes). 0 or EINVAL when too long. */
+static int key_fmt(const struct etcd_store *s, char *out, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int key_fmt(const struct etcd_store *s, char *out, const char *fmt, ...)
+{
+    size_t len = strlen(s->prefix);
+    va_list ap;
+    int n;
+
+    memcpy(out, s->prefix, len);
+    va_start(ap, fmt);
+    n = vsnprintf(out + len, ETCD_KEY_MAX - len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= ETCD_KEY_MAX - len)
+        return idmint__fail(IDMINT_EINVAL, "%s: a key would be longer than %d bytes", s->name,
+                            ETCD_KEY_MAX);
+    return 0;
+}
+
+/* The end of the range of keys that start with @p prefix: its last byte + 1. */
+static void key_prefix_end(const char *prefix, char *out)
+{
+    size_t len = strlen(prefix);
+
+    memcpy(out, prefix, len + 1);
+    out[len - 1] = (char)(out[len - 1] + 1);
+}
+
+/*
+ * An incarnation as one key segment: '/', '%' and bytes outside printable
+ * ASCII become %HH, so two incarnations never share a key prefix and a
+ * replay can only ever find its own record.
+ */
+static void key_escape(const char *in, char *out, size_t size)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t k = 0;
+
+    for (; *in != '\0' && k + 4 < size; in++) {
+        unsigned char c = (unsigned char)*in;
+
+        if (c == '/' || c == '%' || c <= 0x20 || c >= 0x7f) {
+            out[k++] = '%';
+            out[k++] = hex[c >> 4];
+            out[k++] = hex[c & 15];
+        } else {
+            out[k++] = (char)c;
+        }
+    }
+    out[k] = '\0';
+}
+
+static int key_ns(const struct etcd_store *s, const char *ns, char *out)
+{
+    return key_fmt(s, out, "/ns/%s", ns);
+}
+
+static int key_lease(const struct etcd_store *s, const char *ns, uint32_t region,
+                     uint32_t worker_id, char *out)
+{
+    return key_fmt(s, out, "/lease/%s/%010u/%010u", ns, (unsigned)region, (unsigned)worker_id);
+}
+
+static int key_inc_prefix(const struct etcd_store *s, const char *ns, const char *incarnation,
+                          char *out)
+{
+    char esc[3 * 128 + 8];
+
+    key_escape(incarnation, esc, sizeof(esc));
+    return key_fmt(s, out, "/inc/%s/%s/", ns, esc);
+}
+
+static int key_audit(const struct etcd_store *s, const char *opid, char *out)
+{
+    return key_fmt(s, out, "/audit/%s", opid);
+}
+
+/* A fresh op id for one audited call (ETCD_OPID_LEN hex digits). */
+static int opid_new(char out[ETCD_OPID_LEN + 1])
+{
+    unsigned char rnd[ETCD_OPID_LEN / 2];
+    size_t i;
+    int rc = idmint__entropy(rnd, sizeof(rnd));
+
+    if (rc != 0)
+        return rc;
+    for (i = 0; i < sizeof(rnd); i++)
+        snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+    return 0;
+}
+
+/* ==== JSON request builders (new references; NULL only when out of memory) ==== */
+
+static json_t *j_key(const char *key)
+{
+    char *b = b64_encode(key, strlen(key));
+    json_t *j = b != NULL ? json_string(b) : NULL;
+
+    free(b);
+    return j;
+}
+
+/* Append @p item (stolen) to @p arr; an allocation failure is remembered in s->is_oom. */
+static void add(struct etcd_store *s, json_t *arr, json_t *item)
+{
+    if (arr == NULL || item == NULL || json_array_append_new(arr, item) != 0) {
+        json_decref(item);
+        s->is_oom = 1;
+    }
+}
+
+/* {"request_range": {key, range_end?}}: one key, or [key, end) when @p end is not NULL. */
+static json_t *op_range(const char *key, const char *end)
+{
+    json_t *r = json_object();
+
+    if (r == NULL || json_object_set_new(r, "key", j_key(key)) != 0 ||
+        (end != NULL && json_object_set_new(r, "range_end", j_key(end)) != 0)) {
+        json_decref(r);
+        return NULL;
+    }
+    return json_pack("{s:o}", "request_range", r);
+}
+
+/* {"request_put": {key, value}} with @p value (stolen) as compact JSON text. */
+static json_t *op_put(const char *key, json_t *value)
+{
+    char *text = value != NULL ? json_dumps(value, JSON_COMPACT) : NULL;
+    char *b = text != NULL ? b64_encode(text, strlen(text)) : NULL;
+    json_t *op =
+        b != NULL ? json_pack("{s:{s:o,s:s}}", "request_put", "key", j_key(key), "value", b) : NULL;
+
+    free(b);
+    free(text);
+    json_decref(value);
+    return op;
+}
+
+static json_t *op_put_text(const char *key, const char *text)
+{
+    char *b = b64_encode(text, strlen(text));
+    json_t *op =
+        b != NULL ? json_pack("{s:{s:o,s:s}}", "request_put", "key", j_key(key), "value", b) : NULL;
+
+    free(b);
+    return op;
+}
+
+/* Compare: @p key's mod_revision is @p rev (0: the key does not exist). */
+static json_t *cmp_mod(const char *key, int64_t rev)
+{
+    return json_pack("{s:o,s:s,s:s,s:o}", "key", j_key(key), "target", "MOD", "result", "EQUAL",
+                     "mod_revision", j_i64(rev));
+}
+
+/* Compare: @p key does not exist (create_revision 0). */
+static json_t *cmp_absent(const char *key)
+{
+    return json_pack("{s:o,s:s,s:s,s:s}", "key", j_key(key), "target", "CREATE", "result", "EQUAL",
+                     "create_revision", "0");
+}
+
+/* ==== transport ==== */
+
+static size_t etcd_on_data(char *data, size_t size, size_t nmemb, void *arg)
+{
+    struct etcd_store *s = arg;
+    size_t len = size * nmemb, cap;
+    char *grown;
+
+    if (s->reply_len + len + 1 > ETCD_MAX_REPLY_BYTES) {
+        s->is_reply_too_big = 1;
+        return 0; /* curl aborts the transfer */
+    }
+    if (s->reply_len + len + 1 > s->reply_cap) {
+        cap = s->reply_cap == 0 ? 4096 : s->reply_cap;
+        while (cap < s->reply_len + len + 1)
+            cap *= 2;
+        if ((grown = realloc(s->reply, cap)) == NULL)
+            return 0;
+        s->reply = grown;
+        s->reply_cap = cap;
+    }
+    memcpy(s->reply + s->reply_len, data, len);
+    s->reply_len += len;
+    s->reply[s->reply_len] = '\0';
+    return len;
+}
+
+/* How one attempt ended, beyond its IDMINT code. */
+enum etcd_outcome {
+    ETCD_OK,       /* 200 and a JSON object */
+    ETCD_NOT_SENT, /* never reached the member: try another, a write included */
+    ETCD_MAYBE,    /* sent, no usable answer: another member; a write's outcome is unknown */
+    ETCD_DEFINITE, /* an answer that another try would not change */
+};
+
+/*
+ * One POST of @p body to @p path on member s->cur, for at most @p timeout_ms.
+ * ETCD_OK with *reply (the caller decrefs), else the outcome with the
+ * message set and *err the code to report if no other try helps.
+ */
+static enum etcd_outcome etcd_once(struct etcd_store *s, const char *path, const char *body,
+                                   uint64_t timeout_ms, json_t **reply, int *err)
+{
+    const char *member = s->members[s->cur];
+    char url[600];
+    json_error_t jerr;
+    json_t *doc;
+    const char *msg;
+    long status = 0;
+    int64_t code = 0;
+    CURLcode cc;
+
+    *err = IDMINT_EUNAVAILABLE;
+    snprintf(url, sizeof(url), "%s%s", member, path);
+    s->reply_len = 0;
+    s->is_reply_too_big = 0;
+    s->curl_err[0] = '\0';
+    idmint__curl.easy_setopt(s->curl, CURLOPT_URL, url);
+    idmint__curl.easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    idmint__curl.easy_setopt(s->curl, CURLOPT_POSTFIELDS, body);
+    idmint__curl.easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+    idmint__curl.easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS,
+                             timeout_ms < (uint64_t)ETCD_CONNECT_TIMEOUT_MS
+                                 ? (long)timeout_ms
+                                 : ETCD_CONNECT_TIMEOUT_MS);
+    cc = idmint__curl.easy_perform(s->curl);
+    if (cc != CURLE_OK) {
+        const char *why = s->curl_err[0] != '\0' ? s->curl_err : idmint__curl.easy_strerror(cc);
+
+        if (s->is_reply_too_big) {
+            *err = idmint__fail(IDMINT_ESTORE, "%s: %s: reply is larger than %u bytes", s->name,
+                                url, ETCD_MAX_REPLY_BYTES);
+            return ETCD_DEFINITE;
+        }
+        if (cc == CURLE_WRITE_ERROR || cc == CURLE_OUT_OF_MEMORY) {
+            *err = etcd_oom(s, "reading a reply");
+            return ETCD_DEFINITE;
+        }
+        idmint__fail(IDMINT_EUNAVAILABLE, "%s: %s: %s", s->name, url, why);
+        /* Refused or unresolvable: nothing was sent. Anything else (a timeout,
+         * a reset) may have reached the member. */
+        return cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ? ETCD_NOT_SENT
+                                                                               : ETCD_MAYBE;
+    }
+    idmint__curl.easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
+    doc = json_loadb(s->reply != NULL ? s->reply : "", s->reply_len, 0, &jerr);
+    if (status == 200 && json_is_object(doc)) {
+        *reply = doc;
+        return ETCD_OK;
+    }
+    msg = json_string_value(json_object_get(doc, "message"));
+    if (msg == NULL)
+        msg = json_string_value(json_object_get(doc, "error"));
+    if (get_i64(doc, "code", &code) != 0)
+        code = 0;
+    if (status == 200) {
+        json_decref(doc);
+        *err = idmint__fail(IDMINT_ESTORE, "%s: %s: the reply is not a JSON object: %s", s->name,
+                            url, jerr.text);
+        return ETCD_DEFINITE;
+    }
+    if (msg != NULL && strstr(msg, "space exceeded") != NULL) {
+        /* The NOSPACE alarm: every write fails until an operator compacts,
+         * defragments and disarms it (docs/multi-node.md). */
+        *err = idmint__fail(IDMINT_EUNAVAILABLE,
+                            "%s: %s: etcd is out of space (%s): compact, defragment and disarm "
+                            "the alarm, or raise --quota-backend-bytes",
+                            s->name, url, msg);
+        json_decref(doc);
+        return ETCD_DEFINITE;
+    }
+    /* gRPC codes: 14 unavailable (no leader, leader changed, request timed
+     * out), 4 deadline exceeded, 8 too many requests: another member or a
+     * moment later may answer. A gateway in trouble may answer 5xx. */
+    if (code == 14 || code == 4 || code == 8 || status >= 500 ||
+        (msg != NULL && strstr(msg, "no leader") != NULL)) {
+        idmint__fail(IDMINT_EUNAVAILABLE, "%s: %s: %ld %s", s->name, url, status,
+                     msg != NULL ? msg : "(no message)");
+        json_decref(doc);
+        return ETCD_MAYBE;
+    }
+    if (code == 16 || code == 7)
+        *err = idmint__fail(IDMINT_EACCESS,
+                            "%s: %s: %s: etcd authentication is on; idmint's etcd store does not "
+                            "sign in (use a cluster or proxy without auth on a private network)",
+                            s->name, url, msg != NULL ? msg : "permission denied");
+    else if (status == 404 || status == 405 || status == 501)
+        *err = idmint__fail(IDMINT_ESTORE,
+                            "%s: %s: %ld: not an etcd 3.4+ JSON gateway (is this an etcd client "
+                            "port?)",
+                            s->name, url, status);
+    else
+        *err = idmint__fail(IDMINT_ESTORE, "%s: %s: %ld %s", s->name, url, status,
+                            msg != NULL ? msg : "(no message)");
+    json_decref(doc);
+    return ETCD_DEFINITE;
+}
+
+/*
+ * POST @p body (stolen) to @p path within the call's deadline, moving to the
+ * next member on a connection error, a timeout or an "unavailable" answer.
+ * 0 with *reply; ETCD_UNKNOWN for a write (@p is_write) that may have been
+ * applied (the caller reads again: never resend a write blindly); else a
+ * negative code. A read, or a write that surely was not sent, is retried.
+ */
+static int etcd_post(struct etcd_store *s, const char *path, json_t *body, int is_write,
+                     json_t **reply)
+{
+    uint32_t backoff_ms = ETCD_BACKOFF_FIRST_MS;
+    size_t failed_in_row = 0;
+    char *text;
+    int rc, err;
+
+    if (s->is_oom || body == NULL) {
+        s->is_oom = 0;
+        json_decref(body);
+        return etcd_oom(s, "building a request");
+    }
+    text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (text == NULL)
+        return etcd_oom(s, "encoding a request");
+    for (;;) {
+        uint64_t now_ms = idmint__deadline_now_ms(), left_ms;
+        enum etcd_outcome out;
+
+        if (now_ms >= s->deadline_ms) {
+            char last[512];
+
+            /* The last failure says why; copied, as the message is rewritten. */
+            snprintf(last, sizeof(last), "%s", idmint_errmsg());
+            rc =
+                idmint__fail(IDMINT_EUNAVAILABLE, "no etcd member answered within %u ms (last: %s)",
+                             ETCD_CALL_BUDGET_MS, last[0] != '\0' ? last : s->name);
+            break;
+        }
+        left_ms = s->deadline_ms - now_ms;
+        out = etcd_once(s, path, text, left_ms < ETCD_ATTEMPT_MS ? left_ms : ETCD_ATTEMPT_MS, reply,
+                        &err);
+        if (out == ETCD_OK) {
+            rc = 0;
+            break;
+        }
+        if (out == ETCD_DEFINITE) {
+            rc = err;
+            break;
+        }
+        s->cur = (s->cur + 1) % s->n_members;
+        if (is_write && out == ETCD_MAYBE) {
+            rc = ETCD_UNKNOWN;
+            break;
+        }
+        /* Every member failed in a row: wait a little before the next round. */
+        if (++failed_in_row % s->n_members == 0) {
+            uint64_t wait_ms = backoff_ms;
+
+            now_ms = idmint__deadline_now_ms();
+            if (now_ms + wait_ms > s->deadline_ms)
+                wait_ms = s->deadline_ms > now_ms ? s->deadline_ms - now_ms : 0;
+            idmint__sleep_ms((uint32_t)wait_ms);
+            if (backoff_ms < ETCD_BACKOFF_MAX_MS)
+                backoff_ms *= 2;
+        }
+    }
+    free(text);
+    return rc;
+}
+
+/* ==== range answers ==== */
+
+static void range_free(struct etcd_range *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->n; i++) {
+        free(r->kvs[i].key);
+        free(r->kvs[i].value);
+    }
+    free(r->kvs);
+    r->kvs = NULL;
+    r->n = 0;
+}
+
+static void ranges_free(struct etcd_range *r, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        range_free(&r[i]);
+}
+
+/* Parse one RangeResponse object @p o into @p out (empty when it has no "kvs"). */
+static int range_parse(struct etcd_store *s, json_t *o, struct etcd_range *out)
+{
+    json_t *kvs = json_object_get(o, "kvs"), *kv;
+    size_t i, n = json_is_array(kvs) ? json_array_size(kvs) : 0;
+
+    out->kvs = NULL;
+    out->n = 0;
+    if (!json_is_object(o))
+        return idmint__fail(IDMINT_ESTORE, "%s: a range answer is not an object", s->name);
+    if (n == 0)
+        return 0;
+    if ((out->kvs = calloc(n, sizeof(*out->kvs))) == NULL)
+        return etcd_oom(s, "reading a range");
+    json_array_foreach(kvs, i, kv)
+    {
+        struct etcd_kv *e = &out->kvs[i];
+        const char *k = json_string_value(json_object_get(kv, "key"));
+        const char *v = json_string_value(json_object_get(kv, "value"));
+        size_t klen = 0;
+        int rc;
+
+        out->n = i + 1;
+        if (k == NULL || (rc = b64_decode(k, &e->key, &klen)) != 0 ||
+            (rc = b64_decode(v != NULL ? v : "", &e->value, &e->value_len)) != 0 ||
+            get_i64(kv, "create_revision", &e->create_rev) != 0 ||
+            get_i64(kv, "mod_revision", &e->mod_rev) != 0) {
+            range_free(out);
+            return k != NULL && rc == -2 ? etcd_oom(s, "reading a range")
+                                         : idmint__fail(IDMINT_ESTORE,
+                                                        "%s: a key-value in a range answer is not "
+                                                        "what etcd sends",
+                                                        s->name);
+        }
+    }
+    return 0;
+}
+
+/*
+ * The @p n "response_range" answers of the txn reply @p reply into @p out
+ * (each freed by the caller with ranges_free, also on error).
+ */
+static int ranges_of(struct etcd_store *s, json_t *reply, struct etcd_range *out, size_t n)
+{
+    json_t *responses = json_object_get(reply, "responses");
+    size_t i;
+    int rc;
+
+    memset(out, 0, n * sizeof(*out));
+    if (json_array_size(responses) != n)
+        return idmint__fail(IDMINT_ESTORE, "%s: a txn answer has %zu responses, not %zu", s->name,
+                            json_array_size(responses), n);
+    for (i = 0; i < n; i++) {
+        json_t *r = json_object_get(json_array_get(responses, i), "response_range");
+
+        if ((rc = range_parse(s, r, &out[i])) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The one kv of a single-key range, or NULL when the key does not exist. */
+static const struct etcd_kv *range_one(const struct etcd_range *r)
+{
+    return r->n > 0 ? &r->kvs[0] : NULL;
+}
+
+/*
+ * Read the range ops of @p ops (a JSON array, stolen) at one revision: one
+ * read-only txn, linearizable (never serializable). @p out gets one
+ * etcd_range per op (free with ranges_free, also on error).
+ */
+static int etcd_read(struct etcd_store *s, json_t *ops, struct etcd_range *out, size_t n)
+{
+    json_t *txn = json_pack("{s:o}", "success", ops), *reply = NULL;
+    int rc;
+
+    memset(out, 0, n * sizeof(*out));
+    if ((rc = etcd_post(s, "/v3/kv/txn", txn, 0, &reply)) != 0)
+        return rc;
+    rc = ranges_of(s, reply, out, n);
+    json_decref(reply);
+    return rc;
+}
+
+/*
+ * One conditional write: if every compare of @p compare holds, run
+ * @p success, else @p failure (range ops only; all three stolen).
+ * ETCD_APPLIED; 0 when a compare failed, with the failure branch's ranges
+ * in @p fail (n of them; free with ranges_free, also on error);
+ * ETCD_UNKNOWN when it may or may not have applied; or a negative code.
+ */
+static int etcd_write(struct etcd_store *s, json_t *compare, json_t *success, json_t *failure,
+                      struct etcd_range *fail, size_t n)
+{
+    json_t *txn = json_pack("{s:o,s:o,s:o}", "compare", compare, "success", success, "failure",
+                            failure),
+           *reply = NULL;
+    int rc;
+
+    memset(fail, 0, n * sizeof(*fail));
+    if ((rc = etcd_post(s, "/v3/kv/txn", txn, 1, &reply)) != 0)
+        return rc;
+    if (json_is_true(json_object_get(reply, "succeeded")))
+        rc = ETCD_APPLIED;
+    else
+        rc = ranges_of(s, reply, fail, n);
+    json_decref(reply);
+    return rc;
+}
+
+/* Start a store call: its deadline covers every member and every retry. */
+static void call_begin(struct etcd_store *s)
+{
+    s->deadline_ms = idmint__deadline_now_ms() + ETCD_CALL_BUDGET_MS;
+    s->is_oom = 0;
+}
+
+/*
+ * After the @p lost-th lost compare in a row of one call (0 first): wait a
+ * random 0 to 2^(lost + 1) ms, at most ETCD_LOST_WAIT_MAX_US. Racers that all
+ * retried at once would mostly collide again, and every collision is a Raft
+ * proposal: an fsync on each member for nothing.
+ */
+static void lost_backoff(struct etcd_store *s, int lost)
+{
+    uint64_t span_us = lost >= 20 ? ETCD_LOST_WAIT_MAX_US : UINT64_C(2000) << lost;
+
+    if (span_us > ETCD_LOST_WAIT_MAX_US)
+        span_us = ETCD_LOST_WAIT_MAX_US;
+    s->jitter ^= s->jitter << 13;
+    s->jitter ^= s->jitter >> 7;
+    s->jitter ^= s->jitter << 17;
+    idmint__sleep_us(s->jitter % span_us);
+}
+
+static int lost_too_often(const struct etcd_store *s, const char *what)
+{
+    return idmint__fail(IDMINT_EUNAVAILABLE, "%s: %s lost its compare %d times in a row", s->name,
+                        what, ETCD_MAX_LOST);
+}
+
+/* ==== values ==== */
+
+/* Parse the JSON object in @p kv's value; NULL (and a message) if it is not one. */
+static json_t *kv_json(const struct etcd_store *s, const struct etcd_kv *kv, const char *what)
+{
+    json_t *o = json_loadb(kv->value, kv->value_len, 0, NULL);
+
+    if (!json_is_object(o)) {
+        json_decref(o);
+        etcd_bad_value(s, kv->key, what);
+        return NULL;
+    }
+    return o;
+}
+
+static const char *kind_text(idmint_kind kind)
+{
+    return kind == IDMINT_KIND_RANGE ? "range" : "snowflake";
+}
+
+static json_t *ns_to_json(const idmint_ns_info *ns, int64_t created_ms)
+{
+    const idmint_layout *l = &ns->layout;
+
+    return json_pack(
+        "{s:s,s:i,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o}", "kind", kind_text(ns->kind),
+        "time_bits", (int)l->time_bits, "region_bits", (int)l->region_bits, "worker_bits",
+        (int)l->worker_bits, "sequence_bits", (int)l->sequence_bits, "unit_ms", j_u64(l->unit_ms),
+        "epoch_ms", j_i64(l->epoch_ms), "next_value", j_u64(ns->next_value), "max_value",
+        j_u64(ns->max_value), "block", j_u64(ns->block), "max_block", j_u64(ns->max_block),
+        "disabled", ns->is_disabled != 0, "created_ms", j_i64(created_ms));
+}
+
+/* A small field: 0..@p max. */
+static int get_small(json_t *o, const char *key, uint64_t max, uint64_t *out)
+{
+    return get_u64(o, key, out) != 0 || *out > max ? -1 : 0;
+}
+
+/* The namespace in @p kv (key P/ns/NAME) into @p out. */
+static int ns_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, idmint_ns_info *out)
+{
+    size_t skip = strlen(s->prefix) + strlen("/ns/");
+    json_t *o = kv_json(s, kv, "a namespace");
+    const char *kind;
+    uint64_t t, r, w, q, unit, block, max_block;
+    int64_t epoch_ms, created_ms;
+    idmint_ns_info ns;
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    memset(&ns, 0, sizeof(ns));
+    kind = json_string_value(json_object_get(o, "kind"));
+    if (strlen(kv->key) <= skip || strlen(kv->key) - skip >= sizeof(ns.name) || kind == NULL ||
+        (strcmp(kind, "range") != 0 && strcmp(kind, "snowflake") != 0) ||
+        get_small(o, "time_bits", 64, &t) != 0 || get_small(o, "region_bits", 64, &r) != 0 ||
+        get_small(o, "worker_bits", 64, &w) != 0 || get_small(o, "sequence_bits", 64, &q) != 0 ||
+        get_small(o, "unit_ms", UINT32_MAX, &unit) != 0 ||
+        get_small(o, "block", UINT32_MAX, &block) != 0 ||
+        get_small(o, "max_block", UINT32_MAX, &max_block) != 0 ||
+        get_i64(o, "epoch_ms", &epoch_ms) != 0 || get_i64(o, "created_ms", &created_ms) != 0 ||
+        get_u64(o, "next_value", &ns.next_value) != 0 ||
+        get_u64(o, "max_value", &ns.max_value) != 0) {
+        json_decref(o);
+        return etcd_bad_value(s, kv->key, "a namespace");
+    }
+    snprintf(ns.name, sizeof(ns.name), "%s", kv->key + skip);
+    ns.kind = strcmp(kind, "range") == 0 ? IDMINT_KIND_RANGE : IDMINT_KIND_SNOWFLAKE;
+    ns.is_disabled = json_is_true(json_object_get(o, "disabled"));
+    ns.created_ms = created_ms;
+    ns.layout.time_bits = (uint8_t)t;
+    ns.layout.region_bits = (uint8_t)r;
+    ns.layout.worker_bits = (uint8_t)w;
+    ns.layout.sequence_bits = (uint8_t)q;
+    ns.layout.unit_ms = (uint32_t)unit;
+    ns.layout.epoch_ms = epoch_ms;
+    ns.block = (uint32_t)block;
+    ns.max_block = (uint32_t)max_block;
+    json_decref(o);
+    *out = ns;
+    return 0;
+}
+
+/* A worker lease row as stored. */
+struct etcd_row {
+    uint32_t region;
+    uint32_t worker_id;
+    char holder[33]; /* "" when released */
+    uint64_t generation;
+    uint64_t until; /* E */
+    uint64_t fence; /* E found by the take that made this generation */
+    int64_t mod_rev;
+};
+
+/* The row in @p kv (key P/lease/NS/REGION/WORKER). */
+static int row_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, struct etcd_row *out)
+{
+    json_t *o = kv_json(s, kv, "a worker lease");
+    const char *holder, *tail = strrchr(kv->key, '/');
+    uint64_t region = UINT64_MAX, worker = UINT64_MAX;
+    char num[16];
+    size_t len = strlen(kv->key);
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    holder = json_string_value(json_object_get(o, "holder"));
+    /* ".../RRRRRRRRRR/WWWWWWWWWW": two 10-digit numbers end the key. */
+    if (tail != NULL && len >= 22 && kv->key[len - 22] == '/') {
+        memcpy(num, kv->key + len - 21, 10);
+        num[10] = '\0';
+        if (parse_u64(num, &region) != 0)
+            region = UINT64_MAX;
+        if (parse_u64(tail + 1, &worker) != 0)
+            worker = UINT64_MAX;
+    }
+    if (holder == NULL || strlen(holder) >= sizeof(out->holder) || region > UINT32_MAX ||
+        worker > UINT32_MAX || get_u64(o, "generation", &out->generation) != 0 ||
+        get_u64(o, "until", &out->until) != 0 || get_u64(o, "fence", &out->fence) != 0) {
+        json_decref(o);
+        return etcd_bad_value(s, kv->key, "a worker lease");
+    }
+    snprintf(out->holder, sizeof(out->holder), "%s", holder);
+    out->region = (uint32_t)region;
+    out->worker_id = (uint32_t)worker;
+    out->mod_rev = kv->mod_rev;
+    json_decref(o);
+    return 0;
+}
+
+static json_t *row_to_json(const char *holder, uint64_t generation, uint64_t until, uint64_t fence)
+{
+    return json_pack("{s:s,s:o,s:o,s:o}", "holder", holder, "generation", j_u64(generation),
+                     "until", j_u64(until), "fence", j_u64(fence));
+}
+
+/*
+ * An audit record. @p result (stolen; may be NULL) is what the call decided,
+ * so that a retry after a lost reply can answer as the applied attempt did.
+ */
+static json_t *audit_json(int64_t at_ms, const char *actor, const char *action, const char *ns,
+                          const char *detail, json_t *result)
+{
+    json_t *o = json_pack("{s:o,s:s,s:s,s:s,s:s}", "at_ms", j_i64(at_ms), "actor", actor, "action",
+                          action, "ns", ns, "detail", detail);
+
+    if (o != NULL && result != NULL && json_object_set_new(o, "result", result) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    if (o == NULL)
+        json_decref(result);
+    return o;
+}
+
+/* The "result" object of the audit record @p kv (NULL and ESTORE if absent); caller decrefs. */
+static json_t *audit_result(const struct etcd_store *s, const struct etcd_kv *kv)
+{
+    json_t *o = kv_json(s, kv, "an audit record"), *r;
+
+    if (o == NULL)
+        return NULL;
+    r = json_object_get(o, "result");
+    if (!json_is_object(r)) {
+        json_decref(o);
+        etcd_bad_value(s, kv->key, "an audit record with its result");
+        return NULL;
+    }
+    json_incref(r);
+    json_decref(o);
+    return r;
+}
+
+/* ==== open / close ==== */
+
+static void etcd_close(struct store *st)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    size_t i;
+
+    if (s == NULL)
+        return;
+    if (s->curl != NULL)
+        idmint__curl.easy_cleanup(s->curl);
+    if (s->headers != NULL)
+        idmint__curl.slist_free_all(s->headers);
+    for (i = 0; i < s->n_members; i++)
+        free(s->members[i]);
+    free(s->reply);
+    free(s);
+}
+
+static int is_host_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '-';
+}
+
+static int url_bad(const char *location, const char *why)
+{
+    return idmint__fail(IDMINT_EINVAL,
+                        "etcd:%s: %s (expected etcd://HOST:PORT[,HOST:PORT...][/PREFIX])", location,
+                        why);
+}
+
+/* One "host:port" (or "[v6]:port") of @p len bytes at @p p into s->members. */
+static int url_member(struct etcd_store *s, const char *location, const char *p, size_t len)
+{
+    const char *colon, *host_end;
+    char buf[300];
+    uint64_t port = 0;
+    size_t i;
+
+    if (len == 0)
+        return url_bad(location, "an empty member in the list");
+    if (memchr(p, '@', len) != NULL)
+        return url_bad(location, "user:password@ before a host is not supported (etcd "
+                                 "authentication is not)");
+    if (s->n_members == ETCD_MAX_MEMBERS)
+        return url_bad(location, "more than 16 members");
+    if (p[0] == '[') {
+        host_end = memchr(p, ']', len);
+        if (host_end == NULL)
+            return url_bad(location, "an IPv6 address without its closing ']'");
+        for (i = 1; p + i < host_end; i++)
+            if (idmint__hex_value(p[i]) < 0 && p[i] != ':' && p[i] != '.')
+                return url_bad(location, "a bad character in an IPv6 address");
+        colon = host_end + 1 < p + len && host_end[1] == ':' ? host_end + 1 : NULL;
+        if (colon == NULL && host_end + 1 != p + len)
+            return url_bad(location, "text after an IPv6 address that is not ':PORT'");
+    } else {
+        colon = memchr(p, ':', len);
+        host_end = colon != NULL ? colon : p + len;
+        for (i = 0; p + i < host_end; i++)
+            if (!is_host_char(p[i]))
+                return url_bad(location, "a bad character in a host name (user:password@ and "
+                                         "query strings are not supported)");
+        if (host_end == p)
+            return url_bad(location, "a member without a host");
+    }
+    if (colon != NULL) {
+        size_t plen = (size_t)(p + len - colon - 1);
+        char digits[8];
+
+        if (plen == 0 || plen > 5)
+            return url_bad(location, "a port that is not 1 to 65535");
+        memcpy(digits, colon + 1, plen);
+        digits[plen] = '\0';
+        if (parse_u64(digits, &port) != 0 || port < 1 || port > 65535)
+            return url_bad(location, "a port that is not 1 to 65535");
+    } else {
+        port = 2379; /* etcd's client port */
+    }
+    if ((size_t)(host_end - p) + (p[0] == '[') > 256)
+        return url_bad(location, "a host name longer than 255 bytes");
+    snprintf(buf, sizeof(buf), "http://%.*s%s:%u", (int)(host_end - p), p, p[0] == '[' ? "]" : "",
+             (unsigned)port);
+    if ((s->members[s->n_members] = strdup(buf)) == NULL)
+        return etcd_oom(s, "opening");
+    s->n_members++;
+    return 0;
+}
+
+/* Parse "//h1:p,h2:p/prefix" into s->members and s->prefix. */
+static int url_parse(struct etcd_store *s, const char *location)
+{
+    const char *p = location, *hosts_end, *prefix;
+    size_t i, plen;
+
+    if (strncmp(p, "//", 2) != 0)
+        return url_bad(location, "no '//' after 'etcd:'");
+    p += 2;
+    hosts_end = p + strcspn(p, "/?#");
+    if (*hosts_end == '?' || *hosts_end == '#')
+        return url_bad(location, "query strings and fragments are not supported");
+    while (p < hosts_end) {
+        const char *comma = memchr(p, ',', (size_t)(hosts_end - p));
+        const char *end = comma != NULL ? comma : hosts_end;
+        int rc = url_member(s, location, p, (size_t)(end - p));
+
+        if (rc != 0)
+            return rc;
+        p = comma != NULL ? comma + 1 : hosts_end;
+        if (comma != NULL && p == hosts_end)
+            return url_bad(location, "an empty member in the list");
+    }
+    if (s->n_members == 0)
+        return url_bad(location, "no member");
+    prefix = hosts_end;
+    plen = strlen(prefix);
+    while (plen > 0 && prefix[plen - 1] == '/')
+        plen--;
+    if (plen == 0) {
+        snprintf(s->prefix, sizeof(s->prefix), "%s", ETCD_DEFAULT_PREFIX);
+        return 0;
+    }
+    if (plen >= sizeof(s->prefix))
+        return url_bad(location, "a prefix longer than 199 bytes");
+    for (i = 0; i < plen; i++) {
+        char c = prefix[i];
+
+        if (!is_host_char(c) && c != '_' && c != '/')
+            return url_bad(location, "a prefix with a character outside [A-Za-z0-9._/-]");
+        if (c == '/' && i > 0 && prefix[i - 1] == '/')
+            return url_bad(location, "a prefix with an empty segment ('//')");
+    }
+    memcpy(s->prefix, prefix, plen);
+    s->prefix[plen] = '\0';
+    return 0;
+}
+
+/*
+ * Make sure P/schema exists (created with a create_revision == 0 compare, so
+ * nodes starting at once agree) and names a version we know.
+ */
+static int etcd_schema(struct etcd_store *s, unsigned flags)
+{
+    char key[ETCD_KEY_MAX], text[32];
+    struct etcd_range r[1];
+    uint64_t version = 0;
+    int rc = key_fmt(s, key, "/schema"), have = 0, lost;
+
+    if (rc != 0)
+        return rc;
+    for (lost = 0;; lost++) {
+        const struct etcd_kv *kv;
+        json_t *ops;
+
+        if (!have) {
+            ops = json_array();
+            add(s, ops, op_range(key, NULL));
+            if ((rc = etcd_read(s, ops, r, 1)) != 0) {
+                ranges_free(r, 1);
+                return rc;
+            }
+        }
+        if ((kv = range_one(&r[0])) != NULL) {
+            snprintf(text, sizeof(text), "%.*s", (int)(kv->value_len < 31 ? kv->value_len : 31),
+                     kv->value);
+            ranges_free(r, 1);
+            if (parse_u64(text, &version) != 0 || version == 0)
+                return idmint__fail(IDMINT_ESTORE,
+                                    "%s: %s holds '%s', not a schema version: not an idmint "
+                                    "store; check the prefix",
+                                    s->name, key, text);
+            if (version > ETCD_SCHEMA_VERSION)
+                return idmint__fail(IDMINT_ESTORE,
+                                    "%s: schema version %llu is newer than this idmint knows "
+                                    "(%d); made by a newer idmint? upgrade this one",
+                                    s->name, (unsigned long long)version, ETCD_SCHEMA_VERSION);
+            return 0;
+        }
+        ranges_free(r, 1);
+        if (flags & STORE_OPEN_EXISTING)
+            return idmint__fail(IDMINT_ENOTFOUND,
+                                "%s: no idmint store under prefix %s yet: nothing has been "
+                                "created there; create a namespace first, or check the URL",
+                                s->name, s->prefix);
+        if (lost == ETCD_MAX_LOST)
+            return lost_too_often(s, "writing the schema version");
+        snprintf(text, sizeof(text), "%d", ETCD_SCHEMA_VERSION);
+        {
+            json_t *cmp = json_array(), *ok = json_array(), *fail = json_array();
+
+            add(s, cmp, cmp_absent(key));
+            add(s, ok, op_put_text(key, text));
+            add(s, fail, op_range(key, NULL));
+            rc = etcd_write(s, cmp, ok, fail, r, 1);
+        }
+        if (rc == ETCD_APPLIED)
+            return 0;
+        if (rc < 0) {
+            ranges_free(r, 1);
+            return rc;
+        }
+        have = rc == 0; /* lost the race: the failure branch read the winner's key */
+    }
+}
+
+static int etcd_open(const char *location, const char *token, unsigned flags, struct store **out)
+{
+    struct etcd_store *s;
+    struct curl_slist *list;
+    uint32_t rnd = 0;
+    int rc;
+
+    (void)token; /* etcd authentication is not supported: see etcd_once */
+    if ((s = calloc(1, sizeof(*s))) == NULL)
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening etcd store");
+    s->base.ops = &idmint__store_etcd;
+    snprintf(s->name, sizeof(s->name), "etcd:%s", location);
+    if ((rc = url_parse(s, location)) != 0 || (rc = idmint__curl_load()) != 0) {
+        etcd_close(&s->base);
+        return rc;
+    }
+    /* Spread the processes of a fleet over the members. */
+    if (idmint__entropy(&rnd, sizeof(rnd)) == 0)
+        s->cur = rnd % s->n_members;
+    s->jitter = ((uint64_t)rnd << 32 | (uint64_t)(uintptr_t)s) | 1u; /* any nonzero seed */
+    s->curl = idmint__curl.easy_init();
+    list =
+        s->curl != NULL ? idmint__curl.slist_append(NULL, "Content-Type: application/json") : NULL;
+    s->headers = list;
+    /* "Expect:" stops curl waiting for 100-continue before a body. */
+    if (list != NULL)
+        list = idmint__curl.slist_append(s->headers, "Expect:");
+    /* A member that has lost its leader refuses at once instead of waiting. */
+    if (list != NULL)
+        list = idmint__curl.slist_append(s->headers, "Grpc-Metadata-hasleader: true");
+    if (list == NULL) {
+        etcd_close(&s->base);
+        return idmint__fail(IDMINT_ENOMEM, "out of memory opening etcd store");
+    }
+    idmint__curl.easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+    idmint__curl.easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, etcd_on_data);
+    idmint__curl.easy_setopt(s->curl, CURLOPT_WRITEDATA, s);
+    idmint__curl.easy_setopt(s->curl, CURLOPT_ERRORBUFFER, s->curl_err);
+    /* The renewal thread must never be hit by SIGALRM from name lookups. */
+    idmint__curl.easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
+    idmint__curl.easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http");
+    /* Members are reached directly: a proxy would add its own delays to renewals. */
+    idmint__curl.easy_setopt(s->curl, CURLOPT_PROXY, "");
+    call_begin(s);
+    if ((rc = etcd_schema(s, flags)) != 0) {
+        etcd_close(&s->base);
+        return rc;
+    }
+    *out = &s->base;
+    return 0;
+}
+
+/* ==== namespaces ==== */
+
+static int etcd_ns_create(struct store *st, const idmint_ns_info *ns, const char *actor,
+                          int64_t now_ms)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char nkey[ETCD_KEY_MAX], akey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1], detail[256];
+    struct etcd_range r[2];
+    int rc, lost;
+
+    call_begin(s);
+    if ((rc = opid_new(opid)) != 0 || (rc = key_ns(s, ns->name, nkey)) != 0 ||
+        (rc = key_audit(s, opid, akey)) != 0)
+        return rc;
+    idmint__store_ns_create_detail(ns, detail, sizeof(detail));
+    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+        json_t *cmp = json_array(), *ok = json_array(), *fail = json_array();
+
+        add(s, cmp, cmp_absent(nkey));
+        add(s, cmp, cmp_absent(akey));
+        add(s, ok, op_put(nkey, ns_to_json(ns, now_ms)));
+        add(s, ok, op_put(akey, audit_json(now_ms, actor, "ns.create", ns->name, detail, NULL)));
+        add(s, fail, op_range(nkey, NULL));
+        add(s, fail, op_range(akey, NULL));
+        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        if (rc == ETCD_APPLIED)
+            return 0;
+        if (rc == ETCD_UNKNOWN) {
+            /* Did an attempt of ours apply? Our audit key says. */
+            json_t *ops = json_array();
+
+            add(s, ops, op_range(nkey, NULL));
+            add(s, ops, op_range(akey, NULL));
+            rc = etcd_read(s, ops, r, 2);
+        }
+        if (rc == 0 && range_one(&r[1]) != NULL)
+            rc = ETCD_APPLIED;
+        else if (rc == 0 && range_one(&r[0]) != NULL)
+            rc = idmint__fail(IDMINT_ECONFLICT, "namespace '%s' already exists", ns->name);
+        ranges_free(r, 2);
+        if (rc == ETCD_APPLIED)
+            return 0;
+        if (rc != 0)
+            return rc;
+    }
+    return lost_too_often(s, "creating a namespace");
+}
+
+/* Read namespace @p name: 0, IDMINT_ENOTFOUND or an error. */
+static int etcd_ns_read(struct etcd_store *s, const char *name, idmint_ns_info *out)
+{
+    char key[ETCD_KEY_MAX];
+    struct etcd_range r[1];
+    json_t *ops;
+    int rc = key_ns(s, name, key);
+
+    if (rc != 0)
+        return rc;
+    ops = json_array();
+    add(s, ops, op_range(key, NULL));
+    if ((rc = etcd_read(s, ops, r, 1)) == 0)
+        rc = range_one(&r[0]) == NULL ? idmint__store_ns_missing(name)
+                                      : ns_from_kv(s, range_one(&r[0]), out);
+    ranges_free(r, 1);
+    return rc;
+}
+
+static int etcd_ns_get(struct store *st, const char *name, idmint_ns_info *out)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    idmint_ns_info info;
+    int rc;
+
+    call_begin(s);
+    if ((rc = etcd_ns_read(s, name, &info)) == 0)
+        *out = info;
+    return rc;
+}
+
+/* Every key with prefix P@p sub in one linearizable read (key order). */
+static int etcd_read_prefix(struct etcd_store *s, const char *sub, struct etcd_range *r)
+{
+    char key[ETCD_KEY_MAX], end[ETCD_KEY_MAX];
+    json_t *ops;
+    int rc = key_fmt(s, key, "%s", sub);
+
+    if (rc != 0)
+        return rc;
+    key_prefix_end(key, end);
+    ops = json_array();
+    add(s, ops, op_range(key, end));
+    return etcd_read(s, ops, r, 1);
+}
+
+static int etcd_ns_list(struct store *st, idmint_ns_info **out, size_t *n)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    idmint_ns_info *list = NULL;
+    struct etcd_range r[1];
+    size_t i;
+    int rc;
+
+    call_begin(s);
+    if ((rc = etcd_read_prefix(s, "/ns/", r)) == 0 && r[0].n > 0 &&
+        (list = calloc(r[0].n, sizeof(*list))) == NULL)
+        rc = etcd_oom(s, "listing namespaces");
+    for (i = 0; rc == 0 && i < r[0].n; i++)
+        rc = ns_from_kv(s, &r[0].kvs[i], &list[i]);
+    if (rc == 0) {
+        *out = list;
+        *n = r[0].n;
+    } else {
+        free(list);
+    }
+    ranges_free(r, 1);
+    return rc;
+}
+
+static int etcd_ns_set_disabled(struct store *st, const char *name, int disabled, const char *actor,
+                                int64_t now_ms)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char nkey[ETCD_KEY_MAX], akey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1];
+    struct etcd_range r[2];
+    int rc, lost, have = 0;
+
+    call_begin(s);
+    if ((rc = opid_new(opid)) != 0 || (rc = key_ns(s, name, nkey)) != 0 ||
+        (rc = key_audit(s, opid, akey)) != 0)
+        return rc;
+    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+        const struct etcd_kv *kv;
+        idmint_ns_info info;
+        json_t *cmp, *ok, *fail;
+
+        if (!have) {
+            json_t *ops = json_array();
+
+            add(s, ops, op_range(nkey, NULL));
+            add(s, ops, op_range(akey, NULL));
+            if ((rc = etcd_read(s, ops, r, 2)) != 0) {
+                ranges_free(r, 2);
+                return rc;
+            }
+        }
+        if (range_one(&r[1]) != NULL) {
+            ranges_free(r, 2);
+            return 0; /* an earlier attempt of this call applied */
+        }
+        if ((kv = range_one(&r[0])) == NULL) {
+            ranges_free(r, 2);
+            return idmint__store_ns_missing(name);
+        }
+        if ((rc = ns_from_kv(s, kv, &info)) != 0) {
+            ranges_free(r, 2);
+            return rc;
+        }
+        info.is_disabled = disabled != 0;
+        cmp = json_array();
+        ok = json_array();
+        fail = json_array();
+        add(s, cmp, cmp_mod(nkey, kv->mod_rev));
+        add(s, cmp, cmp_absent(akey));
+        add(s, ok, op_put(nkey, ns_to_json(&info, info.created_ms)));
+        add(s, ok,
+            op_put(akey, audit_json(now_ms, actor, disabled ? "ns.disable" : "ns.enable", name,
+                                    disabled ? "disabled" : "enabled", NULL)));
+        add(s, fail, op_range(nkey, NULL));
+        add(s, fail, op_range(akey, NULL));
+        ranges_free(r, 2);
+        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        if (rc == ETCD_APPLIED)
+            return 0;
+        if (rc < 0) {
+            ranges_free(r, 2);
+            return rc;
+        }
+        have = rc == 0;
+        if (have)
+            lost_backoff(s, lost);
+    }
+    return lost_too_often(s, "disabling or enabling a namespace");
+}
+
+/* ==== worker leases ==== */
+
+/* What a take read: the namespace, the rows of one region, our audit key. */
+struct take_state {
+    struct etcd_range r[3]; /* ns key, region rows, audit key */
+};
+
+/* Whether @p a comes before @p b: the lower E first, then the lower id. */
+static int row_before(const struct etcd_row *a, const struct etcd_row *b)
+{
+    return a->until != b->until ? a->until < b->until : a->worker_id < b->worker_id;
+}
+
+/*
+ * Choose a worker id from the rows of (ns, region) in @p rows (key order =
+ * worker id order), as store.h says: an id whose E is below @p now_unit
+ * (lowest E, then lowest id), else the lowest never-used id below
+ * @p worker_count, else a released id whose E is still ahead (soonest E
+ * first: a holder whose clock ran ahead released it). 1 with *row and
+ * *is_new 0, or *new_id and *is_new 1; 0 when none is free; else an error.
+ */
+static int take_choose(struct etcd_store *s, const struct etcd_range *rows, uint64_t worker_count,
+                       uint64_t now_unit, struct etcd_row *row, int *is_new, uint32_t *new_id)
+{
+    struct etcd_row cur, expired, ahead;
+    int has_expired = 0, has_ahead = 0, rc;
+    uint64_t unused = 0; /* the lowest id without a row */
+    size_t i;
+
+    for (i = 0; i < rows->n; i++) {
+        if ((rc = row_from_kv(s, &rows->kvs[i], &cur)) != 0)
+            return rc;
+        if (cur.worker_id == unused)
+            unused++;
+        if (cur.worker_id >= worker_count)
+            continue;
+        if (cur.until < now_unit) {
+            if (!has_expired || row_before(&cur, &expired)) {
+                expired = cur;
+                has_expired = 1;
+            }
+        } else if (cur.holder[0] == '\0' && (!has_ahead || row_before(&cur, &ahead))) {
+            ahead = cur;
+            has_ahead = 1;
+        }
+    }
+    *is_new = 0;
+    if (has_expired) {
+        *row = expired;
+        return 1;
+    }
+    if (unused < worker_count) {
+        /* A new id: its taker need not wait for any E. */
+        *new_id = (uint32_t)unused;
+        *is_new = 1;
+        return 1;
+    }
+    if (has_ahead) {
+        *row = ahead;
+        return 1;
+    }
+    return 0;
+}
+
+static int take_read(struct etcd_store *s, const char *nkey, const char *rkey, const char *rend,
+                     const char *akey, struct take_state *t)
+{
+    json_t *ops = json_array();
+
+    add(s, ops, op_range(nkey, NULL));
+    add(s, ops, op_range(rkey, rend));
+    add(s, ops, op_range(akey, NULL));
+    return etcd_read(s, ops, t->r, 3);
+}
+
+/* Our take applied in an earlier attempt: fill @p res from its audit record. */
+static int take_from_audit(struct etcd_store *s, const struct etcd_kv *kv,
+                           struct idmint__lease *res)
+{
+    json_t *r = audit_result(s, kv);
+    uint64_t worker = 0;
+    int rc = 0;
+
+    if (r == NULL)
+        return IDMINT_ESTORE;
+    if (get_u64(r, "worker", &worker) != 0 || worker > UINT32_MAX ||
+        get_u64(r, "generation", &res->generation) != 0 ||
+        get_u64(r, "fence", &res->fence_found) != 0 || get_u64(r, "until", &res->lease_until) != 0)
+        rc = etcd_bad_value(s, kv->key, "the result of a take");
+    res->worker_id = (uint32_t)worker;
+    json_decref(r);
+    return rc;
+}
+
+static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_count,
+                           uint64_t now_unit, uint64_t until_unit, struct idmint__lease *lease,
+                           const char *actor, int64_t now_ms)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char nkey[ETCD_KEY_MAX], rkey[ETCD_KEY_MAX], rend[ETCD_KEY_MAX], akey[ETCD_KEY_MAX];
+    char wkey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1], detail[256];
+    struct idmint__lease res = *lease;
+    struct take_state t;
+    int rc, lost, have = 0;
+
+    call_begin(s);
+    if ((rc = opid_new(opid)) != 0 || (rc = key_ns(s, ns, nkey)) != 0 ||
+        (rc = key_fmt(s, rkey, "/lease/%s/%010u/", ns, (unsigned)lease->region)) != 0 ||
+        (rc = key_audit(s, opid, akey)) != 0)
+        return rc;
+    key_prefix_end(rkey, rend);
+    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+        const struct etcd_kv *nkv;
+        struct etcd_row row;
+        idmint_ns_info info;
+        uint32_t new_id = 0;
+        int is_new = 0;
+        json_t *cmp, *ok, *fail;
+
+        if (!have && (rc = take_read(s, nkey, rkey, rend, akey, &t)) != 0)
+            goto out;
+        if (range_one(&t.r[2]) != NULL) {
+            /* An earlier attempt of this call applied (its reply was lost). */
+            rc = take_from_audit(s, range_one(&t.r[2]), &res);
+            goto out;
+        }
+        if ((nkv = range_one(&t.r[0])) == NULL) {
+            rc = idmint__store_ns_missing(ns);
+            goto out;
+        }
+        if ((rc = ns_from_kv(s, nkv, &info)) != 0 || (rc = idmint__store_lease_refusal(&info)) != 0)
+            goto out;
+        rc = take_choose(s, &t.r[1], worker_count, now_unit, &row, &is_new, &new_id);
+        if (rc < 0)
+            goto out;
+        if (rc == 0) {
+            rc = idmint__store_no_worker(ns, lease->region, worker_count);
+            goto out;
+        }
+        if (is_new) {
+            res.worker_id = new_id;
+            res.generation = 1;
+            res.fence_found = 0;
+            res.lease_until = until_unit;
+        } else {
+            res.worker_id = row.worker_id;
+            res.generation = row.generation + 1;
+            res.fence_found = row.until;
+            res.lease_until = row.until > until_unit ? row.until : until_unit;
+        }
+        if ((rc = key_lease(s, ns, lease->region, res.worker_id, wkey)) != 0)
+            goto out;
+        idmint__store_lease_detail(&res, res.fence_found, res.lease_until, detail, sizeof(detail));
+        cmp = json_array();
+        ok = json_array();
+        fail = json_array();
+        add(s, cmp, cmp_mod(nkey, nkv->mod_rev));
+        add(s, cmp, is_new ? cmp_absent(wkey) : cmp_mod(wkey, row.mod_rev));
+        add(s, cmp, cmp_absent(akey));
+        /* The E found becomes this generation's fence: release clamps to it. */
+        add(s, ok,
+            op_put(wkey,
+                   row_to_json(lease->holder, res.generation, res.lease_until, res.fence_found)));
+        add(s, ok,
+            op_put(akey,
+                   audit_json(now_ms, actor, "worker.take", ns, detail,
+                              json_pack("{s:o,s:o,s:o,s:o}", "worker", j_u64(res.worker_id),
+                                        "generation", j_u64(res.generation), "fence",
+                                        j_u64(res.fence_found), "until", j_u64(res.lease_until)))));
+        add(s, fail, op_range(nkey, NULL));
+        add(s, fail, op_range(rkey, rend));
+        add(s, fail, op_range(akey, NULL));
+        ranges_free(t.r, 3);
+        rc = etcd_write(s, cmp, ok, fail, t.r, 3);
+        if (rc == ETCD_APPLIED) {
+            rc = 0;
+            goto out;
+        }
+        if (rc < 0)
+            goto out;
+        /* Lost the race (the failure branch read the new state), or the
+         * outcome is unknown (read again: our audit key tells). */
+        have = rc == 0;
+        if (have)
+            lost_backoff(s, lost);
+        if (!have)
+            ranges_free(t.r, 3);
+    }
+    rc = lost_too_often(s, "taking a worker id");
+    ranges_free(t.r, 3);
+    return rc;
+out:
+    ranges_free(t.r, 3);
+    if (rc == 0)
+        *lease = res;
+    return rc;
+}
+
+/* Read two keys at one revision: r[0] gets @p k0, r[1] @p k1. */
+static int read_two(struct etcd_store *s, const char *k0, const char *k1, struct etcd_range *r)
+{
+    json_t *ops = json_array();
+
+    add(s, ops, op_range(k0, NULL));
+    add(s, ops, op_range(k1, NULL));
+    return etcd_read(s, ops, r, 2);
+}
+
+/* 1 with *row when the row is @p lease's (holder and generation), 0 when not, else an error. */
+static int lease_is_held(struct etcd_store *s, const struct etcd_range *r,
+                         const struct idmint__lease *lease, struct etcd_row *row)
+{
+    const struct etcd_kv *kv = range_one(r);
+    int rc;
+
+    if (kv == NULL)
+        return 0;
+    if ((rc = row_from_kv(s, kv, row)) != 0)
+        return rc;
+    return strcmp(row->holder, lease->holder) == 0 && row->generation == lease->generation;
+}
+
+static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
+                            uint64_t until_unit)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char nkey[ETCD_KEY_MAX], wkey[ETCD_KEY_MAX];
+    struct etcd_range r[2]; /* row, ns key */
+    uint64_t stored = 0;
+    int rc, lost, have = 0;
+
+    call_begin(s);
+    if ((rc = key_ns(s, ns, nkey)) != 0 ||
+        (rc = key_lease(s, ns, lease->region, lease->worker_id, wkey)) != 0)
+        return rc;
+    memset(r, 0, sizeof(r));
+    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+        const struct etcd_kv *nkv;
+        struct etcd_row row;
+        idmint_ns_info info;
+        json_t *cmp, *ok, *fail;
+
+        if (!have && (rc = read_two(s, wkey, nkey, r)) != 0)
+            goto out;
+        /* A lost lease outranks a disabled namespace: it stops minting at
+         * once, a disabled namespace only at the lease's end. */
+        if ((rc = lease_is_held(s, &r[0], lease, &row)) <= 0) {
+            if (rc == 0)
+                rc = idmint__store_lease_lost(ns, lease);
+            goto out;
+        }
+        nkv = range_one(&r[1]);
+        if (nkv != NULL && (rc = ns_from_kv(s, nkv, &info)) != 0)
+            goto out;
+        if (nkv != NULL && info.is_disabled) {
+            rc = idmint__fail(IDMINT_EDISABLED,
+                              "namespace '%s' is disabled: the lease is not renewed; minting "
+                              "stops at its end",
+                              ns);
+            goto out;
+        }
+        stored = row.until > until_unit ? row.until : until_unit;
+        if (stored == row.until) {
+            rc = 0; /* E never moves back: nothing to write */
+            goto out;
+        }
+        cmp = json_array();
+        ok = json_array();
+        fail = json_array();
+        add(s, cmp, cmp_mod(wkey, row.mod_rev));
+        add(s, cmp, cmp_mod(nkey, nkv != NULL ? nkv->mod_rev : 0));
+        add(s, ok, op_put(wkey, row_to_json(row.holder, row.generation, stored, row.fence)));
+        add(s, fail, op_range(wkey, NULL));
+        add(s, fail, op_range(nkey, NULL));
+        ranges_free(r, 2);
+        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        if (rc == ETCD_APPLIED) {
+            rc = 0;
+            goto out;
+        }
+        if (rc < 0)
+            goto out;
+        /* Renewal is idempotent (E = max): after an unknown outcome, read and redo. */
+        have = rc == 0;
+        if (have)
+            lost_backoff(s, lost);
+        if (!have)
+            ranges_free(r, 2);
+    }
+    rc = lost_too_often(s, "renewing a worker lease");
+out:
+    ranges_free(r, 2);
+    if (rc == 0)
+        lease->lease_until = stored;
+    return rc;
+}
+
+/* Our release or force applied in an earlier attempt: its stored E from the audit record. */
+static int until_from_audit(struct etcd_store *s, const struct etcd_kv *kv, uint64_t *until)
+{
+    json_t *r = audit_result(s, kv);
+    int rc = 0;
+
+    if (r == NULL)
+        return IDMINT_ESTORE;
+    if (get_u64(r, "until", until) != 0)
+        rc = etcd_bad_value(s, kv->key, "the result of a release");
+    json_decref(r);
+    return rc;
+}
+
+static int etcd_lease_release(struct store *st, const char *ns, struct idmint__lease *lease,
+                              uint64_t final_unit, const char *actor, int64_t now_ms)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char wkey[ETCD_KEY_MAX], akey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1], detail[256];
+    struct etcd_range r[2]; /* row, audit key */
+    uint64_t stored = 0;
+    int rc, lost, have = 0;
+
+    call_begin(s);
+    memset(r, 0, sizeof(r));
+    if ((rc = opid_new(opid)) != 0 || (rc = key_audit(s, opid, akey)) != 0 ||
+        (rc = key_lease(s, ns, lease->region, lease->worker_id, wkey)) != 0)
+        return rc;
+    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+        struct etcd_row row;
+        json_t *cmp, *ok, *fail;
+
+        if (!have && (rc = read_two(s, wkey, akey, r)) != 0)
+            goto out;
+        if (range_one(&r[1]) != NULL) {
+            rc = until_from_audit(s, range_one(&r[1]), &stored);
+            goto out;
+        }
+        if ((rc = lease_is_held(s, &r[0], lease, &row)) <= 0) {
+            if (rc == 0)
+                rc = idmint__store_lease_lost(ns, lease);
+            goto out;
+        }
+        /* Never below the fence (what the previous holder may have minted),
+         * never above the holder's own E: the clamp is here, whatever the
+         * caller sends. */
+        stored = final_unit > row.fence ? final_unit : row.fence;
+        if (stored > row.until)
+            stored = row.until;
+        idmint__store_lease_detail(lease, row.until, stored, detail, sizeof(detail));
+        cmp = json_array();
+        ok = json_array();
+        fail = json_array();
+        add(s, cmp, cmp_mod(wkey, row.mod_rev));
+        add(s, cmp, cmp_absent(akey));
+        add(s, ok, op_put(wkey, row_to_json("", row.generation, stored, row.fence)));
+        add(s, ok,
+            op_put(akey, audit_json(now_ms, actor, "worker.release", ns, detail,
+                                    json_pack("{s:o}", "until", j_u64(stored)))));
+        add(s, fail, op_range(wkey, NULL));
+        add(s, fail, op_range(akey, NULL));
+        ranges_free(r, 2);
+        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        if (rc == ETCD_APPLIED) {
+            rc = 0;
+            goto out;
+        }
+        if (rc < 0)
+            goto out;
+        have = rc == 0;
+        if (have)
+            lost_backoff(s, lost);
+        if (!have)
+            ranges_free(r, 2);
+    }
+    rc = lost_too_often(s, "releasing a worker lease");
+out:
+    ranges_free(r, 2);
+    if (rc == 0)
+        lease->lease_until = stored;
+    return rc;
+}
+
+static int etcd_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    idmint_worker_info *list = NULL;
+    struct etcd_range r[1];
+    char sub[ETCD_KEY_MAX];
+    size_t i;
+    int rc;
+
+    call_begin(s);
+    snprintf(sub, sizeof(sub), "/lease/%s/", ns);
+    if ((rc = etcd_read_prefix(s, sub, r)) == 0 && r[0].n > 0 &&
+        (list = calloc(r[0].n, sizeof(*list))) == NULL)
+        rc = etcd_oom(s, "listing worker ids");
+    for (i = 0; rc == 0 && i < r[0].n; i++) {
+        struct etcd_row row;
+
+        if ((rc = row_from_kv(s, &r[0].kvs[i], &row)) != 0)
+            break;
+        list[i].region = row.region;
+        list[i].worker_id = row.worker_id;
+        snprintf(list[i].holder, sizeof(list[i].holder), "%s", row.holder);
+        list[i].generation = row.generation;
+        list[i].lease_until = row.until;
+    }
+    if (rc == 0) {
+        *out = list;
+        *n = r[0].n;
+    } else {
+        free(list);
+    }
+    ranges_free(r, 1);
+    return rc;
+}
+
+static int etcd_lease_force_release(struct store *st, const char *ns, uint32_t region,
+                                    uint32_t worker_id, uint64_t max_until_unit, const char *actor,
+                                    int64_t now_ms)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char wkey[ETCD_KEY_MAX], akey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1], detail[256];
+    struct etcd_range r[2]; /* row, audit key */
+    int rc, lost, have = 0;
+
+    call_begin(s);
+    memset(r, 0, sizeof(r));
+    if ((rc = opid_new(opid)) != 0 || (rc = key_audit(s, opid, akey)) != 0 ||
+        (rc = key_lease(s, ns, region, worker_id, wkey)) != 0)
+        return rc;
+    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+        struct etcd_row row;
+        uint64_t until;
+        json_t *cmp, *ok, *fail;
+
+        if (!have && (rc = read_two(s, wkey, akey, r)) != 0)
+            goto out;
+        if (range_one(&r[1]) != NULL) {
+            rc = 0; /* an earlier attempt of this call applied */
+            goto out;
+        }
+        if (range_one(&r[0]) == NULL) {
+            rc = idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no worker id %u in region %u",
+                              ns, (unsigned)worker_id, (unsigned)region);
+            goto out;
+        }
+        if ((rc = row_from_kv(s, range_one(&r[0]), &row)) != 0)
+            goto out;
+        /* The cap bounds a forged or runaway E; the new E is also the fence. */
+        until = row.until < max_until_unit ? row.until : max_until_unit;
+        idmint__store_force_detail(region, worker_id, row.holder, row.generation, row.until, until,
+                                   detail, sizeof(detail));
+        cmp = json_array();
+        ok = json_array();
+        fail = json_array();
+        add(s, cmp, cmp_mod(wkey, row.mod_rev));
+        add(s, cmp, cmp_absent(akey));
+        add(s, ok, op_put(wkey, row_to_json("", row.generation + 1, until, until)));
+        add(s, ok,
+            op_put(akey, audit_json(now_ms, actor, "worker.force_release", ns, detail,
+                                    json_pack("{s:o}", "until", j_u64(until)))));
+        add(s, fail, op_range(wkey, NULL));
+        add(s, fail, op_range(akey, NULL));
+        ranges_free(r, 2);
+        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        if (rc == ETCD_APPLIED) {
+            rc = 0;
+            goto out;
+        }
+        if (rc < 0)
+            goto out;
+        have = rc == 0;
+        if (have)
+            lost_backoff(s, lost);
+        if (!have)
+            ranges_free(r, 2);
+    }
+    rc = lost_too_often(s, "forcing a worker lease free");
+out:
+    ranges_free(r, 2);
+    return rc;
+}
+
+/* ==== ranges ==== */
+
+/* The request record in @p kv: its count and range. */
+static int record_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, uint64_t *count,
+                          struct idmint__range *res)
+{
+    json_t *o = kv_json(s, kv, "a range request record");
+    int rc = 0;
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    if (get_u64(o, "count", count) != 0 || get_u64(o, "start", &res->start) != 0 ||
+        get_u64(o, "end", &res->end) != 0)
+        rc = etcd_bad_value(s, kv->key, "a range request record");
+    json_decref(o);
+    return rc;
+}
+
+/*
+ * One transaction per reservation: compare the namespace key (bounds, flag
+ * and next_value are all in it) and the absence of the request record; put
+ * both. The failure branch returns both, so a lost race needs no extra
+ * read, and a replay (or a repeat racing its original) finds the record.
+ * Every attempt carries the record's absence as a compare, so of an
+ * original and its retries at most one ever reserves: an unknown outcome is
+ * resolved by reading the record again.
+ */
+static int etcd_range_reserve(struct store *st, const char *ns, const char *incarnation,
+                              const char *request_id, uint64_t count, int64_t now_ms,
+                              struct idmint__range *out)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char nkey[ETCD_KEY_MAX], ikey[ETCD_KEY_MAX];
+    struct etcd_range r[2]; /* ns key, request record */
+    struct idmint__range res = {0, 0};
+    int rc, lost, have = 0;
+    size_t len;
+
+    call_begin(s);
+    memset(r, 0, sizeof(r));
+    if ((rc = key_ns(s, ns, nkey)) != 0 || (rc = key_inc_prefix(s, ns, incarnation, ikey)) != 0)
+        return rc;
+    len = strlen(ikey);
+    if (len + strlen(request_id) >= ETCD_KEY_MAX)
+        return idmint__fail(IDMINT_EINVAL, "%s: a key would be longer than %d bytes", s->name,
+                            ETCD_KEY_MAX);
+    memcpy(ikey + len, request_id, strlen(request_id) + 1);
+    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+        const struct etcd_kv *nkv, *ikv;
+        idmint_ns_info info;
+        uint64_t saved_count = 0;
+        json_t *cmp, *ok, *fail;
+
+        if (!have) {
+            json_t *ops = json_array();
+
+            add(s, ops, op_range(nkey, NULL));
+            add(s, ops, op_range(ikey, NULL));
+            if ((rc = etcd_read(s, ops, r, 2)) != 0)
+                goto out;
+        }
+        if ((ikv = range_one(&r[1])) != NULL) {
+            /* A retry after a lost reply: answer from the record, never reserve twice. */
+            if ((rc = record_from_kv(s, ikv, &saved_count, &res)) == 0 && saved_count != count)
+                rc = idmint__store_range_replay_conflict(ns, incarnation, request_id, saved_count,
+                                                         count);
+            goto out;
+        }
+        if ((nkv = range_one(&r[0])) == NULL) {
+            rc = idmint__store_ns_missing(ns);
+            goto out;
+        }
+        if ((rc = ns_from_kv(s, nkv, &info)) != 0 ||
+            (rc = idmint__store_range_grant(&info, count, &res)) != 0)
+            goto out;
+        cmp = json_array();
+        ok = json_array();
+        fail = json_array();
+        add(s, cmp, cmp_mod(nkey, nkv->mod_rev));
+        add(s, cmp, cmp_absent(ikey));
+        info.next_value = res.end;
+        add(s, ok, op_put(nkey, ns_to_json(&info, info.created_ms)));
+        add(s, ok,
+            op_put(ikey,
+                   json_pack("{s:o,s:o,s:o,s:o}", "count", j_u64(count), "start", j_u64(res.start),
+                             "end", j_u64(res.end), "created_ms", j_i64(now_ms))));
+        add(s, fail, op_range(nkey, NULL));
+        add(s, fail, op_range(ikey, NULL));
+        ranges_free(r, 2);
+        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        if (rc == ETCD_APPLIED) {
+            rc = 0;
+            goto out;
+        }
+        if (rc < 0)
+            goto out;
+        have = rc == 0;
+        if (have)
+            lost_backoff(s, lost);
+        if (!have)
+            ranges_free(r, 2);
+    }
+    rc = lost_too_often(s, "reserving a range");
+out:
+    ranges_free(r, 2);
+    if (rc == 0)
+        *out = res;
+    return rc;
+}
+
+static int etcd_range_forget(struct store *st, const char *ns, const char *incarnation,
+                             const char *before_request_id, uint64_t *forgotten)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char start[ETCD_KEY_MAX], end[ETCD_KEY_MAX];
+    json_t *req, *reply = NULL;
+    uint64_t deleted = 0;
+    size_t len;
+    int rc;
+
+    call_begin(s);
+    if ((rc = key_inc_prefix(s, ns, incarnation, start)) != 0)
+        return rc;
+    len = strlen(start);
+    if (len + strlen(before_request_id) >= ETCD_KEY_MAX)
+        return idmint__fail(IDMINT_EINVAL, "%s: a key would be longer than %d bytes", s->name,
+                            ETCD_KEY_MAX);
+    memcpy(end, start, len);
+    memcpy(end + len, before_request_id, strlen(before_request_id) + 1);
+    /* [P/inc/NS/INC/, P/inc/NS/INC/BEFORE): the records whose id sorts before
+     * BEFORE in byte order. Idempotent, so it is retried like a read; after a
+     * lost reply the count is the retry's. */
+    req = json_pack("{s:o,s:o}", "key", j_key(start), "range_end", j_key(end));
+    if ((rc = etcd_post(s, "/v3/kv/deleterange", req, 0, &reply)) != 0)
+        return rc;
+    if (get_u64(reply, "deleted", &deleted) != 0)
+        rc = idmint__fail(IDMINT_ESTORE, "%s: a deleterange answer without a count", s->name);
+    json_decref(reply);
+    if (rc == 0 && forgotten != NULL)
+        *forgotten = deleted;
+    return rc;
+}
+
+/* ==== audit ==== */
+
+/* The audit record in @p kv: seq is the key's create_revision. */
+static int audit_from_kv(const struct etcd_store *s, const struct etcd_kv *kv,
+                         idmint_audit_entry *e)
+{
+    json_t *o = kv_json(s, kv, "an audit record");
+    const char *actor, *action, *ns, *detail;
+    int rc = 0;
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    actor = json_string_value(json_object_get(o, "actor"));
+    action = json_string_value(json_object_get(o, "action"));
+    ns = json_string_value(json_object_get(o, "ns"));
+    detail = json_string_value(json_object_get(o, "detail"));
+    if (actor == NULL || action == NULL || ns == NULL || detail == NULL ||
+        get_i64(o, "at_ms", &e->at_ms) != 0) {
+        rc = etcd_bad_value(s, kv->key, "an audit record");
+    } else {
+        e->seq = kv->create_rev;
+        snprintf(e->actor, sizeof(e->actor), "%s", actor);
+        snprintf(e->action, sizeof(e->action), "%s", action);
+        snprintf(e->ns, sizeof(e->ns), "%s", ns);
+        snprintf(e->detail, sizeof(e->detail), "%s", detail);
+    }
+    json_decref(o);
+    return rc;
+}
+
+/*
+ * Records with create_revision > @p after_seq in create_revision order, in
+ * pages: each record is created by the transaction of the change it
+ * records, and a later commit always has a higher revision, so paging by
+ * revision never skips one that commits late nor repeats one.
+ */
+static int etcd_audit_list(struct store *st, int64_t after_seq, size_t limit,
+                           idmint_audit_entry **out, size_t *n)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char key[ETCD_KEY_MAX], end[ETCD_KEY_MAX];
+    idmint_audit_entry *list = NULL, *grown;
+    size_t len = 0, cap = 0, i;
+    int64_t after = after_seq < 0 ? 0 : after_seq;
+    int rc;
+
+    call_begin(s);
+    if ((rc = key_fmt(s, key, "/audit/")) != 0)
+        return rc;
+    key_prefix_end(key, end);
+    while (len < limit) {
+        size_t page = limit - len < ETCD_AUDIT_PAGE ? limit - len : ETCD_AUDIT_PAGE;
+        json_t *req = json_pack("{s:o,s:o,s:s,s:s,s:o,s:o}", "key", j_key(key), "range_end",
+                                j_key(end), "sort_order", "ASCEND", "sort_target", "CREATE",
+                                "min_create_revision", j_i64(after + 1), "limit", j_u64(page)),
+               *reply = NULL;
+        struct etcd_range r;
+
+        if ((rc = etcd_post(s, "/v3/kv/range", req, 0, &reply)) != 0)
+            break;
+        rc = range_parse(s, reply, &r);
+        json_decref(reply);
+        if (rc != 0)
+            break;
+        if (len + r.n > cap) {
+            cap = len + r.n;
+            if ((grown = realloc(list, cap * sizeof(*list))) == NULL) {
+                range_free(&r);
+                rc = etcd_oom(s, "listing audit records");
+                break;
+            }
+            list = grown;
+        }
+        for (i = 0; rc == 0 && i < r.n; i++) {
+            memset(&list[len], 0, sizeof(list[len]));
+            if ((rc = audit_from_kv(s, &r.kvs[i], &list[len])) == 0)
+                after = list[len++].seq;
+        }
+        i = r.n;
+        range_free(&r);
+        if (rc != 0 || i < page)
+            break;
+        call_begin(s); /* each page has its own deadline */
+    }
+    if (rc != 0) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = len;
+    return 0;
+}
+
+const struct store_ops idmint__store_etcd = {
+    .version = STORE_OPS_V2,
+    .scheme = "etcd",
+    .caps = STORE_CAP_TXN,
+    .open = etcd_open,
+    .close = etcd_close,
+    .ns_create = etcd_ns_create,
+    .ns_get = etcd_ns_get,
+    .ns_list = etcd_ns_list,
+    .ns_set_disabled = etcd_ns_set_disabled,
+    .lease_take = etcd_lease_take,
+    .lease_renew = etcd_lease_renew,
+    .lease_release = etcd_lease_release,
+    .lease_list = etcd_lease_list,
+    .lease_force_release = etcd_lease_force_release,
+    .range_reserve = etcd_range_reserve,
+    .audit_list = etcd_audit_list,
+    .range_forget = etcd_range_forget,
+};

@@ -1,0 +1,548 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for src/store/store_etcd.c beyond the store contract suite:
+ * URLs, members that do not answer, the schema key, and writes whose reply
+ * is lost. A lost reply is made by a proxy in this process that forwards a
+ * request to a real member, reads the member's answer, and closes the
+ * connection instead of passing it on: the write was applied and the
+ * client cannot know. Needs the etcd fixture ($IDMINT_ETCD_ENV).
+ */
+#include <setjmp.h> /* cmocka 1.1 wants these four before <cmocka.h> */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "idmint.h"
+#include "internal.h"
+#include "store.h"
+#include "testsupport.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOW_MS   INT64_C(1780000000000)
+#define ACTOR    "test-actor"
+#define HOLDER_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define HOLDER_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+
+/* ==== the cluster of the fixture ==== */
+
+static char *cluster_url(void)
+{
+    char *url = ts_etcd_url();
+
+    if (url == NULL)
+        fail_msg("no etcd: set IDMINT_TEST_ETCD_URL, or IDMINT_ETCD_ENV to the file "
+                 "tests/support/etcd-start.sh writes");
+    return url;
+}
+
+/* The port of the first member of "etcd://127.0.0.1:PORT,...". */
+static unsigned first_port(const char *url)
+{
+    const char *p = strstr(url, "127.0.0.1:");
+    unsigned port = 0;
+
+    assert_non_null(p);
+    assert_int_equal(sscanf(p + 10, "%u", &port), 1);
+    return port;
+}
+
+/* "etcd://MEMBERS/PREFIX" with a fresh prefix: every test gets its own store. */
+static void fresh_url(const char *url, const char *members, char *out, size_t size)
+{
+    static unsigned seq;
+    const char *at = url + strlen("etcd://"), *slash = strchr(at, '/');
+
+    if (members == NULL) {
+        snprintf(out, size, "etcd://%.*s/idmint-unit/t%lx-%x-%u",
+                 slash != NULL ? (int)(slash - at) : (int)strlen(at), at, (unsigned long)time(NULL),
+                 (unsigned)getpid(), seq++);
+        return;
+    }
+    snprintf(out, size, "etcd://%s/idmint-unit/t%lx-%x-%u", members, (unsigned long)time(NULL),
+             (unsigned)getpid(), seq++);
+}
+
+/* ==== a little HTTP over loopback ==== */
+
+static int connect_port(unsigned port)
+{
+    struct sockaddr_in sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    if (fd < 0)
+        return -1;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/*
+ * Read one HTTP message (head and a Content-Length body) from @p fd into
+ * @p buf (NUL-terminated). Its length, or -1 at EOF or on error.
+ */
+static ssize_t read_message(int fd, char *buf, size_t size)
+{
+    size_t len = 0, want = 0;
+    char *head_end = NULL;
+
+    for (;;) {
+        ssize_t r;
+
+        if (head_end != NULL && len >= want)
+            return (ssize_t)len;
+        if (len + 1 >= size)
+            return -1;
+        r = read(fd, buf + len, size - 1 - len);
+        if (r <= 0)
+            return -1;
+        len += (size_t)r;
+        buf[len] = '\0';
+        if (head_end == NULL && (head_end = strstr(buf, "\r\n\r\n")) != NULL) {
+            const char *cl = buf;
+            unsigned long body = 0;
+
+            for (; (cl = strchr(cl, '\n')) != NULL; cl++)
+                if (strncasecmp(cl + 1, "Content-Length:", 15) == 0) {
+                    body = strtoul(cl + 16, NULL, 10);
+                    break;
+                }
+            want = (size_t)(head_end + 4 - buf) + body;
+        }
+    }
+}
+
+/* POST @p body to @p path on 127.0.0.1:@p port; the reply status, or -1. */
+static int http_post(unsigned port, const char *path, const char *body)
+{
+    char req[2048], reply[8192];
+    int fd = connect_port(port), status = -1;
+
+    if (fd < 0)
+        return -1;
+    snprintf(req, sizeof(req),
+             "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+             path, strlen(body), body);
+    if (write_all(fd, req, strlen(req)) == 0 && read_message(fd, reply, sizeof(reply)) > 0)
+        sscanf(reply, "HTTP/1.1 %d", &status);
+    close(fd);
+    return status;
+}
+
+static void b64(const char *in, char *out)
+{
+    static const char d[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t n = strlen(in), i, k = 0;
+
+    for (i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)(unsigned char)in[i] << 16;
+
+        if (i + 1 < n)
+            v |= (uint32_t)(unsigned char)in[i + 1] << 8;
+        if (i + 2 < n)
+            v |= (unsigned char)in[i + 2];
+        out[k++] = d[v >> 18 & 63];
+        out[k++] = d[v >> 12 & 63];
+        out[k++] = i + 1 < n ? d[v >> 6 & 63] : '=';
+        out[k++] = i + 2 < n ? d[v & 63] : '=';
+    }
+    out[k] = '\0';
+}
+
+/* ==== a proxy that can lose replies ==== */
+
+struct proxy {
+    int listen_fd;
+    unsigned port;          /* where the store connects */
+    unsigned upstream;      /* a real member */
+    atomic_int drop_writes; /* lose the replies of this many more write txns */
+    atomic_int dropped;     /* replies lost so far */
+    pthread_t thread;
+};
+
+/* One client connection, request by request (curl keeps it alive). */
+static void proxy_serve(struct proxy *p, int client)
+{
+    static char req[1 << 16], reply[1 << 20];
+
+    for (;;) {
+        ssize_t n = read_message(client, req, sizeof(req)), m;
+        int up = n > 0 ? connect_port(p->upstream) : -1;
+        int is_write =
+            n > 0 && strstr(req, "/v3/kv/txn") != NULL && strstr(req, "request_put") != NULL;
+
+        if (up < 0)
+            break;
+        m = write_all(up, req, (size_t)n) == 0 ? read_message(up, reply, sizeof(reply)) : -1;
+        close(up);
+        if (m < 0)
+            break;
+        if (is_write && atomic_load(&p->drop_writes) > 0) {
+            /* Applied upstream; the client hears nothing. */
+            atomic_fetch_sub(&p->drop_writes, 1);
+            atomic_fetch_add(&p->dropped, 1);
+            break;
+        }
+        if (write_all(client, reply, (size_t)m) != 0)
+            break;
+    }
+    close(client);
+}
+
+static void *proxy_main(void *arg)
+{
+    struct proxy *p = arg;
+    int client;
+
+    /* One connection at a time: the store under test is the only client. */
+    while ((client = accept(p->listen_fd, NULL, NULL)) >= 0)
+        proxy_serve(p, client);
+    return NULL;
+}
+
+static void proxy_start(struct proxy *p, unsigned upstream)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+
+    memset(p, 0, sizeof(*p));
+    p->upstream = upstream;
+    p->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(p->listen_fd >= 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(p->listen_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(p->listen_fd, 8), 0);
+    assert_int_equal(getsockname(p->listen_fd, (struct sockaddr *)&sa, &len), 0);
+    p->port = ntohs(sa.sin_port);
+    assert_int_equal(pthread_create(&p->thread, NULL, proxy_main, p), 0);
+}
+
+/* Call after closing the store: its connection ends, and shutdown() ends accept(). */
+static void proxy_stop(struct proxy *p)
+{
+    shutdown(p->listen_fd, SHUT_RDWR);
+    pthread_join(p->thread, NULL);
+    close(p->listen_fd);
+}
+
+/* A store on a fresh prefix reached only through @p p. */
+static struct store *open_via(struct proxy *p, const char *cluster)
+{
+    char members[64], url[512];
+    struct store *st = NULL;
+
+    snprintf(members, sizeof(members), "127.0.0.1:%u", p->port);
+    fresh_url(cluster, members, url, sizeof(url));
+    if (idmint__store_open(url, NULL, &st) != 0)
+        fail_msg("open %s: %s", url, idmint_errmsg());
+    return st;
+}
+
+static void make_ns(struct store *st, const char *name, idmint_kind kind)
+{
+    idmint_ns_info i;
+
+    idmint_ns_info_init(&i, kind);
+    snprintf(i.name, sizeof(i.name), "%s", name);
+    i.layout.worker_bits = 3;
+    i.layout.sequence_bits = 12;
+    assert_int_equal(idmint__store_ns_create(st, &i, ACTOR, NOW_MS), 0);
+}
+
+/* How many audit records of @p ns have @p action. */
+static size_t audit_count(struct store *st, const char *ns, const char *action)
+{
+    idmint_audit_entry *all = NULL;
+    size_t n = 0, i, k = 0;
+
+    assert_int_equal(idmint__store_audit_list(st, 0, SIZE_MAX, &all, &n), 0);
+    for (i = 0; i < n; i++)
+        k += strcmp(all[i].ns, ns) == 0 && strcmp(all[i].action, action) == 0;
+    free(all);
+    return k;
+}
+
+static void lease_init(struct idmint__lease *l, const char *holder)
+{
+    memset(l, 0, sizeof(*l));
+    snprintf(l->holder, sizeof(l->holder), "%s", holder);
+}
+
+/* ==== URLs and members ==== */
+
+static void test_store_etcd__bad_urls_are_invalid_with_a_message(void **state)
+{
+    static const struct {
+        const char *url, *says;
+    } bad[] = {
+        {"etcd:127.0.0.1:2379", "'//'"},
+        {"etcd://", "no member"},
+        {"etcd:///prefix", "no member"},
+        {"etcd://127.0.0.1:0", "port"},
+        {"etcd://127.0.0.1:65536", "port"},
+        {"etcd://127.0.0.1:x", "port"},
+        {"etcd://127.0.0.1:2379,,127.0.0.1:2380", "empty member"},
+        {"etcd://127.0.0.1:2379,", "empty member"},
+        {"etcd://user:pw@127.0.0.1:2379", "host"},
+        {"etcd://127.0.0.1:2379?x=1", "query"},
+        {"etcd://127.0.0.1:2379/pre fix", "prefix"},
+        {"etcd://127.0.0.1:2379/a//b", "'//'"},
+        {"etcd://[::1:2379", "']'"},
+    };
+    struct store *st = (struct store *)state;
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = idmint__store_open(bad[i].url, NULL, &st);
+
+        if (rc != IDMINT_EINVAL || strstr(idmint_errmsg(), bad[i].says) == NULL)
+            fail_msg("%s: %d %s", bad[i].url, rc, idmint_errmsg());
+        assert_ptr_equal(st, (struct store *)state); /* untouched */
+    }
+}
+
+/* Ports 1 and 2 on loopback: nothing listens, so every connect is refused. */
+static void test_store_etcd__no_member_answering_is_unavailable_within_the_deadline(void **state)
+{
+    struct store *st = NULL;
+    uint64_t start_ms = idmint__deadline_now_ms(), took_ms;
+
+    (void)state;
+    assert_int_equal(idmint__store_open("etcd://127.0.0.1:1,127.0.0.1:2/x", NULL, &st),
+                     IDMINT_EUNAVAILABLE);
+    took_ms = idmint__deadline_now_ms() - start_ms;
+    assert_null(st);
+    assert_non_null(strstr(idmint_errmsg(), "127.0.0.1:"));
+    /* The 5 s call budget, and not much more. */
+    assert_true(took_ms >= 4000 && took_ms < 8000 * (uint64_t)ts_scale());
+}
+
+static void test_store_etcd__dead_members_in_the_list_are_passed_over(void **state)
+{
+    char *cluster = cluster_url(), members[128], url[512];
+    idmint_ns_info got;
+    struct store *st = NULL;
+    int i;
+
+    (void)state;
+    snprintf(members, sizeof(members), "127.0.0.1:1,127.0.0.1:2,127.0.0.1:%u", first_port(cluster));
+    fresh_url(cluster, members, url, sizeof(url));
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    make_ns(st, "alive", IDMINT_KIND_SNOWFLAKE);
+    for (i = 0; i < 5; i++)
+        assert_int_equal(idmint__store_ns_get(st, "alive", &got), 0);
+    idmint__store_close(st);
+    free(cluster);
+}
+
+/* ==== the schema key ==== */
+
+static void
+test_store_etcd__open_existing_of_an_empty_prefix_is_not_found_and_creates_nothing(void **state)
+{
+    char *cluster = cluster_url(), url[512];
+    struct store *st = NULL;
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(idmint__store_open_flags(url, NULL, STORE_OPEN_EXISTING, &st),
+                     IDMINT_ENOTFOUND);
+    assert_non_null(strstr(idmint_errmsg(), "nothing has been created"));
+    /* Still nothing there: a second look finds the same. */
+    assert_int_equal(idmint__store_open_flags(url, NULL, STORE_OPEN_EXISTING, &st),
+                     IDMINT_ENOTFOUND);
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    idmint__store_close(st);
+    assert_int_equal(idmint__store_open_flags(url, NULL, STORE_OPEN_EXISTING, &st), 0);
+    idmint__store_close(st);
+    free(cluster);
+}
+
+static void test_store_etcd__prefixes_are_separate_stores(void **state)
+{
+    char *cluster = cluster_url(), a_url[512], b_url[512];
+    struct store *a = NULL, *b = NULL;
+    idmint_ns_info got;
+
+    (void)state;
+    fresh_url(cluster, NULL, a_url, sizeof(a_url));
+    fresh_url(cluster, NULL, b_url, sizeof(b_url));
+    assert_int_equal(idmint__store_open(a_url, NULL, &a), 0);
+    assert_int_equal(idmint__store_open(b_url, NULL, &b), 0);
+    make_ns(a, "mine", IDMINT_KIND_RANGE);
+    assert_int_equal(idmint__store_ns_get(b, "mine", &got), IDMINT_ENOTFOUND);
+    make_ns(b, "mine", IDMINT_KIND_SNOWFLAKE);
+    assert_int_equal(idmint__store_ns_get(a, "mine", &got), 0);
+    assert_int_equal(got.kind, IDMINT_KIND_RANGE);
+    idmint__store_close(a);
+    idmint__store_close(b);
+    free(cluster);
+}
+
+static void test_store_etcd__a_newer_schema_is_refused(void **state)
+{
+    char *cluster = cluster_url(), url[512], key[600], key64[800], body[1200];
+    const char *prefix;
+    struct store *st = NULL;
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    prefix = strchr(url + strlen("etcd://"), '/');
+    snprintf(key, sizeof(key), "%s/schema", prefix);
+    b64(key, key64);
+    snprintf(body, sizeof(body), "{\"key\":\"%s\",\"value\":\"OQ==\"}", key64); /* "9" */
+    assert_int_equal(http_post(first_port(cluster), "/v3/kv/put", body), 200);
+    assert_int_equal(idmint__store_open(url, NULL, &st), IDMINT_ESTORE);
+    assert_non_null(strstr(idmint_errmsg(), "newer"));
+    assert_null(st);
+    free(cluster);
+}
+
+/* ==== writes whose reply is lost ==== */
+
+static void test_store_etcd__a_take_whose_reply_was_lost_is_found_not_taken_again(void **state)
+{
+    char *cluster = cluster_url();
+    struct idmint__lease a, b;
+    idmint_worker_info *w = NULL;
+    struct proxy p;
+    struct store *st;
+    size_t n = 0;
+
+    (void)state;
+    proxy_start(&p, first_port(cluster));
+    st = open_via(&p, cluster);
+    make_ns(st, "lost", IDMINT_KIND_SNOWFLAKE);
+    lease_init(&a, HOLDER_A);
+    atomic_store(&p.drop_writes, 1);
+    assert_int_equal(idmint__store_lease_take(st, "lost", 8, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    assert_int_equal(atomic_load(&p.dropped), 1);
+    /* The applied attempt's lease, not a second id. */
+    assert_int_equal(a.worker_id, 0);
+    assert_int_equal(a.generation, 1);
+    assert_int_equal(a.lease_until, 1600);
+    assert_int_equal(idmint__store_lease_list(st, "lost", &w, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(w[0].holder, HOLDER_A);
+    free(w);
+    assert_int_equal(audit_count(st, "lost", "worker.take"), 1);
+    /* It is ours: we renew it; the next taker gets the next id. */
+    assert_int_equal(idmint__store_lease_renew(st, "lost", &a, 1700), 0);
+    lease_init(&b, HOLDER_B);
+    assert_int_equal(idmint__store_lease_take(st, "lost", 8, 1000, 1600, &b, ACTOR, NOW_MS), 0);
+    assert_int_equal(b.worker_id, 1);
+
+    /* A release whose reply is lost: released once, audited once, E as clamped. */
+    atomic_store(&p.drop_writes, 1);
+    assert_int_equal(idmint__store_lease_release(st, "lost", &a, 1200, ACTOR, NOW_MS), 0);
+    assert_int_equal(atomic_load(&p.dropped), 2);
+    assert_int_equal(a.lease_until, 1200);
+    assert_int_equal(audit_count(st, "lost", "worker.release"), 1);
+    idmint__store_close(st);
+    proxy_stop(&p);
+    free(cluster);
+}
+
+static void
+test_store_etcd__a_reservation_whose_reply_was_lost_is_found_not_reserved_again(void **state)
+{
+    char *cluster = cluster_url();
+    struct idmint__range r1, r2;
+    idmint_ns_info got;
+    struct proxy p;
+    struct store *st;
+
+    (void)state;
+    proxy_start(&p, first_port(cluster));
+    st = open_via(&p, cluster);
+    make_ns(st, "lostrange", IDMINT_KIND_RANGE);
+    atomic_store(&p.drop_writes, 1);
+    assert_int_equal(idmint__store_range_reserve(st, "lostrange", "inc", "req-1", 100, NOW_MS, &r1),
+                     0);
+    assert_int_equal(atomic_load(&p.dropped), 1);
+    assert_int_equal(r1.start, 1);
+    assert_int_equal(r1.end, 101);
+    assert_int_equal(idmint__store_ns_get(st, "lostrange", &got), 0);
+    assert_int_equal(got.next_value, 101); /* advanced once */
+    assert_int_equal(idmint__store_range_reserve(st, "lostrange", "inc", "req-2", 100, NOW_MS, &r2),
+                     0);
+    assert_int_equal(r2.start, 101);
+    idmint__store_close(st);
+    proxy_stop(&p);
+    free(cluster);
+}
+
+static void test_store_etcd__a_namespace_create_whose_reply_was_lost_succeeds_once(void **state)
+{
+    char *cluster = cluster_url();
+    idmint_ns_info i;
+    struct proxy p;
+    struct store *st;
+
+    (void)state;
+    proxy_start(&p, first_port(cluster));
+    st = open_via(&p, cluster);
+    idmint_ns_info_init(&i, IDMINT_KIND_SNOWFLAKE);
+    snprintf(i.name, sizeof(i.name), "lostns");
+    atomic_store(&p.drop_writes, 1);
+    /* Ours, not a conflict with ourselves. */
+    assert_int_equal(idmint__store_ns_create(st, &i, ACTOR, NOW_MS), 0);
+    assert_int_equal(atomic_load(&p.dropped), 1);
+    assert_int_equal(audit_count(st, "lostns", "ns.create"), 1);
+    assert_int_equal(idmint__store_ns_create(st, &i, ACTOR, NOW_MS), IDMINT_ECONFLICT);
+    idmint__store_close(st);
+    proxy_stop(&p);
+    free(cluster);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_store_etcd__bad_urls_are_invalid_with_a_message),
+        cmocka_unit_test(test_store_etcd__no_member_answering_is_unavailable_within_the_deadline),
+        cmocka_unit_test(test_store_etcd__dead_members_in_the_list_are_passed_over),
+        cmocka_unit_test(
+            test_store_etcd__open_existing_of_an_empty_prefix_is_not_found_and_creates_nothing),
+        cmocka_unit_test(test_store_etcd__prefixes_are_separate_stores),
+        cmocka_unit_test(test_store_etcd__a_newer_schema_is_refused),
+        cmocka_unit_test(test_store_etcd__a_take_whose_reply_was_lost_is_found_not_taken_again),
+        cmocka_unit_test(
+            test_store_etcd__a_reservation_whose_reply_was_lost_is_found_not_reserved_again),
+        cmocka_unit_test(test_store_etcd__a_namespace_create_whose_reply_was_lost_succeeds_once),
+    };
+
+    return cmocka_run_group_tests_name("store_etcd", tests, NULL, NULL);
+}
