@@ -73,8 +73,9 @@ static int forked_error(void)
 
 void idmint_options_init(idmint_options *opts)
 {
-    memset(opts, 0, sizeof(*opts));
-    opts->size = sizeof(*opts);
+    /* The first guarded version, whatever this library's sizeof (internal.h). */
+    memset(opts, 0, IDMINT__OPTIONS_SIZE_V1);
+    opts->size = IDMINT__OPTIONS_SIZE_V1;
     opts->lease_ms = DEFAULT_LEASE_MS;
     opts->renew_ms = DEFAULT_RENEW_MS;
     opts->clock_wait_ms = DEFAULT_CLOCK_WAIT_MS;
@@ -84,8 +85,6 @@ void idmint_options_init(idmint_options *opts)
 
 static int options_check(const idmint_options *o)
 {
-    if (o->size != sizeof(*o))
-        return idmint__fail(IDMINT_EINVAL, "idmint_options not set up by idmint_options_init()");
     if (o->lease_ms < 100)
         return idmint__fail(IDMINT_EINVAL, "lease_ms %u is below the minimum of 100", o->lease_ms);
     if (idmint__lease_ms_check(o->lease_ms) != 0)
@@ -111,10 +110,16 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     idmint__errmsg_clear();
     if (out == NULL || ns == NULL)
         return idmint__fail(IDMINT_EINVAL, "out and ns must not be NULL");
-    if (opts != NULL)
-        o = *opts;
-    else
-        idmint_options_init(&o);
+    /* Defaults first, then as many bytes as the caller's struct has: a
+     * program built against an older header passes a smaller one. */
+    idmint_options_init(&o);
+    if (opts != NULL) {
+        rc = idmint__struct_size_check(opts->size, IDMINT__OPTIONS_SIZE_V1, sizeof(o),
+                                       "idmint_options", "idmint_options_init");
+        if (rc != 0)
+            return rc;
+        memcpy(&o, opts, opts->size);
+    }
     rc = options_check(&o);
     if (rc != 0)
         return rc;

@@ -55,12 +55,14 @@ int idmint__default_authority_mkdir(const char *url);
  * so a program built against an older header keeps working. Below them no
  * program was ever built: such a size is a struct nobody set up.
  *
- * The exported init calls (idmint_ns_info_init, idmint_handle_info_init)
+ * The exported init calls (idmint_options_init, idmint_ns_info_init,
+ * idmint_handle_info_init)
  * set up exactly this first version, never sizeof: a program built against
  * the first header calls them on its own, smaller struct. Appending a
  * member therefore needs a new init symbol for the new header (which the
  * header's name then maps to), not a bigger memset in these.
  */
+#define IDMINT__OPTIONS_SIZE_V1 (offsetof(idmint_options, token) + sizeof(const char *))
 #define IDMINT__NS_INFO_SIZE_V1 (offsetof(idmint_ns_info, max_block) + sizeof(uint32_t))
 #define IDMINT__HANDLE_INFO_SIZE_V1                                                                \
     (offsetof(idmint_handle_info, sequence_waits) + sizeof(uint64_t))

@@ -661,6 +661,32 @@ static void test_handle__info_takes_the_first_guarded_size_and_writes_no_further
     idmint_close(m);
 }
 
+/* Options are read as far as their size says, and a size nobody set up is refused before any store
+ * call. */
+static void test_handle__options_refuse_a_size_not_set_up(void **state)
+{
+    struct fixture *f = *state;
+    const size_t bad[] = {0, sizeof(size_t), IDMINT__OPTIONS_SIZE_V1 - 1,
+                          sizeof(idmint_options) + 1, SIZE_MAX};
+    idmint_options o;
+    idmint *m = NULL;
+
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        idmint_options_init(&o);
+        o.size = bad[k];
+        assert_int_equal(idmint_open(&m, f->url, "default", &o), IDMINT_EINVAL);
+        assert_non_null(
+            strstr(idmint_errmsg(), "idmint_options not set up by idmint_options_init()"));
+        assert_null(m);
+    }
+    idmint_options_init(&o);
+    assert_int_equal(o.size, IDMINT__OPTIONS_SIZE_V1);
+    o.lease_ms = 5000;
+    o.renew_ms = 1000;
+    assert_int_equal(idmint_open(&m, f->url, "default", &o), 0);
+    idmint_close(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -683,6 +709,7 @@ int main(void)
         T(test_handle__an_id_released_ahead_of_the_clock_does_not_block_others),
         T(test_handle__info_refuses_a_size_not_set_up),
         T(test_handle__info_takes_the_first_guarded_size_and_writes_no_further),
+        T(test_handle__options_refuse_a_size_not_set_up),
 #undef T
     };
     return cmocka_run_group_tests_name("handle", tests, NULL, NULL);
