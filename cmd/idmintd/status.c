@@ -93,9 +93,13 @@ int status_live_take(struct daemon *d, const struct sampler_cache *c, struct sta
         h->workers_free = -1;
         if (nh->is_range)
             continue;
-        if (h->has_info && h->info.lease_until != 0)
+        if (h->has_info && h->info.lease_until != 0) {
             h->lease_end_ms =
                 nh->layout.epoch_ms + (int64_t)h->info.lease_until * (int64_t)nh->layout.unit_ms;
+            h->lease_left_ms = h->lease_end_ms - out->now_ms;
+        }
+        /* The rule of handles_ready(). */
+        h->is_lease_low = h->lease_end_ms == 0 || h->lease_left_ms <= (int64_t)d->cfg.ready_margin_ms;
         h->workers_free = free_in_region(sampler_rows_find(c, nh->name), d->cfg.region);
     }
     out->renewals = atomic_load(&d->handles.renewals);

@@ -41,6 +41,8 @@ struct status_handle {
     idmint_handle_info info; /* worker id, E, sequence waits, range left */
     int64_t lease_end_ms;    /* snowflake: E as Unix ms; 0 when the lease is lost */
     int64_t workers_free;    /* snowflake: of the daemon's region, from the sampler; -1: unknown */
+    int64_t lease_left_ms;   /* snowflake: lease_end_ms minus now; 0 when lost */
+    int is_lease_low;        /* snowflake: lost, or lease_left_ms at most ready_margin_ms */
 };
 
 /* What needs no store. */
