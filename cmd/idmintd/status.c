@@ -99,7 +99,8 @@ int status_live_take(struct daemon *d, const struct sampler_cache *c, struct sta
             h->lease_left_ms = h->lease_end_ms - out->now_ms;
         }
         /* The rule of handles_ready(). */
-        h->is_lease_low = h->lease_end_ms == 0 || h->lease_left_ms <= (int64_t)d->cfg.ready_margin_ms;
+        h->is_lease_low =
+            h->lease_end_ms == 0 || h->lease_left_ms <= (int64_t)d->cfg.ready_margin_ms;
         h->workers_free = free_in_region(sampler_rows_find(c, nh->name), d->cfg.region);
     }
     out->renewals = atomic_load(&d->handles.renewals);
@@ -282,7 +283,8 @@ static int workers_build(struct daemon *d, struct status_ns *ns)
         w->is_low = w->state == STATUS_HELD && w->margin_ms <= (int64_t)d->cfg.ready_margin_ms;
         w->is_own = is_own_row(ns->own, wi);
     }
-    qsort(ns->workers, ns->n_workers, sizeof(ns->workers[0]), by_place);
+    if (ns->n_workers > 1) /* qsort wants a valid pointer even for no element */
+        qsort(ns->workers, ns->n_workers, sizeof(ns->workers[0]), by_place);
     if (pick_regions(ns, d->cfg.region) != 0)
         return IDMINT_ENOMEM;
     for (k = 0; k < ns->n_drawn; k++)
@@ -432,7 +434,8 @@ int status_view_take(struct daemon *d, int is_admin, struct status_view *out)
         if (!h->nh->is_range && h->has_info)
             out->sequence_waits += h->info.sequence_waits;
     }
-    qsort(out->ns, out->n_ns, sizeof(out->ns[0]), by_name);
+    if (out->n_ns > 1)
+        qsort(out->ns, out->n_ns, sizeof(out->ns[0]), by_name);
     for (i = 0; i < out->n_ns; i++)
         if (ns_finish(d, out, &out->ns[i]) != 0)
             goto oom;

@@ -233,28 +233,40 @@ def setup(d):
 
 def settled(d):
     """/v1/status once the sampler has read everything set up and the history caught up."""
+    why = ["no answer yet"]
+
     def ready():
-        s = d.get("/v1/status").json() or {}
+        if not d.alive():
+            why[0] = "idmintd exited with %s" % d.proc.returncode
+            return "dead"
+        r = d.get("/v1/status")
+        s = r.json() or {}
         if not s.get("store", {}).get("full"):
+            why[0] = "no full pass yet: %s" % r.show()
             return None
         by = {ns["name"]: ns for ns in s.get("namespaces", [])}
         w = (by.get("orders") or {}).get("workers") or {}
-        rows = w.get("rows") or []
-        has = {(r["region"], r["state"], r["low"]) for r in rows}
-        if not ({(1, "held", False), (2, "held", False), (3, "resting", False),
-                 (0, "held", True)} <= has):
+        has = {(x["region"], x["state"], x["low"]) for x in w.get("rows") or []}
+        want = {(1, "held", False), (2, "held", False), (3, "resting", False), (0, "held", True)}
+        if not want <= has:
+            why[0] = "orders rows %s, want %s" % (sorted(has), sorted(want))
             return None
         for ns in by.values():
             h = ns.get("handle")
             # A second has passed since the last mint: the history holds still.
             if h and (int(h["window_total"]) != int(h["ids_issued"]) or h["last_per_s"] != 0):
+                why[0] = "%s: history %s of %s, last second %s" % (
+                    ns["name"], h["window_total"], h["ids_issued"], h["last_per_s"])
                 return None
         if s["events"]["range_refills"] == "0":
-            return None  # the 1 s tick has not seen the refills yet
+            why[0] = "the 1 s tick has not seen the range refill yet"
+            return None
         return s
     s = H.wait_for(ready, 20, interval=0.3)
+    if s == "dead":
+        s = None
     S.ok(s is not None, "the sampler read every row set up and the history caught up",
-         H.snip(json.dumps(d.get("/v1/status").json()), 3000))
+         "%s; daemon log: %s" % (why[0], H.snip(d.log()[-1500:], 1500)))
     return s
 
 
