@@ -24,6 +24,7 @@ static struct {
     pthread_mutex_t mu; /* guards cur, is_kicked and the cond wait */
     pthread_cond_t cv;
     int is_running;
+    int has_cv; /* cv is initialised: sampler_start ran (requests may come before) */
     _Atomic int is_stopping;
     int is_kicked;                   /* a status request wants a full pass soon */
     _Atomic int64_t watched_mono_ms; /* last status request; 0: never */
@@ -114,7 +115,7 @@ void sampler_watch(void)
 
     atomic_store(&sampler.watched_mono_ms, now > 0 ? now : 1);
     pthread_mutex_lock(&sampler.mu);
-    if (sampler.cur == NULL || !sampler.cur->is_full) {
+    if (sampler.has_cv && (sampler.cur == NULL || !sampler.cur->is_full)) {
         sampler.is_kicked = 1;
         pthread_cond_signal(&sampler.cv);
     }
@@ -398,7 +399,10 @@ static void *sampler_main(void *arg)
 
 int sampler_start(struct daemon *d)
 {
+    pthread_mutex_lock(&sampler.mu);
     idmint__cond_init_monotonic(&sampler.cv);
+    sampler.has_cv = 1;
+    pthread_mutex_unlock(&sampler.mu);
     sampler.is_stopping = 0;
     if (pthread_create(&sampler.thread, NULL, sampler_main, d) != 0)
         return -1;

@@ -558,7 +558,7 @@ char *status_page(const struct daemon *d, const struct status_view *v, size_t *l
       "<noscript><meta http-equiv=\"refresh\" content=\"10\"></noscript><style>");
     textbuf_add(b, (const char *)asset_status_css, asset_status_css_len);
     P("</style></head><body><header><h1>idmintd status</h1><p class=\"meta\">idmintd %s, "
-      "region %u. <span id=\"refresh\" aria-live=\"polite\">Reload the page for new "
+      "region %u. <span id=\"refresh\">Reload the page for new "
       "figures.</span></p></header><main id=\"main\">",
       DAEMON_VERSION, d->cfg.region);
     page_main(b, d, v);
