@@ -44,7 +44,14 @@ compile() { # archive sources...
 }
 echo "run.sh: building with $($cc --version | head -n 1)"
 compile "$out/libidmint.a" "$root"/src/*.c "$root"/src/store/*.c "$root"/src/remote/*.c
-compile "$out/libidmintd.a" $(ls "$root"/cmd/idmintd/*.c | grep -v '/main\.c$')
+# The status page's style sheet and script, compiled in as CMake does (cmake/embed.cmake).
+mkdir -p "$out/generated"
+for asset in status.css status.js; do
+    sym=asset_$(echo "$asset" | tr . _)
+    cmake -DIN="$root/cmd/idmintd/assets/$asset" -DOUT="$out/generated/$sym.c" -DNAME="$sym" \
+        -P "$root/cmake/embed.cmake"
+done
+compile "$out/libidmintd.a" $(ls "$root"/cmd/idmintd/*.c | grep -v '/main\.c$') "$out"/generated/*.c
 
 targets=${*:-$(cd "$root/fuzz" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')}
 for t in $targets; do

@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev cppcheck
       libsqlite3-dev sqlite3 libcmocka-dev uuid-dev libcurl4-openssl-dev libh2o-evloop-dev
-      libssl-dev libjansson-dev libinih-dev libpq-dev python3 curl spin faketime etcd-server)
+      libssl-dev libjansson-dev libinih-dev libpq-dev python3 curl spin faketime etcd-server
+      chromium fonts-dejavu-core) # headless Chromium: tests/daemon/test_status.py
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -65,9 +65,6 @@ struct ns_handle {
     int stop_status;          /* ELEASELOST / EDISABLED being recovered from, else 0 */
     int64_t retry_at_ms;      /* next attempt at a new handle */
     uint32_t backoff_ms;
-    /* snowflake: worker ids of the region nobody holds, sampled by the
-     * metrics sampler thread; -1 until sampled or when the store cannot say. */
-    _Atomic int64_t workers_free;
 };
 
 /*

@@ -111,7 +111,6 @@ static int open_locked(struct handles *h, const char *ns, struct ns_handle **out
         nh->end_ms = 0;
     nh->seen_lease_until = info.lease_until;
     nh->seen_range_left = info.range_left;
-    atomic_init(&nh->workers_free, -1);
     h->slots[n] = nh;
     /* Publish only after the slot is complete: readers scan without the lock. */
     atomic_store_explicit(&h->n, n + 1, memory_order_release);

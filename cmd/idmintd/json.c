@@ -150,6 +150,17 @@ void json_set_bool(struct json *obj, const char *key, int value)
         json_object_set_new(J(obj), key, json_boolean(value));
 }
 
+void json_set_null(struct json *obj, const char *key)
+{
+    if (obj != NULL)
+        json_object_set_new(J(obj), key, json_null());
+}
+
+struct json *json_new_int(int64_t value)
+{
+    return W(json_integer((json_int_t)value));
+}
+
 void json_set(struct json *obj, const char *key, struct json *child)
 {
     if (obj != NULL && child != NULL)

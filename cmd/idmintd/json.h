@@ -33,6 +33,8 @@ void json_set_str(struct json *obj, const char *key, const char *value);
 void json_set_int(struct json *obj, const char *key, int64_t value);
 void json_set_u64_str(struct json *obj, const char *key, uint64_t value); /* decimal string */
 void json_set_bool(struct json *obj, const char *key, int value);
+void json_set_null(struct json *obj, const char *key);
+struct json *json_new_int(int64_t value);                             /* an array element */
 void json_set(struct json *obj, const char *key, struct json *child); /* takes child */
 void json_push(struct json *arr, struct json *child);                 /* takes child */
 /* Compact text, malloc'd (free with free()); NULL when out of memory. */

@@ -10,8 +10,10 @@
 #include "daemon.h"
 #include "metrics.h"
 #include "errors_http.h"
+#include "history.h"
 #include "log.h"
 #include "route_table.h"
+#include "sampler.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -425,14 +427,20 @@ int main(int argc, char **argv)
         log_write(LOG_WARN, "not ready; retrying the namespaces every 5 s", NULL);
     }
 
-    if (metrics_sampler_start(&d) != 0)
-        log_write(LOG_ERROR, "cannot start the metrics sampler; idmint_workers_free is left out",
+    if (sampler_start(&d) != 0)
+        log_write(LOG_ERROR,
+                  "cannot start the store sampler; idmint_workers_free and the store's "
+                  "figures of /status are left out",
+                  NULL);
+    if (history_start(&d) != 0)
+        log_write(LOG_ERROR, "cannot start the per-second history; the /status chart stays empty",
                   NULL);
 
     serve(&d, &set);
 
     http_server_stop(srv, DRAIN_MS);
-    metrics_sampler_stop(); /* it reads the handles */
+    history_stop(); /* both read the handles */
+    sampler_stop();
     handles_close_all(&d.handles);
     if (d.cfg.port_file[0] != '\0')
         unlink(d.cfg.port_file);

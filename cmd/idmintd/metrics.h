@@ -48,19 +48,14 @@ void metrics_range_reserved(const char *ns);
 /* Monotonic ns, for timing. */
 uint64_t metrics_now_ns(void);
 
+/* Upper bounds of the histogram buckets in seconds; the last bucket is +Inf. */
+extern const double metrics_bounds_s[METRICS_BUCKETS - 1];
+
 struct daemon;
 /*
- * Start the thread that reads from the store what /metrics reports of it
- * (idmint_workers_free), every METRICS_SAMPLE_MS, through its own authority:
- * a scrape then never waits on the store, which, slow or unreachable, would
- * hold the event loop and every mint queued behind the scrape. Call once,
- * after the handles exist; 0, or -1 when the thread cannot start.
+ * The Prometheus text for @p d, malloc'd; NULL when out of memory. What it
+ * reads of the store is the store sampler's latest pass (sampler.h).
  */
-int metrics_sampler_start(struct daemon *d);
-/* Stop and join the sampler; a no-op when it never started. */
-void metrics_sampler_stop(void);
-#define METRICS_SAMPLE_MS 5000u
-/* The Prometheus text for @p d, malloc'd; NULL when out of memory. */
 char *metrics_render(struct daemon *d, size_t *len);
 
 #endif /* IDMINTD_METRICS_H */

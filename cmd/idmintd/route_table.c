@@ -36,6 +36,8 @@ const struct route_row route_table[] = {
     {"GET", "/v1/namespaces/{ns}/workers", AUTH_MINT, routes_ns_workers,
      "/v1/namespaces/{ns}/workers"},
     {"GET", "/v1/audit", AUTH_ADMIN, routes_audit, "/v1/audit"},
+    {"GET", "/v1/status", AUTH_MINT, routes_status_json, "/v1/status"},
+    {"GET", "/status", AUTH_MINT, routes_status_page, "/status"},
     {"GET", "/metrics", AUTH_NONE, routes_metrics, "/metrics"},
     {"GET", "/healthz", AUTH_NONE, routes_healthz, "/healthz"},
     {"GET", "/readyz", AUTH_NONE, routes_readyz, "/readyz"},

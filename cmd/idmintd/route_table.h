@@ -81,6 +81,10 @@ void routes_internal_ranges(struct http_req *r, struct worker *w, const struct r
 void routes_internal_ranges_forget(struct http_req *r, struct worker *w,
                                    const struct route_match *m);
 
+/* routes_status.c */
+void routes_status_page(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_status_json(struct http_req *r, struct worker *w, const struct route_match *m);
+
 /* routes_ops.c */
 void routes_healthz(struct http_req *r, struct worker *w, const struct route_match *m);
 void routes_readyz(struct http_req *r, struct worker *w, const struct route_match *m);

@@ -5,6 +5,7 @@
 #include "json.h"
 #include "reply.h"
 #include "route_table.h"
+#include "status.h"
 
 #include <stdio.h>
 
@@ -24,9 +25,7 @@ void routes_readyz(struct http_req *r, struct worker *w, const struct route_matc
     struct json *o;
 
     (void)m;
-    if (!atomic_load(&w->d->is_ready)) {
-        snprintf(reason, sizeof(reason), "starting: the namespaces in [mint] are not open yet");
-    } else if (handles_ready(&w->d->handles, reason, sizeof(reason))) {
+    if (status_ready(w->d, reason, sizeof(reason))) {
         routes_reply(r, 200, "application/json", ready, sizeof(ready) - 1);
         return;
     }

@@ -159,6 +159,8 @@ def calls():
         "POST /v1/namespaces/{ns}/enable": dict(role="admin", seg={"ns": "scratch"},
                                                 body=lambda role: b""),
         "GET /v1/audit": dict(role="admin"),
+        "GET /v1/status": dict(role="mint"),
+        "GET /status": dict(role="mint"),
         "GET /metrics": dict(role="none"),
         "GET /healthz": dict(role="none"),
         "GET /readyz": dict(role="none", ok=(200, 503)),

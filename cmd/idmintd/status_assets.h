@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The status page's style sheet and script, compiled in from
+ * cmd/idmintd/assets/ by cmake/embed.cmake: the page is served whole by the
+ * daemon, with nothing fetched from anywhere else.
+ */
+#ifndef IDMINTD_STATUS_ASSETS_H
+#define IDMINTD_STATUS_ASSETS_H
+
+#include <stddef.h>
+
+extern const unsigned char asset_status_css[]; /* NUL-terminated */
+extern const size_t asset_status_css_len;      /* without the NUL */
+extern const unsigned char asset_status_js[];
+extern const size_t asset_status_js_len;
+
+#endif /* IDMINTD_STATUS_ASSETS_H */
