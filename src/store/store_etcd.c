@@ -1531,7 +1531,9 @@ static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_cou
     key_prefix_end(rkey, rend);
     for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
         const struct etcd_kv *nkv;
-        struct etcd_row row;
+        /* take_choose sets it whenever it is read; GCC 12 at -O2 cannot see that
+         * (-Wmaybe-uninitialized broke the release -Werror build). */
+        struct etcd_row row = {0};
         idmint_ns_info info;
         uint32_t new_id = 0;
         int is_new = 0;
