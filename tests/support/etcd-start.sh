@@ -40,11 +40,21 @@ port_is_free() {
     ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# Below the kernel's ephemeral range when there is room: a port there may be
+# the local end of someone's outgoing connection, which no probe sees but
+# which makes etcd's bind fail.
+read -r eph_low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph_low=0
+if [ "${eph_low:-0}" -gt 21000 ]; then
+    port_base=20000 port_span=$((eph_low - 20000))
+else
+    port_base=20000 port_span=40000
+fi
+
 # Two ports per member (client, peer), all distinct and free a moment ago.
 pick_ports() {
     local taken=" " p n=0
     while [ "$n" -lt $((members * 2)) ]; do
-        p=$((20000 + RANDOM % 40000))
+        p=$((port_base + RANDOM % port_span))
         case $taken in *" $p "*) continue ;; esac
         port_is_free "$p" || continue
         taken="$taken$p "
@@ -71,7 +81,7 @@ for attempt in 1 2 3 4; do
         cluster="${cluster:+$cluster,}m$n=http://127.0.0.1:$pport"
     done
     while read -r name cport pport; do
-        rm -rf "${dir:?}/$name"
+        rm -rf "${dir:?}/$name" "$dir/$name.pid" # a stale pid would read as exited
         # exec: the pid file names etcd itself, so etcd-member.sh signals it.
         # Compaction and quota as docs/multi-node.md recommends, sized for tests.
         cat >"$dir/$name.cmd" <<CMD
@@ -93,6 +103,16 @@ CMD
             healthy "$cport" || up=0
         done <"$dir/ports"
         [ "$up" -eq 1 ] && break
+        # A member that exited (a port taken after all) will not come up:
+        # try again at once instead of waiting out the 30 s.
+        gone=0
+        while read -r name _ _; do
+            pid=$(cat "$dir/$name.pid" 2>/dev/null || true)
+            if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+                gone=1
+            fi
+        done <"$dir/ports"
+        [ "$gone" -eq 1 ] && break
         sleep 0.25
     done
     if [ "$up" -eq 1 ]; then
