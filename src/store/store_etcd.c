@@ -543,9 +543,11 @@ static enum etcd_outcome etcd_once(struct etcd_store *s, const char *path, const
         return ETCD_DEFINITE;
     }
     /* gRPC codes: 14 unavailable (no leader, leader changed, request timed
-     * out), 4 deadline exceeded, 8 too many requests: another member or a
-     * moment later may answer. A gateway in trouble may answer 5xx. */
-    if (code == 14 || code == 4 || code == 8 || status >= 500 ||
+     * out), 4 deadline exceeded, 8 too many requests, 1 canceled (a member
+     * shutting down answers 408 "the client connection is closing"):
+     * another member or a moment later may answer, and a write's outcome is
+     * unknown. A gateway in trouble may answer 5xx. */
+    if (code == 14 || code == 4 || code == 8 || code == 1 || status == 408 || status >= 500 ||
         (msg != NULL && strstr(msg, "no leader") != NULL)) {
         idmint__fail(IDMINT_EUNAVAILABLE, "%s: %s: %ld %s", s->name, url, status,
                      msg != NULL ? msg : "(no message)");
