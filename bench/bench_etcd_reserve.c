@@ -396,8 +396,8 @@ struct caller_out {
     uint64_t attempts; /* txns sent (the bare client only) */
 };
 
-static void caller(const struct bench *b, enum side side, const char *member, double secs,
-                   int go, int out)
+static void caller(const struct bench *b, enum side side, const char *member, double secs, int go,
+                   int out)
 {
     struct caller_out res = {0, 0};
     char inc[33], req[IDMINT__REQUEST_ID_LEN], url[600];
@@ -666,7 +666,8 @@ static void compact_now(const struct cluster *cl)
     uint64_t rev;
     struct raw c;
 
-    if (raw_open(&c, cl->members[0]) == 0 && raw_call(&c, "/v3/kv/range", "{\"key\":\"AA==\"}") == 0 &&
+    if (raw_open(&c, cl->members[0]) == 0 &&
+        raw_call(&c, "/v3/kv/range", "{\"key\":\"AA==\"}") == 0 &&
         json_u64(c.reply, "revision", &rev) == 0) {
         snprintf(body, sizeof(body), "{\"revision\":\"%" PRIu64 "\"}", rev);
         (void)raw_call(&c, "/v3/kv/compaction", body);
@@ -699,8 +700,8 @@ struct bench_case {
     unsigned procs;
     unsigned rounds;
     int failed;
-    struct side_run sum[2];     /* per side, summed over the rounds */
-    double ratios[MAX_ROUNDS];  /* idmint / raw, per round */
+    struct side_run sum[2];    /* per side, summed over the rounds */
+    double ratios[MAX_ROUNDS]; /* idmint / raw, per round */
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -756,8 +757,8 @@ int main(int argc, char **argv)
 
             secs = strtod(argv[++i], &end);
             if (*end != '\0' || !(secs >= 1 && secs <= MAX_ROUNDS)) {
-                fprintf(stderr, "bench_etcd_reserve: --seconds: want 1..%d, got '%s'\n",
-                        MAX_ROUNDS, argv[i]);
+                fprintf(stderr, "bench_etcd_reserve: --seconds: want 1..%d, got '%s'\n", MAX_ROUNDS,
+                        argv[i]);
                 return 2;
             }
         } else if (strcmp(argv[i], "--etcd-url") == 0 && i + 1 < argc) {
@@ -855,8 +856,8 @@ int main(int argc, char **argv)
             compact_now(&b.cl);
     }
 
-    printf("\n%-8s %10s %10s %7s %11s | %s\n", "callers", "idmint/s", "raw/s", "ratio",
-           "rounds", "per reservation: idmint / raw");
+    printf("\n%-8s %10s %10s %7s %11s | %s\n", "callers", "idmint/s", "raw/s", "ratio", "rounds",
+           "per reservation: idmint / raw");
     for (int k = 0; k < 2; k++) {
         struct bench_case *c = &cases[k];
         const struct side_run *o = &c->sum[SIDE_IDMINT], *w = &c->sum[SIDE_RAW];
@@ -905,8 +906,8 @@ int main(int argc, char **argv)
     }
 
     if (own) {
-        snprintf(cmd, sizeof(cmd), "bash '%s/tests/support/etcd-stop.sh' '%s/etcd' && echo ok",
-                 src, dir);
+        snprintf(cmd, sizeof(cmd), "bash '%s/tests/support/etcd-stop.sh' '%s/etcd' && echo ok", src,
+                 dir);
         (void)sh_line(cmd, line, sizeof(line));
     }
     snprintf(cmd, sizeof(cmd), "rm -rf '%s' && echo ok", dir);
