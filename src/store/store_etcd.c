@@ -5,9 +5,11 @@
  * /v3/kv/range, /v3/kv/txn, /v3/kv/deleterange; keys and values base64,
  * int64 as strings, default values left out of replies) through libcurl
  * (curl_lib.h) and jansson. Every decision is taken on a linearizable read
- * and written by a transaction that compares the revisions it read, so a
- * lost race is a failed compare, read again and retried. E lives in the
- * value: no etcd lease TTL carries safety. No namespace rules.
+ * (a reservation's first attempt: on the namespace as this store's last
+ * reservation wrote it) and written by a transaction that compares the
+ * revisions it read (or wrote), so a lost race is a failed compare, read
+ * again and retried. E lives in the value: no etcd lease TTL carries
+ * safety. No namespace rules.
  *
  * Keys, under the prefix P (default "/idmint"):
  *   P/schema                          schema version ("1"), made on first open
@@ -2037,10 +2039,14 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
         }
         if (rc < 0)
             goto out;
-        have = rc == 0;
         /* A namespace seen before and written since is no race: its
-         * failure branch is the read the first attempt skipped. */
-        if (have && !is_seen)
+         * failure branch is the read the first attempt skipped, and the
+         * txn goes again at once. A race lost on a fresh view waits, then
+         * reads again: a view kept across the wait is stale whenever the
+         * others went on committing, and a caller that only ever sent
+         * views that old lost 256 times in a row while the rest won. */
+        have = rc == 0 && is_seen;
+        if (rc == 0 && !is_seen)
             lost_backoff(s, raced++);
         if (!have)
             ranges_free(r, 2);
