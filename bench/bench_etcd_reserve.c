@@ -382,7 +382,15 @@ static int raw_reserve(struct raw *c, struct raw_counter *k, uint64_t seq)
 
 /* ==== one side of a round: N caller processes ==== */
 
-enum side { SIDE_IDMINT, SIDE_RAW };
+/*
+ * raw_wait is raw with idmint's waits after a lost compare: none after the
+ * first (its view was only old), then a random 0-2, 0-4, ... ms, at most
+ * 16 ms, and a read of the counter before the next txn, as
+ * etcd_range_reserve() and lost_backoff() in src/store/store_etcd.c do.
+ */
+enum side { SIDE_IDMINT, SIDE_RAW, SIDE_RAW_WAIT, N_SIDES };
+
+static const char *const side_names[N_SIDES] = {"idmint", "raw", "raw+wait"};
 
 struct bench {
     struct cluster cl;
@@ -403,6 +411,7 @@ static void caller(const struct bench *b, enum side side, const char *member, do
     char inc[33], req[IDMINT__REQUEST_ID_LEN], url[600];
     idmint_authority *a = NULL;
     struct raw_counter *k = NULL;
+    uint64_t jitter = (uint64_t)getpid() << 20 | 1u, losses = 0;
     struct raw c;
     double end;
     int code = 0;
@@ -460,6 +469,21 @@ static void caller(const struct bench *b, enum side side, const char *member, do
                 break;
             }
             res.done += (uint64_t)rc;
+            losses = rc == 0 ? losses + 1 : 0;
+            if (side == SIDE_RAW_WAIT && losses > 1) {
+                uint64_t span_us = losses > 4 ? 16000u : UINT64_C(2000) << (losses - 2);
+
+                jitter ^= jitter << 13;
+                jitter ^= jitter >> 7;
+                jitter ^= jitter << 17;
+                idmint__sleep_us(jitter % span_us);
+                if (raw_read_counter(&c, k) != 0) {
+                    fprintf(stderr, "bench_etcd_reserve: reading the counter on %s failed\n",
+                            member);
+                    code = 3;
+                    break;
+                }
+            }
         }
     }
     if (k != NULL)
@@ -699,9 +723,10 @@ static int leader_index(const struct cluster *cl)
 struct bench_case {
     unsigned procs;
     unsigned rounds;
+    unsigned n_sides; /* raw_wait only where callers can collide */
     int failed;
-    struct side_run sum[2];    /* per side, summed over the rounds */
-    double ratios[MAX_ROUNDS]; /* idmint / raw, per round */
+    struct side_run sum[N_SIDES];       /* per side, summed over the rounds */
+    double ratios[N_SIDES][MAX_ROUNDS]; /* idmint / that side, per round */
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -711,12 +736,13 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The median of the per-round ratios (sorts them: lowest first afterwards). */
-static double median_ratio(struct bench_case *c)
+/* The median of the per-round ratios to @p side (sorts them: lowest first afterwards). */
+static double median_ratio(struct bench_case *c, enum side side)
 {
-    qsort(c->ratios, c->rounds, sizeof(c->ratios[0]), cmp_double);
-    return c->rounds % 2 ? c->ratios[c->rounds / 2]
-                         : (c->ratios[c->rounds / 2 - 1] + c->ratios[c->rounds / 2]) / 2;
+    double *x = c->ratios[side];
+
+    qsort(x, c->rounds, sizeof(x[0]), cmp_double);
+    return c->rounds % 2 ? x[c->rounds / 2] : (x[c->rounds / 2 - 1] + x[c->rounds / 2]) / 2;
 }
 
 /* The smallest of 1, 2, 5 x 10^k at or above @p v. */
@@ -799,7 +825,7 @@ int main(int argc, char **argv)
     leader = leader_index(&b.cl);
 
     printf("durable range reservations per second on etcd (%d values each, %u rounds of 1 s "
-           "per case and side, the order swapped each round)\n",
+           "per case and side, the order rotated each round)\n",
            BLOCK, rounds);
     printf("etcd: %s (leader: member %d)\n", url, leader + 1);
     for (int k = 0; k < 2; k++) {
@@ -807,6 +833,7 @@ int main(int argc, char **argv)
         struct side_run warm;
 
         c->procs = callers[k];
+        c->n_sides = c->procs > 1 ? N_SIDES : SIDE_RAW_WAIT;
         snprintf(b.ns, sizeof(b.ns), "bench-%lx-%x-%u", (unsigned long)time(NULL),
                  (unsigned)getpid(), callers[k]);
         if (make_range_ns(url, b.ns) != 0 || make_raw_counter(&b) != 0) {
@@ -814,40 +841,43 @@ int main(int argc, char **argv)
             continue;
         }
         /* One untimed round each: connections, etcd's caches, the page cache. */
-        (void)run_side(&b, SIDE_IDMINT, c->procs, 0, 0.5, &warm);
-        (void)run_side(&b, SIDE_RAW, c->procs, 0, 0.5, &warm);
+        for (unsigned side = 0; side < c->n_sides; side++)
+            (void)run_side(&b, (enum side)side, c->procs, 0, 0.5, &warm);
         printf("%u caller%s:\n", c->procs, c->procs == 1 ? "" : "s");
         /*
-         * The two sides take turns in short rounds (the disk's flush time
-         * drifts within a minute; see docs/benchmarks-store.md), on the same
-         * members: caller i of either side talks to member (i + round) % n,
-         * so one caller meets the leader and the followers in turn.
+         * The sides take turns in short rounds (the disk's flush time drifts
+         * within a minute; see docs/benchmarks-store.md), on the same
+         * members: caller i of any side talks to member (i + round) % n, so
+         * one caller meets the leader and the followers in turn.
          */
         for (unsigned r = 0; r < rounds && !c->failed; r++) {
-            struct side_run s[2];
-            int first = (int)(r % 2);
+            struct side_run s[N_SIDES];
 
-            for (int turn = 0; turn < 2; turn++) {
-                enum side side = (turn ^ first) == 0 ? SIDE_IDMINT : SIDE_RAW;
+            for (unsigned turn = 0; turn < c->n_sides && !c->failed; turn++) {
+                enum side side = (enum side)((turn + r) % c->n_sides);
 
-                if (run_side(&b, side, c->procs, r, 1.0, &s[side]) != 0)
+                if (run_side(&b, side, c->procs, r, 1.0, &s[side]) != 0 || s[side].rate <= 0)
                     c->failed = 1;
             }
-            if (c->failed || s[SIDE_RAW].rate <= 0)
+            if (c->failed)
                 break;
-            for (int side = 0; side < 2; side++) {
+            printf("  round %2u, caller 1 on member %zu%-9s", r + 1, r % b.cl.n + 1,
+                   (int)(r % b.cl.n) == leader ? " (leader)" : "");
+            for (unsigned side = 0; side < c->n_sides; side++) {
                 c->sum[side].rate += s[side].rate;
                 c->sum[side].done += s[side].done;
                 c->sum[side].attempts += s[side].attempts;
                 c->sum[side].cpu_s += s[side].cpu_s;
                 c->sum[side].txns += s[side].txns;
                 c->sum[side].proposals += s[side].proposals;
+                c->ratios[side][c->rounds] = s[SIDE_IDMINT].rate / s[side].rate;
+                printf(" %s %5.0f/s", side_names[side], s[side].rate);
             }
-            c->ratios[c->rounds++] = s[SIDE_IDMINT].rate / s[SIDE_RAW].rate;
-            printf("  round %2u, caller 1 on member %zu%s: idmint %6.0f/s, raw %6.0f/s: %4.0f%%\n",
-                   r + 1, r % b.cl.n + 1, (int)(r % b.cl.n) == leader ? " (leader)" : "",
-                   s[SIDE_IDMINT].rate, s[SIDE_RAW].rate,
-                   100.0 * s[SIDE_IDMINT].rate / s[SIDE_RAW].rate);
+            for (unsigned side = SIDE_RAW; side < c->n_sides; side++)
+                printf(", %s/%s %3.0f%%", side_names[SIDE_IDMINT], side_names[side],
+                       100.0 * c->ratios[side][c->rounds]);
+            printf("\n");
+            c->rounds++;
         }
         delete_prefix(&b.cl, b.raw_prefix);
         snprintf(line, sizeof(line), "%s/inc/%s", b.cl.prefix, b.ns);
@@ -856,42 +886,50 @@ int main(int argc, char **argv)
             compact_now(&b.cl);
     }
 
-    printf("\n%-8s %10s %10s %7s %11s | %s\n", "callers", "idmint/s", "raw/s", "ratio", "rounds",
-           "per reservation: idmint / raw");
+    printf("\n%-7s %-8s %9s %13s %12s %12s %10s\n", "callers", "side", "per s", "idmint/side",
+           "rounds", "txns, raft", "client CPU");
     for (int k = 0; k < 2; k++) {
         struct bench_case *c = &cases[k];
-        const struct side_run *o = &c->sum[SIDE_IDMINT], *w = &c->sum[SIDE_RAW];
-        double median;
 
         if (c->failed || c->rounds == 0) {
-            printf("%-8u %10s\n", c->procs, "error");
+            printf("%-7u %-8s\n", c->procs, "error");
             failed = 1;
             continue;
         }
-        median = median_ratio(c);
-        printf("%-8u %10.0f %10.0f %6.0f%% %4.0f-%4.0f%% | %.2f / %.2f txns, %.2f / %.2f raft "
-               "entries, %.0f / %.0f us client CPU\n",
-               c->procs, o->rate / c->rounds, w->rate / c->rounds, 100.0 * median,
-               100.0 * c->ratios[0], 100.0 * c->ratios[c->rounds - 1], o->txns / o->done,
-               w->txns / w->done, o->proposals / o->done, w->proposals / w->done,
-               1e6 * o->cpu_s / o->done, 1e6 * w->cpu_s / w->done);
+        for (unsigned side = 0; side < c->n_sides; side++) {
+            const struct side_run *o = &c->sum[side];
+            char ratio[32] = "", range[32] = "";
+
+            if (side != SIDE_IDMINT) {
+                double median = median_ratio(c, (enum side)side);
+
+                snprintf(ratio, sizeof(ratio), "%.0f%%", 100.0 * median);
+                snprintf(range, sizeof(range), "%.0f-%.0f%%", 100.0 * c->ratios[side][0],
+                         100.0 * c->ratios[side][c->rounds - 1]);
+            }
+            printf("%-7u %-8s %9.0f %13s %12s %5.2f, %4.2f %7.0f us\n", c->procs, side_names[side],
+                   o->rate / c->rounds, ratio, range, o->txns / o->done, o->proposals / o->done,
+                   1e6 * o->cpu_s / o->done);
+        }
     }
-    printf("idmint/s, raw/s: means over the rounds; ratio: the median of the rounds' own ratios\n"
-           "(idmint / raw, back to back); rounds: their lowest and highest. txns: Txn requests\n"
-           "etcd answered (read-only ones included), raft entries: proposals committed, both\n"
-           "per reservation; client CPU: the callers' user + system time.\n");
+    printf("per s: mean over the rounds; idmint/side: the median of the rounds' own ratios\n"
+           "(run back to back); rounds: their lowest and highest. txns: Txn requests etcd\n"
+           "answered (read-only ones included), raft: proposals committed, both per\n"
+           "reservation; client CPU: the callers' user + system time per reservation.\n");
     printf("idmint: idmint_authority_open(etcd://MEMBER/prefix) per caller process, then\n"
            "idmint__authority_range_reserve(%d values) in a loop, each call a new request id.\n"
            "raw: libcurl, one keep-alive connection per process, the same txn text by snprintf\n"
            "(same keys and value sizes), the counter taken from the failure branch on a lost\n"
-           "compare and the txn sent again at once.\n",
+           "compare and the txn sent again at once. raw+wait: raw with idmint's waits after a\n"
+           "lost compare (none after the first, then random 0-2, 0-4 ... 16 ms, each followed\n"
+           "by a read of the counter).\n",
            BLOCK);
     printf("target (>= %.0f%% of raw):", 100.0 * TARGET_RAW);
     for (int k = 0; k < 2; k++)
         printf(" %u caller%s %s%s", cases[k].procs, cases[k].procs == 1 ? "" : "s",
-               cases[k].failed || cases[k].rounds == 0 ? "error"
-               : median_ratio(&cases[k]) >= TARGET_RAW ? "met"
-                                                       : "NOT MET",
+               cases[k].failed || cases[k].rounds == 0           ? "error"
+               : median_ratio(&cases[k], SIDE_RAW) >= TARGET_RAW ? "met"
+                                                                 : "NOT MET",
                k == 0 ? "," : "\n");
     printf("\nfleet: %d processes x %.0f IDs/s = %.0f IDs/s on one namespace; block = IDs/s "
            "over reservations/s (rounded up to 1-2-5):\n",
