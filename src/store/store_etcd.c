@@ -5,9 +5,11 @@
  * /v3/kv/range, /v3/kv/txn, /v3/kv/deleterange; keys and values base64,
  * int64 as strings, default values left out of replies) through libcurl
  * (curl_lib.h) and jansson. Every decision is taken on a linearizable read
- * and written by a transaction that compares the revisions it read, so a
- * lost race is a failed compare, read again and retried. E lives in the
- * value: no etcd lease TTL carries safety. No namespace rules.
+ * (a reservation's first attempt: on the namespace as this store's last
+ * reservation wrote it) and written by a transaction that compares the
+ * revisions it read (or wrote), so a lost race is a failed compare, read
+ * again and retried. E lives in the value: no etcd lease TTL carries
+ * safety. No namespace rules.
  *
  * Keys, under the prefix P (default "/idmint"):
  *   P/schema                          schema version ("1"), made on first open
@@ -75,6 +77,12 @@ struct etcd_store {
     int is_oom;      /* a JSON builder ran out of memory since the last send */
     uint64_t jitter; /* xorshift state for the waits after a lost compare */
     char curl_err[CURL_ERROR_SIZE];
+    int64_t applied_rev; /* revision of the last applied write; 0 if its reply had none */
+    /* The namespace as this store's last reservation wrote it, so the next
+     * one on it can send its txn without reading first (etcd_range_reserve). */
+    char seen_key[ETCD_KEY_MAX]; /* P/ns/NAME; "" for none */
+    idmint_ns_info seen_ns;
+    int64_t seen_rev; /* seen_key's mod_revision after that write */
 };
 
 /* One key-value pair of a range answer. key and value are NUL-terminated copies. */
@@ -752,9 +760,10 @@ static int etcd_read(struct etcd_store *s, json_t *ops, struct etcd_range *out, 
 /*
  * One conditional write: if every compare of @p compare holds, run
  * @p success, else @p failure (range ops only; all three stolen).
- * ETCD_APPLIED; 0 when a compare failed, with the failure branch's ranges
- * in @p fail (n of them; free with ranges_free, also on error);
- * ETCD_UNKNOWN when it may or may not have applied; or a negative code.
+ * ETCD_APPLIED, with the revision written at in s->applied_rev; 0 when a
+ * compare failed, with the failure branch's ranges in @p fail (n of them;
+ * free with ranges_free, also on error); ETCD_UNKNOWN when it may or may
+ * not have applied; or a negative code.
  */
 static int etcd_write(struct etcd_store *s, json_t *compare, json_t *success, json_t *failure,
                       struct etcd_range *fail, size_t n)
@@ -765,12 +774,17 @@ static int etcd_write(struct etcd_store *s, json_t *compare, json_t *success, js
     int rc;
 
     memset(fail, 0, n * sizeof(*fail));
+    s->applied_rev = 0;
     if ((rc = etcd_post(s, "/v3/kv/txn", txn, 1, &reply)) != 0)
         return rc;
-    if (json_is_true(json_object_get(reply, "succeeded")))
+    if (json_is_true(json_object_get(reply, "succeeded"))) {
+        /* The header's revision is the one this txn wrote its keys at. */
+        if (get_i64(json_object_get(reply, "header"), "revision", &s->applied_rev) != 0)
+            s->applied_rev = 0;
         rc = ETCD_APPLIED;
-    else
+    } else {
         rc = ranges_of(s, reply, fail, n);
+    }
     json_decref(reply);
     return rc;
 }
@@ -1930,6 +1944,14 @@ static int record_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, 
  * Every attempt carries the record's absence as a compare, so of an
  * original and its retries at most one ever reserves: an unknown outcome is
  * resolved by reading the record again.
+ *
+ * The first attempt needs no read when this store's last reservation was on
+ * the same namespace: it sends the namespace as that txn wrote it and
+ * compares the revision it was written at. Changed since (another writer,
+ * an admin), the compare fails and the failure branch is the read; a record
+ * already there fails it too and is answered from. The read before the txn
+ * was half of one caller's time (a linearizable read waits for the leader
+ * to confirm its term with a quorum): docs/benchmarks-store.md.
  */
 static int etcd_range_reserve(struct store *st, const char *ns, const char *incarnation,
                               const char *request_id, uint64_t count, int64_t now_ms,
@@ -1939,7 +1961,7 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
     char nkey[ETCD_KEY_MAX], ikey[ETCD_KEY_MAX];
     struct etcd_range r[2]; /* ns key, request record */
     struct idmint__range res = {0, 0};
-    int rc, lost, have = 0;
+    int rc, lost, raced = 0, have = 0, is_seen;
     size_t len;
 
     call_begin(s);
@@ -1951,38 +1973,54 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
         return idmint__fail(IDMINT_EINVAL, "%s: a key would be longer than %d bytes", s->name,
                             ETCD_KEY_MAX);
     memcpy(ikey + len, request_id, strlen(request_id) + 1);
+    /* Used once: only a write this call applies sets it again. */
+    is_seen = strcmp(s->seen_key, nkey) == 0;
+    s->seen_key[0] = '\0';
     for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
         const struct etcd_kv *nkv, *ikv;
         idmint_ns_info info;
+        int64_t ns_rev;
         uint64_t saved_count = 0;
         json_t *cmp, *ok, *fail;
 
-        if (!have) {
-            json_t *ops = json_array();
+        if (is_seen) {
+            info = s->seen_ns;
+            ns_rev = s->seen_rev;
+        } else {
+            if (!have) {
+                json_t *ops = json_array();
 
-            add(s, ops, op_range(nkey, NULL));
-            add(s, ops, op_range(ikey, NULL));
-            if ((rc = etcd_read(s, ops, r, 2)) != 0)
+                add(s, ops, op_range(nkey, NULL));
+                add(s, ops, op_range(ikey, NULL));
+                if ((rc = etcd_read(s, ops, r, 2)) != 0)
+                    goto out;
+            }
+            if ((ikv = range_one(&r[1])) != NULL) {
+                /* A retry after a lost reply: answer from the record, never reserve twice. */
+                if ((rc = record_from_kv(s, ikv, &saved_count, &res)) == 0 && saved_count != count)
+                    rc = idmint__store_range_replay_conflict(ns, incarnation, request_id,
+                                                             saved_count, count);
                 goto out;
+            }
+            if ((nkv = range_one(&r[0])) == NULL) {
+                rc = idmint__store_ns_missing(ns);
+                goto out;
+            }
+            if ((rc = ns_from_kv(s, nkv, &info)) != 0)
+                goto out;
+            ns_rev = nkv->mod_rev;
         }
-        if ((ikv = range_one(&r[1])) != NULL) {
-            /* A retry after a lost reply: answer from the record, never reserve twice. */
-            if ((rc = record_from_kv(s, ikv, &saved_count, &res)) == 0 && saved_count != count)
-                rc = idmint__store_range_replay_conflict(ns, incarnation, request_id, saved_count,
-                                                         count);
-            goto out;
+        if ((rc = idmint__store_range_grant(&info, count, &res)) != 0) {
+            if (!is_seen)
+                goto out;
+            /* Refused on what this store wrote: decide on what etcd holds now. */
+            is_seen = 0;
+            continue;
         }
-        if ((nkv = range_one(&r[0])) == NULL) {
-            rc = idmint__store_ns_missing(ns);
-            goto out;
-        }
-        if ((rc = ns_from_kv(s, nkv, &info)) != 0 ||
-            (rc = idmint__store_range_grant(&info, count, &res)) != 0)
-            goto out;
         cmp = json_array();
         ok = json_array();
         fail = json_array();
-        add(s, cmp, cmp_mod(nkey, nkv->mod_rev));
+        add(s, cmp, cmp_mod(nkey, ns_rev));
         add(s, cmp, cmp_absent(ikey));
         info.next_value = res.end;
         add(s, ok, op_put(nkey, ns_to_json(&info, info.created_ms)));
@@ -1995,16 +2033,28 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
         ranges_free(r, 2);
         rc = etcd_write(s, cmp, ok, fail, r, 2);
         if (rc == ETCD_APPLIED) {
+            if (s->applied_rev > 0) {
+                memcpy(s->seen_key, nkey, strlen(nkey) + 1);
+                s->seen_ns = info;
+                s->seen_rev = s->applied_rev;
+            }
             rc = 0;
             goto out;
         }
         if (rc < 0)
             goto out;
-        have = rc == 0;
-        if (have)
-            lost_backoff(s, lost);
+        /* A namespace seen before and written since is no race: its
+         * failure branch is the read the first attempt skipped, and the
+         * txn goes again at once. A race lost on a fresh view waits, then
+         * reads again: a view kept across the wait is stale whenever the
+         * others went on committing, and a caller that only ever sent
+         * views that old lost 256 times in a row while the rest won. */
+        have = rc == 0 && is_seen;
+        if (rc == 0 && !is_seen)
+            lost_backoff(s, raced++);
         if (!have)
             ranges_free(r, 2);
+        is_seen = 0;
     }
     rc = lost_too_often(s, "reserving a range");
 out:

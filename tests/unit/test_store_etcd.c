@@ -188,6 +188,7 @@ struct proxy {
     unsigned upstream;      /* a real member */
     atomic_int drop_writes; /* lose the replies of this many more write txns */
     atomic_int dropped;     /* replies lost so far */
+    atomic_int forwarded;   /* requests passed to the member */
     pthread_t thread;
 };
 
@@ -204,6 +205,7 @@ static void proxy_serve(struct proxy *p, int client)
 
         if (up < 0)
             break;
+        atomic_fetch_add(&p->forwarded, 1);
         m = write_all(up, req, (size_t)n) == 0 ? read_message(up, reply, sizeof(reply)) : -1;
         close(up);
         if (m < 0)
@@ -505,6 +507,128 @@ test_store_etcd__a_reservation_whose_reply_was_lost_is_found_not_reserved_again(
     free(cluster);
 }
 
+/* ==== a reservation that sends its txn without reading first ==== */
+
+static void test_store_etcd__a_second_reservation_on_a_namespace_is_one_request(void **state)
+{
+    char *cluster = cluster_url();
+    struct idmint__range r;
+    struct proxy p;
+    struct store *st;
+    int before;
+
+    (void)state;
+    proxy_start(&p, first_port(cluster));
+    st = open_via(&p, cluster);
+    make_ns(st, "onetrip", IDMINT_KIND_RANGE);
+    before = atomic_load(&p.forwarded);
+    assert_int_equal(idmint__store_range_reserve(st, "onetrip", "inc", "req-1", 100, NOW_MS, &r),
+                     0);
+    assert_int_equal(atomic_load(&p.forwarded) - before, 2); /* read, txn */
+    before = atomic_load(&p.forwarded);
+    assert_int_equal(idmint__store_range_reserve(st, "onetrip", "inc", "req-2", 100, NOW_MS, &r),
+                     0);
+    assert_int_equal(atomic_load(&p.forwarded) - before, 1); /* txn */
+    assert_int_equal(r.start, 101);
+    assert_int_equal(r.end, 201);
+    idmint__store_close(st);
+    proxy_stop(&p);
+    free(cluster);
+}
+
+static void
+test_store_etcd__a_namespace_changed_since_the_last_reservation_is_read_again(void **state)
+{
+    char *cluster = cluster_url();
+    struct idmint__range r;
+    struct store *a = NULL, *b = NULL;
+    idmint_ns_info got;
+    char url[512];
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(idmint__store_open(url, NULL, &a), 0);
+    assert_int_equal(idmint__store_open(url, NULL, &b), 0);
+    make_ns(a, "moved", IDMINT_KIND_RANGE);
+    assert_int_equal(idmint__store_range_reserve(a, "moved", "inc-a", "req-1", 100, NOW_MS, &r), 0);
+    assert_int_equal(r.start, 1);
+    /* Another store moves the counter: a's next txn loses its compare, then
+     * reserves after b's range, never over it. */
+    assert_int_equal(idmint__store_range_reserve(b, "moved", "inc-b", "req-1", 100, NOW_MS, &r), 0);
+    assert_int_equal(r.start, 101);
+    assert_int_equal(idmint__store_range_reserve(a, "moved", "inc-a", "req-2", 100, NOW_MS, &r), 0);
+    assert_int_equal(r.start, 201);
+    assert_int_equal(r.end, 301);
+    assert_int_equal(idmint__store_ns_get(a, "moved", &got), 0);
+    assert_int_equal(got.next_value, 301);
+    /* Disabled by another store since: refused, nothing written. */
+    assert_int_equal(idmint__store_ns_set_disabled(b, "moved", 1, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_range_reserve(a, "moved", "inc-a", "req-3", 100, NOW_MS, &r),
+                     IDMINT_EDISABLED);
+    assert_int_equal(idmint__store_ns_get(b, "moved", &got), 0);
+    assert_int_equal(got.next_value, 301);
+    idmint__store_close(a);
+    idmint__store_close(b);
+    free(cluster);
+}
+
+static void
+test_store_etcd__a_repeated_request_without_a_read_is_answered_from_its_record(void **state)
+{
+    char *cluster = cluster_url();
+    struct idmint__range r1, r2;
+    struct store *st = NULL;
+    idmint_ns_info got;
+    char url[512];
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    make_ns(st, "again", IDMINT_KIND_RANGE);
+    assert_int_equal(idmint__store_range_reserve(st, "again", "inc", "req-1", 100, NOW_MS, &r1), 0);
+    assert_int_equal(idmint__store_range_reserve(st, "again", "inc", "req-1", 100, NOW_MS, &r2), 0);
+    assert_int_equal(r2.start, r1.start);
+    assert_int_equal(r2.end, r1.end);
+    assert_int_equal(idmint__store_range_reserve(st, "again", "inc", "req-1", 50, NOW_MS, &r2),
+                     IDMINT_ECONFLICT);
+    assert_int_equal(idmint__store_ns_get(st, "again", &got), 0);
+    assert_int_equal(got.next_value, 101); /* reserved once */
+    idmint__store_close(st);
+    free(cluster);
+}
+
+static void
+test_store_etcd__a_reservation_without_a_read_whose_reply_was_lost_is_found_not_reserved_again(
+    void **state)
+{
+    char *cluster = cluster_url();
+    struct idmint__range r;
+    idmint_ns_info got;
+    struct proxy p;
+    struct store *st;
+
+    (void)state;
+    proxy_start(&p, first_port(cluster));
+    st = open_via(&p, cluster);
+    make_ns(st, "lostfast", IDMINT_KIND_RANGE);
+    assert_int_equal(idmint__store_range_reserve(st, "lostfast", "inc", "req-1", 100, NOW_MS, &r),
+                     0);
+    atomic_store(&p.drop_writes, 1);
+    assert_int_equal(idmint__store_range_reserve(st, "lostfast", "inc", "req-2", 100, NOW_MS, &r),
+                     0);
+    assert_int_equal(atomic_load(&p.dropped), 1);
+    assert_int_equal(r.start, 101);
+    assert_int_equal(r.end, 201);
+    assert_int_equal(idmint__store_ns_get(st, "lostfast", &got), 0);
+    assert_int_equal(got.next_value, 201); /* advanced once */
+    assert_int_equal(idmint__store_range_reserve(st, "lostfast", "inc", "req-3", 100, NOW_MS, &r),
+                     0);
+    assert_int_equal(r.start, 201);
+    idmint__store_close(st);
+    proxy_stop(&p);
+    free(cluster);
+}
+
 static void test_store_etcd__a_namespace_create_whose_reply_was_lost_succeeds_once(void **state)
 {
     char *cluster = cluster_url();
@@ -542,6 +666,13 @@ int main(void)
         cmocka_unit_test(
             test_store_etcd__a_reservation_whose_reply_was_lost_is_found_not_reserved_again),
         cmocka_unit_test(test_store_etcd__a_namespace_create_whose_reply_was_lost_succeeds_once),
+        cmocka_unit_test(test_store_etcd__a_second_reservation_on_a_namespace_is_one_request),
+        cmocka_unit_test(
+            test_store_etcd__a_namespace_changed_since_the_last_reservation_is_read_again),
+        cmocka_unit_test(
+            test_store_etcd__a_repeated_request_without_a_read_is_answered_from_its_record),
+        cmocka_unit_test(
+            test_store_etcd__a_reservation_without_a_read_whose_reply_was_lost_is_found_not_reserved_again),
     };
 
     return cmocka_run_group_tests_name("store_etcd", tests, NULL, NULL);
