@@ -180,6 +180,11 @@ uint64_t idmint__deadline_now_ms(void);
 
 /* ==== layout.c ==== */
 
+/*
+ * @p s as a decimal number: digits only, no sign, at most 2^64-1 (how the
+ * JSON of idmintd and etcd carries 64-bit values). 0 and *out, or -1.
+ */
+int idmint__parse_u64(const char *s, uint64_t *out);
 /* Days-from-civil for the proleptic Gregorian calendar (UTC). */
 int64_t idmint__days_from_civil(int64_t y, unsigned m, unsigned d);
 

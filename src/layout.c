@@ -392,3 +392,21 @@ int idmint_id_parse(const char *text, uint64_t *id)
     *id = v;
     return 0;
 }
+
+int idmint__parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (s == NULL || s[0] == '\0')
+        return -1;
+    for (i = 0; s[i] != '\0'; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+
+        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - d) / 10u)
+            return -1;
+        v = v * 10u + d;
+    }
+    *out = v;
+    return 0;
+}

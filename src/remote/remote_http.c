@@ -204,25 +204,6 @@ static int http_call(struct http_remote *h, const char *method, const char *path
 
 /* ==== JSON fields ==== */
 
-/* Digits only, no sign, at most 2^64-1. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t i;
-
-    if (s == NULL || s[0] == '\0')
-        return -1;
-    for (i = 0; s[i] != '\0'; i++) {
-        unsigned d = (unsigned)(s[i] - '0');
-
-        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - d) / 10u)
-            return -1;
-        v = v * 10u + d;
-    }
-    *out = v;
-    return 0;
-}
-
 /*
  * A non-negative integer: a decimal string (how 64-bit values travel) or a
  * JSON number (small values). 0 or -1.
@@ -232,7 +213,7 @@ static int get_u64(json_t *obj, const char *key, uint64_t *out)
     json_t *v = json_object_get(obj, key);
 
     if (json_is_string(v))
-        return parse_u64(json_string_value(v), out);
+        return idmint__parse_u64(json_string_value(v), out);
     if (json_is_integer(v) && json_integer_value(v) >= 0) {
         *out = (uint64_t)json_integer_value(v);
         return 0;
@@ -265,12 +246,12 @@ static int get_i64(json_t *obj, const char *key, int64_t *out)
         return -1;
     s = json_string_value(v);
     if (s[0] == '-') {
-        if (parse_u64(s + 1, &mag) != 0 || mag > (uint64_t)INT64_MAX + 1u)
+        if (idmint__parse_u64(s + 1, &mag) != 0 || mag > (uint64_t)INT64_MAX + 1u)
             return -1;
         *out = mag == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)mag;
         return 0;
     }
-    if (parse_u64(s, &mag) != 0 || mag > (uint64_t)INT64_MAX)
+    if (idmint__parse_u64(s, &mag) != 0 || mag > (uint64_t)INT64_MAX)
         return -1;
     *out = (int64_t)mag;
     return 0;

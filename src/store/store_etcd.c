@@ -180,25 +180,6 @@ static int b64_decode(const char *text, char **out, size_t *len)
 
 /* ==== numbers as etcd and our values write them: decimal strings ==== */
 
-/* Digits only, at most 2^64-1. 0 or -1. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t i;
-
-    if (s == NULL || s[0] == '\0')
-        return -1;
-    for (i = 0; s[i] != '\0'; i++) {
-        unsigned d = (unsigned)(s[i] - '0');
-
-        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - d) / 10u)
-            return -1;
-        v = v * 10u + d;
-    }
-    *out = v;
-    return 0;
-}
-
 /* A field etcd or we wrote as a decimal string; absent means 0 (proto3 default). */
 static int get_u64(json_t *obj, const char *key, uint64_t *out)
 {
@@ -212,7 +193,7 @@ static int get_u64(json_t *obj, const char *key, uint64_t *out)
         *out = (uint64_t)json_integer_value(v);
         return 0;
     }
-    return json_is_string(v) ? parse_u64(json_string_value(v), out) : -1;
+    return json_is_string(v) ? idmint__parse_u64(json_string_value(v), out) : -1;
 }
 
 static int get_i64(json_t *obj, const char *key, int64_t *out)
@@ -233,12 +214,12 @@ static int get_i64(json_t *obj, const char *key, int64_t *out)
         return -1;
     s = json_string_value(v);
     if (s[0] == '-') {
-        if (parse_u64(s + 1, &mag) != 0 || mag > (uint64_t)INT64_MAX)
+        if (idmint__parse_u64(s + 1, &mag) != 0 || mag > (uint64_t)INT64_MAX)
             return -1;
         *out = -(int64_t)mag;
         return 0;
     }
-    if (parse_u64(s, &mag) != 0 || mag > (uint64_t)INT64_MAX)
+    if (idmint__parse_u64(s, &mag) != 0 || mag > (uint64_t)INT64_MAX)
         return -1;
     *out = (int64_t)mag;
     return 0;
@@ -930,9 +911,9 @@ static int row_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, str
     if (tail != NULL && len >= 22 && kv->key[len - 22] == '/') {
         memcpy(num, kv->key + len - 21, 10);
         num[10] = '\0';
-        if (parse_u64(num, &region) != 0)
+        if (idmint__parse_u64(num, &region) != 0)
             region = UINT64_MAX;
-        if (parse_u64(tail + 1, &worker) != 0)
+        if (idmint__parse_u64(tail + 1, &worker) != 0)
             worker = UINT64_MAX;
     }
     if (holder == NULL || strlen(holder) >= sizeof(out->holder) || region > UINT32_MAX ||
@@ -1067,7 +1048,7 @@ static int url_member(struct etcd_store *s, const char *location, const char *p,
             return url_bad(location, "a port that is not 1 to 65535");
         memcpy(digits, colon + 1, plen);
         digits[plen] = '\0';
-        if (parse_u64(digits, &port) != 0 || port < 1 || port > 65535)
+        if (idmint__parse_u64(digits, &port) != 0 || port < 1 || port > 65535)
             return url_bad(location, "a port that is not 1 to 65535");
     } else {
         port = 2379; /* etcd's client port */
@@ -1159,7 +1140,7 @@ static int etcd_schema(struct etcd_store *s, unsigned flags)
             snprintf(text, sizeof(text), "%.*s", (int)(kv->value_len < 31 ? kv->value_len : 31),
                      kv->value);
             ranges_free(r, 1);
-            if (parse_u64(text, &version) != 0 || version == 0)
+            if (idmint__parse_u64(text, &version) != 0 || version == 0)
                 return idmint__fail(IDMINT_ESTORE,
                                     "%s: %s holds '%s', not a schema version: not an idmint "
                                     "store; check the prefix",
