@@ -672,13 +672,18 @@ log "authority probes: $(grep -v '^probe' "$T/probes.summary" | paste -sd' ' -)"
 if grep -q '^probe' "$T/probes.summary"; then
     die "authority probes: $(grep '^probe' "$T/probes.summary" | head -n 5)"
 fi
-# The calls begun as quorum went: every one failed as unavailable, the
-# library's within the deadline.
+# The calls begun as quorum went: every library one failed as unavailable
+# within the deadline. A reservation through a node failed as unavailable,
+# or, when it queued on the node's event loop behind store calls that each
+# waited out their deadline (store calls run on the loop: issue 16), ran
+# only after quorum returned and succeeded; never anything else.
 [ "$(wc -l <"$T/wprobes")" -eq 6 ] || die "window probes: $(cat "$T/wprobes")"
-awk -v lim="$FAIL_LIMIT_MS" '{
+awk -v lim="$FAIL_LIMIT_MS" -v up="$UP_MS" '{
         d = $2 - $1
-        if ($3 == "http") { if ($5 != 503 || $7 != "unavailable") print "window probe: " $0 }
-        else if ($5 != 1 || $7 !~ /authority_unavailable/ || d > lim) print "window probe: " $0
+        if ($3 == "http") {
+            if (!($5 == 503 && $7 == "unavailable") && !($5 == 200 && $2 >= up))
+                print "window probe: " $0
+        } else if ($5 != 1 || $7 !~ /authority_unavailable/ || d > lim) print "window probe: " $0
     }' "$T/wprobes" >"$T/wprobes.bad"
 [ ! -s "$T/wprobes.bad" ] || die "$(head -n 6 "$T/wprobes.bad")"
 log "calls begun without quorum: $(awk '{ printf "%s%s=%dms", (NR > 1 ? " " : ""), $3 ($4 == "-" ? "" : $4), $2 - $1 }' \
