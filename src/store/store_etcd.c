@@ -1931,8 +1931,8 @@ static int record_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, 
  * compares the revision it was written at. Changed since (another writer,
  * an admin), the compare fails and the failure branch is the read; a record
  * already there fails it too and is answered from. The read before the txn
- * was half of one caller's time (a linearizable read waits for the leader
- * to confirm its term with a quorum): docs/benchmarks-store.md.
+ * was over a third of one caller's time (a linearizable read waits for the
+ * leader to confirm its term with a quorum): docs/benchmarks-store.md.
  */
 static int etcd_range_reserve(struct store *st, const char *ns, const char *incarnation,
                               const char *request_id, uint64_t count, int64_t now_ms,
