@@ -185,6 +185,8 @@ uint64_t idmint__deadline_now_ms(void);
  * JSON of idmintd and etcd carries 64-bit values). 0 and *out, or -1.
  */
 int idmint__parse_u64(const char *s, uint64_t *out);
+/* The same with an optional '-': -2^63 to 2^63-1. 0 and *out, or -1. */
+int idmint__parse_i64(const char *s, int64_t *out);
 /* Days-from-civil for the proleptic Gregorian calendar (UTC). */
 int64_t idmint__days_from_civil(int64_t y, unsigned m, unsigned d);
 

@@ -410,3 +410,21 @@ int idmint__parse_u64(const char *s, uint64_t *out)
     *out = v;
     return 0;
 }
+
+int idmint__parse_i64(const char *s, int64_t *out)
+{
+    uint64_t mag;
+
+    if (s == NULL)
+        return -1;
+    if (s[0] == '-') {
+        if (idmint__parse_u64(s + 1, &mag) != 0 || mag > (uint64_t)INT64_MAX + 1u)
+            return -1;
+        *out = mag == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)mag;
+        return 0;
+    }
+    if (idmint__parse_u64(s, &mag) != 0 || mag > (uint64_t)INT64_MAX)
+        return -1;
+    *out = (int64_t)mag;
+    return 0;
+}

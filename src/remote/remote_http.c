@@ -235,26 +235,12 @@ static int get_u32(json_t *obj, const char *key, uint32_t *out)
 static int get_i64(json_t *obj, const char *key, int64_t *out)
 {
     json_t *v = json_object_get(obj, key);
-    const char *s;
-    uint64_t mag;
 
     if (json_is_integer(v)) {
         *out = (int64_t)json_integer_value(v);
         return 0;
     }
-    if (!json_is_string(v))
-        return -1;
-    s = json_string_value(v);
-    if (s[0] == '-') {
-        if (idmint__parse_u64(s + 1, &mag) != 0 || mag > (uint64_t)INT64_MAX + 1u)
-            return -1;
-        *out = mag == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)mag;
-        return 0;
-    }
-    if (idmint__parse_u64(s, &mag) != 0 || mag > (uint64_t)INT64_MAX)
-        return -1;
-    *out = (int64_t)mag;
-    return 0;
+    return json_is_string(v) ? idmint__parse_i64(json_string_value(v), out) : -1;
 }
 
 /* Copy a string field into @p buf; longer text is cut (free-text fields only). */

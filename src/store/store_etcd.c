@@ -199,8 +199,6 @@ static int get_u64(json_t *obj, const char *key, uint64_t *out)
 static int get_i64(json_t *obj, const char *key, int64_t *out)
 {
     json_t *v = json_object_get(obj, key);
-    uint64_t mag;
-    const char *s;
 
     if (v == NULL) {
         *out = 0;
@@ -210,19 +208,7 @@ static int get_i64(json_t *obj, const char *key, int64_t *out)
         *out = (int64_t)json_integer_value(v);
         return 0;
     }
-    if (!json_is_string(v))
-        return -1;
-    s = json_string_value(v);
-    if (s[0] == '-') {
-        if (idmint__parse_u64(s + 1, &mag) != 0 || mag > (uint64_t)INT64_MAX)
-            return -1;
-        *out = -(int64_t)mag;
-        return 0;
-    }
-    if (idmint__parse_u64(s, &mag) != 0 || mag > (uint64_t)INT64_MAX)
-        return -1;
-    *out = (int64_t)mag;
-    return 0;
+    return json_is_string(v) ? idmint__parse_i64(json_string_value(v), out) : -1;
 }
 
 static json_t *j_u64(uint64_t v)

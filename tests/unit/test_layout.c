@@ -506,10 +506,42 @@ static void test_layout__id_parse_refuses_edges_and_junk(void **state)
     assert_int_equal(id, 99);
 }
 
+/* The decimal parsers both JSON clients (http://, etcd://) read 64-bit fields with. */
+static void test_layout__decimal_parsers_take_every_64_bit_value_and_nothing_else(void **state)
+{
+    const char *bad[] = {"", "-", "+1", " 1", "1 ", "0x10", "18446744073709551616", "1-"};
+    uint64_t u = 7;
+    int64_t i = 7;
+
+    (void)state;
+    assert_int_equal(idmint__parse_u64("0", &u), 0);
+    assert_int_equal(u, 0);
+    assert_int_equal(idmint__parse_u64("18446744073709551615", &u), 0);
+    assert_true(u == UINT64_MAX);
+    assert_int_equal(idmint__parse_i64("-9223372036854775808", &i), 0);
+    assert_true(i == INT64_MIN);
+    assert_int_equal(idmint__parse_i64("9223372036854775807", &i), 0);
+    assert_true(i == INT64_MAX);
+    assert_int_equal(idmint__parse_i64("-42", &i), 0);
+    assert_int_equal(i, -42);
+    assert_int_equal(idmint__parse_i64("9223372036854775808", &i), -1);
+    assert_int_equal(idmint__parse_i64("-9223372036854775809", &i), -1);
+    assert_int_equal(idmint__parse_u64("-1", &u), -1);
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        u = 7;
+        i = 7;
+        assert_int_equal(idmint__parse_u64(bad[k], &u), -1);
+        assert_int_equal(idmint__parse_i64(bad[k], &i), -1);
+        assert_int_equal(u, 7);
+        assert_int_equal(i, 7);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout__default_is_41_0_10_12_1ms_2026),
+        cmocka_unit_test(test_layout__decimal_parsers_take_every_64_bit_value_and_nothing_else),
         cmocka_unit_test(test_layout__good_layouts_validate),
         cmocka_unit_test(test_layout__each_bad_rule_is_refused_with_a_message),
         cmocka_unit_test(test_layout__sum_message_names_the_bad_total),
