@@ -303,6 +303,37 @@ static void lease_init(struct idmint__lease *l, const char *holder)
     snprintf(l->holder, sizeof(l->holder), "%s", holder);
 }
 
+/*
+ * How many keys start with @p prefix on the member at @p port (a
+ * count_only range, read linearizably); -1 when the member does not answer.
+ */
+static long key_count(unsigned port, const char *prefix)
+{
+    char end[512], key64[700], end64[700], body[1600], req[2048], reply[8192];
+    const char *count;
+    size_t len = strlen(prefix);
+    int fd = connect_port(port);
+    long n = -1;
+
+    assert_true(len > 0 && len < sizeof(end));
+    memcpy(end, prefix, len + 1);
+    end[len - 1]++; /* the first key after every key with this prefix */
+    b64(prefix, key64);
+    b64(end, end64);
+    snprintf(body, sizeof(body), "{\"key\":\"%s\",\"range_end\":\"%s\",\"count_only\":true}", key64,
+             end64);
+    snprintf(req, sizeof(req),
+             "POST /v3/kv/range HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+             strlen(body), body);
+    if (fd >= 0 && write_all(fd, req, strlen(req)) == 0 &&
+        read_message(fd, reply, sizeof(reply)) > 0 && strstr(reply, " 200 ") != NULL)
+        n = (count = strstr(reply, "\"count\":\"")) != NULL ? strtol(count + 9, NULL, 10) : 0;
+    if (fd >= 0)
+        close(fd);
+    return n;
+}
+
 /* ==== URLs and members ==== */
 
 static void test_store_etcd__bad_urls_are_invalid_with_a_message(void **state)
@@ -389,6 +420,59 @@ test_store_etcd__open_existing_of_an_empty_prefix_is_not_found_and_creates_nothi
     assert_int_equal(idmint__store_open(url, NULL, &st), 0);
     idmint__store_close(st);
     assert_int_equal(idmint__store_open_flags(url, NULL, STORE_OPEN_EXISTING, &st), 0);
+    idmint__store_close(st);
+    free(cluster);
+}
+
+/*
+ * Under churn (takes and releases by ever new holders, reservations with
+ * their records forgotten) idmint's own keys stay bounded: one row per
+ * worker id ever used, the namespace keys, and only the request records not
+ * yet forgotten. Only the audit log grows, as on every backend.
+ */
+static void test_store_etcd__keys_stay_bounded_under_churn(void **state)
+{
+    char *cluster = cluster_url(), url[512], prefix[256], sub[300];
+    const char *path;
+    struct store *st = NULL;
+    unsigned port = first_port(cluster);
+    int k;
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    path = strchr(url + strlen("etcd://"), '/');
+    assert_non_null(path);
+    snprintf(prefix, sizeof(prefix), "%s", path);
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    make_ns(st, "churn", IDMINT_KIND_SNOWFLAKE); /* 8 worker ids */
+    make_ns(st, "churnr", IDMINT_KIND_RANGE);
+    for (k = 0; k < 120; k++) {
+        struct idmint__lease l;
+        struct idmint__range r;
+        char holder[33], req[17];
+
+        snprintf(holder, sizeof(holder), "%032x", k + 1);
+        lease_init(&l, holder);
+        assert_int_equal(idmint__store_lease_take(st, "churn", 8, 1000 + (uint64_t)k,
+                                                  2000 + (uint64_t)k, &l, ACTOR, NOW_MS),
+                         0);
+        assert_int_equal(
+            idmint__store_lease_release(st, "churn", &l, 1001 + (uint64_t)k, ACTOR, NOW_MS), 0);
+        snprintf(req, sizeof(req), "%016x", k);
+        assert_int_equal(
+            idmint__store_range_reserve(st, "churnr", "inc-churn", req, 10, NOW_MS, &r), 0);
+        if (k % 16 == 15)
+            assert_int_equal(idmint__store_range_forget(st, "churnr", "inc-churn", req, NULL), 0);
+    }
+    snprintf(sub, sizeof(sub), "%s/lease/", prefix);
+    assert_true(key_count(port, sub) >= 1 && key_count(port, sub) <= 8);
+    snprintf(sub, sizeof(sub), "%s/ns/", prefix);
+    assert_int_equal(key_count(port, sub), 2);
+    /* Forgotten before request 119: 119's record and the 8 after the last forget at most. */
+    snprintf(sub, sizeof(sub), "%s/inc/", prefix);
+    assert_true(key_count(port, sub) >= 1 && key_count(port, sub) <= 9);
+    snprintf(sub, sizeof(sub), "%s/audit/", prefix);
+    assert_true(key_count(port, sub) >= 240); /* the log is kept: 120 takes, 120 releases */
     idmint__store_close(st);
     free(cluster);
 }
@@ -656,6 +740,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_etcd__bad_urls_are_invalid_with_a_message),
+        cmocka_unit_test(test_store_etcd__keys_stay_bounded_under_churn),
         cmocka_unit_test(test_store_etcd__no_member_answering_is_unavailable_within_the_deadline),
         cmocka_unit_test(test_store_etcd__dead_members_in_the_list_are_passed_over),
         cmocka_unit_test(
