@@ -48,7 +48,8 @@ extern "C" {
     XX(ECONFLICT, -11, "conflicting request")                                                      \
     XX(ESTORE, -12, "store error")                                                                 \
     XX(ETIMEDOUT, -13, "timed out")                                                                \
-    XX(EACCESS, -14, "not authorized")
+    XX(EACCESS, -14, "not authorized")                                                             \
+    XX(ERESTORED, -15, "authority restored or rewound: fence it")
 
 typedef enum idmint_status {
     IDMINT_OK = 0,
@@ -343,6 +344,14 @@ typedef struct idmint_ns_info {
     uint64_t max_value;   /**< range: the last value that may be issued (inclusive) */
     uint32_t block;       /**< range: default block (default 10000) */
     uint32_t max_block;   /**< range: largest block one reservation may take */
+    /* ---- appended in 0.2 (idmint_ns_info_init_v2) ---- */
+    /**
+     * No ID at or below this is ever issued in the namespace: set by
+     * idmint_ns_migrate() (above every ID of the old namespace) and raised by
+     * idmint_authority_fence(); never lowered. 0: none.
+     */
+    uint64_t floor;
+    char origin[64]; /**< the namespace this one was migrated from; "" if none */
 } idmint_ns_info;
 
 /**
@@ -355,6 +364,14 @@ typedef struct idmint_ns_info {
  * Thread-safety: safe.
  */
 IDMINT_API void idmint_ns_info_init(idmint_ns_info *info, idmint_kind kind);
+/**
+ * idmint_ns_info_init() for this header's idmint_ns_info, floor and origin
+ * included; the header maps the old name to it, so a program built against
+ * the 0.1 header (which calls the old symbol) keeps its smaller struct.
+ * Thread-safety: safe.
+ */
+IDMINT_API void idmint_ns_info_init_v2(idmint_ns_info *info, idmint_kind kind);
+#define idmint_ns_info_init(info, kind) idmint_ns_info_init_v2(info, kind)
 
 /**
  * Element @p i (below the count) of an array from idmint_ns_list(). It steps
@@ -547,6 +564,86 @@ IDMINT_API IDMINT_NODISCARD int idmint_ns_list(idmint_authority *a, idmint_ns_in
  */
 IDMINT_API IDMINT_NODISCARD int idmint_ns_set_disabled(idmint_authority *a, const char *name,
                                                        int disabled);
+
+/**
+ * Migrate namespace @p old_name to a new namespace (audited, both steps): @p old_name
+ * is disabled for new leases, renewals and reservations (holders mint on
+ * until their lease or range runs out), then the new one is created with a
+ * floor above every ID the old one issued or can still issue, so that every
+ * ID of the new namespace is greater than every ID of the old. Snowflake
+ * or range on either side:
+ * - the floor is the old namespace's largest possible ID: for a snowflake
+ *   one, the highest E of its worker ids with every lower bit set; for a
+ *   range one, next_value - 1;
+ * - a new snowflake namespace mints only from the first time unit whose IDs
+ *   lie above the floor; a layout (epoch, unit, bits) whose IDs cannot pass
+ *   it before its time bits run out is refused (IDMINT_EINVAL, with the
+ *   latest epoch that would work), and nothing changes;
+ * - a new range namespace starts at floor + 1 when info->next_value is 0 or
+ *   1 (the default), else at info->next_value, which must lie above the floor.
+ * A namespace that was already disabled stays so; one this call disabled is
+ * enabled again if the new one cannot be created.
+ *
+ * @param[in]  info     the new namespace, set up by idmint_ns_info_init() and
+ *                      filled in as for idmint_ns_create() (floor and origin
+ *                      are set by this call); copied
+ * @param[out] created  if not NULL (set up by idmint_ns_info_init()): the new
+ *                      namespace as stored, floor included; only on success
+ * @return 0, IDMINT_EINVAL (as idmint_ns_create(); the same name; a layout
+ *         or start that cannot pass the floor), IDMINT_ENOTFOUND (no old
+ *         namespace), IDMINT_ECONFLICT (the new name exists), IDMINT_ENOMEM,
+ *         IDMINT_EACCESS (http://), IDMINT_ERESTORED, IDMINT_EUNAVAILABLE or
+ *         IDMINT_ESTORE.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_ns_migrate(idmint_authority *a, const char *old_name,
+                                                  const idmint_ns_info *info,
+                                                  idmint_ns_info *created);
+
+/**
+ * Copy the authority's store to @p dest_path, consistently, while it serves
+ * (SQLite's online backup; audited in the source). The copy is marked as a
+ * backup: a store opened on it refuses every take, renewal, release and
+ * reservation with IDMINT_ERESTORED until idmint_authority_fence() has run
+ * on it, because processes of the history after the copy may still be
+ * minting from what it would hand out again.
+ * @return 0, IDMINT_EINVAL (NULL; not an SQLite authority: for PostgreSQL
+ *         use pg_dump, see docs/operations), IDMINT_ECONFLICT (@p dest_path
+ *         exists), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_authority_backup(idmint_authority *a, const char *dest_path);
+
+/** A range namespace's fence: its next value moves above @p value, or by @p value. */
+typedef struct idmint_fence_range {
+    const char *ns; /**< range namespace name */
+    int is_skip;    /**< 0: next value = value + 1 ("above"); 1: next value += value */
+    uint64_t value; /**< the highest ID in use downstream, or how many to skip (>= 1) */
+} idmint_fence_range;
+
+/**
+ * Make a restored store safe (audited), in one transaction: every snowflake
+ * namespace gets a floor so that no worker id mints before now +
+ * @p max_lease_ms (every process of the lost history has stopped by then);
+ * every range namespace moves forward as @p ranges says (each must be
+ * named exactly once); the store gets a new history id, so that any process
+ * of the lost history stops at its next contact (IDMINT_ERESTORED), and the
+ * backup mark is cleared. Nothing moves backwards: a next value below the
+ * current one is refused.
+ *
+ * @param[in] ranges        @p n entries, copied; NULL when @p n is 0
+ * @param[in] max_lease_ms  the longest lease any holder could have been
+ *                          given; 0 for the authority's maximum (one day)
+ * @return 0, IDMINT_EINVAL (NULL; a range namespace not named or named
+ *         twice; an unknown or snowflake name in @p ranges; a skip of 0; a
+ *         fence below the current next value, or past the maximum;
+ *         nothing changes), IDMINT_ENOMEM, IDMINT_EACCESS (http://),
+ *         IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_authority_fence(idmint_authority *a,
+                                                       const idmint_fence_range *ranges, size_t n,
+                                                       uint32_t max_lease_ms);
 
 /**
  * List the worker-id rows of @p ns, all regions; holders appear as

@@ -165,13 +165,12 @@ void idmint_authority_close(idmint_authority *a)
 
 /* ==== namespaces ==== */
 
-void idmint_ns_info_init(idmint_ns_info *info, idmint_kind kind)
+static void ns_info_init_size(idmint_ns_info *info, idmint_kind kind, size_t size)
 {
     if (info == NULL)
         return;
-    /* The first guarded version, whatever this library's sizeof (internal.h). */
-    memset(info, 0, IDMINT__NS_INFO_SIZE_V1);
-    info->size = IDMINT__NS_INFO_SIZE_V1;
+    memset(info, 0, size);
+    info->size = size;
     info->kind = kind;
     if (kind == IDMINT_KIND_SNOWFLAKE) {
         idmint_layout_default(&info->layout);
@@ -181,6 +180,17 @@ void idmint_ns_info_init(idmint_ns_info *info, idmint_kind kind)
         info->block = IDMINT_DEFAULT_BLOCK;
         info->max_block = IDMINT_DEFAULT_MAX_BLOCK;
     }
+}
+
+/* The old symbol: the first guarded version, for programs built against the 0.1 header. */
+void(idmint_ns_info_init)(idmint_ns_info *info, idmint_kind kind)
+{
+    ns_info_init_size(info, kind, IDMINT__NS_INFO_SIZE_V1);
+}
+
+void idmint_ns_info_init_v2(idmint_ns_info *info, idmint_kind kind)
+{
+    ns_info_init_size(info, kind, sizeof(*info));
 }
 
 static int check_snowflake(const idmint_ns_info *info, int64_t now_ms)
@@ -250,25 +260,18 @@ static int ns_info_size_check(const idmint_ns_info *info)
                                      "idmint_ns_info", "idmint_ns_info_init");
 }
 
-int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
+/*
+ * Check and store namespace @p info (the library's own copy) with the floor
+ * and origin given: idmint_ns_create passes none, idmint_ns_migrate its own.
+ */
+static int ns_create_checked(struct idmint_authority *a, const idmint_ns_info *info, uint64_t floor,
+                             const char *origin)
 {
-    idmint_ns_info ns, in;
+    idmint_ns_info ns;
     char actor[64];
     int64_t now_ms;
-    int rc = idmint__authority_check(a);
+    int rc;
 
-    if (rc != 0)
-        return rc;
-    if (info == NULL)
-        return idmint__fail(IDMINT_EINVAL, "namespace info is NULL");
-    if ((rc = ns_info_size_check(info)) != 0)
-        return rc;
-    /* From here on the library's own copy: members newer than the caller's
-     * header read as 0. */
-    idmint__struct_copy_in(&in, sizeof(in), info);
-    info = &in;
-    if (a->remote != NULL)
-        return a->remote->ops->ns_create(a->remote, info);
     if (memchr(info->name, '\0', sizeof(info->name)) == NULL)
         return idmint__fail(IDMINT_EINVAL, "namespace name is not terminated");
     if ((rc = idmint__ns_name_check(info->name)) != 0)
@@ -280,6 +283,8 @@ int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
     memcpy(ns.name, info->name, sizeof(ns.name));
     ns.kind = info->kind;
     ns.is_disabled = info->is_disabled != 0;
+    ns.floor = floor;
+    snprintf(ns.origin, sizeof(ns.origin), "%s", origin);
     switch (info->kind) {
     case IDMINT_KIND_SNOWFLAKE:
         if ((rc = check_snowflake(info, now_ms)) != 0)
@@ -302,6 +307,39 @@ int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
     return idmint__store_ns_create(a->st, &ns, actor, now_ms);
 }
 
+int idmint__authority_ns_copy_in(const idmint_ns_info *info, idmint_ns_info *in)
+{
+    int rc;
+
+    if (info == NULL)
+        return idmint__fail(IDMINT_EINVAL, "namespace info is NULL");
+    if ((rc = ns_info_size_check(info)) != 0)
+        return rc;
+    /* From here on the library's own copy: members newer than the caller's
+     * header read as 0. */
+    idmint__struct_copy_in(in, sizeof(*in), info);
+    return 0;
+}
+
+int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
+{
+    idmint_ns_info in;
+    int rc = idmint__authority_check(a);
+
+    if (rc != 0 || (rc = idmint__authority_ns_copy_in(info, &in)) != 0)
+        return rc;
+    if (a->remote != NULL)
+        return a->remote->ops->ns_create(a->remote, &in);
+    /* A floor and an origin are a migration's to set (idmint_ns_migrate). */
+    return ns_create_checked(a, &in, 0, "");
+}
+
+int idmint__authority_ns_create_floor(struct idmint_authority *a, const idmint_ns_info *info,
+                                      uint64_t floor, const char *origin)
+{
+    return ns_create_checked(a, info, floor, origin);
+}
+
 /* Read @p name from the store into @p info, creating "default" on first use. */
 static int store_ns_resolve(struct idmint_authority *a, const char *name, idmint_ns_info *info)
 {
@@ -309,7 +347,7 @@ static int store_ns_resolve(struct idmint_authority *a, const char *name, idmint
     int rc = idmint__store_ns_get(a->st, name, info);
 
     if (rc == IDMINT_ENOTFOUND && strcmp(name, IDMINT_DEFAULT_NS) == 0) {
-        idmint_ns_info_init(&def, IDMINT_KIND_SNOWFLAKE);
+        idmint_ns_info_init_v2(&def, IDMINT_KIND_SNOWFLAKE);
         snprintf(def.name, sizeof(def.name), "%s", IDMINT_DEFAULT_NS);
         rc = idmint_ns_create(a, &def);
         /* Another process may have created it first: that one is as good. */

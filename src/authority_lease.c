@@ -82,6 +82,10 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
     idmint__authority_actor(a, actor, sizeof(actor));
     rc = idmint__store_lease_take(a->st, ns->name, UINT64_C(1) << l->worker_bits, now_unit,
                                   lease_end(l, now_ms, lease_ms), lease, actor, now_ms);
+    /* A migrated or fenced namespace never mints at or below its floor: the
+     * first time unit this holder may use lies past it. */
+    if (rc == 0 && lease->fence_found < idmint__floor_fence_unit(l, ns->floor))
+        lease->fence_found = idmint__floor_fence_unit(l, ns->floor);
     if (rc == 0)
         lease->fence_ahead_ms =
             lease->fence_found > now_unit ? (lease->fence_found - now_unit) * l->unit_ms : 0;

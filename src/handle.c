@@ -28,7 +28,7 @@ struct idmint {
     struct clock *clk; /* &own_clock when injected, else the process clock */
     struct range_supply *rs;
     int is_range;
-    uint64_t range_cache_id; /* the range supply's key into idmint__range_tls */
+    const _Atomic uint64_t *range_key; /* the range supply's key into idmint__range_tls */
     idmint_layout layout;
     uint32_t region;
     struct lease_keeper *lk;
@@ -152,7 +152,7 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
         m->is_range = 1;
         rc = idmint__range_open(&m->rs, a, &info, &o, m->incarnation);
         if (rc == 0)
-            m->range_cache_id = idmint__range_cache_id(m->rs);
+            m->range_key = idmint__range_cache_key(m->rs);
     } else {
         m->layout = info.layout;
         rc = idmint__lease_open(&m->lk, a, &info, &o, m->incarnation, &m->sf);
@@ -228,7 +228,8 @@ int idmint_next(idmint *m, uint64_t *id)
         /* The common case inline: this thread's cached chunk, no shared line. */
         struct range_tls *t = &idmint__range_tls[0];
 
-        if (t->owner == m->range_cache_id && t->next < t->end) {
+        if (t->owner == atomic_load_explicit(m->range_key, memory_order_relaxed) &&
+            t->next < t->end) {
             *id = t->next++;
             return 0;
         }

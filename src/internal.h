@@ -246,6 +246,21 @@ struct idmint_authority {
 
 /* 0, or IDMINT_EINVAL when @p a is NULL or closed. */
 int idmint__authority_check(const struct idmint_authority *a);
+/*
+ * Copy the caller's @p info into the library's @p in (members newer than the
+ * caller's header read as 0): 0 or IDMINT_EINVAL (NULL, a size not set up by
+ * idmint_ns_info_init()).
+ */
+int idmint__authority_ns_copy_in(const idmint_ns_info *info, idmint_ns_info *in);
+/* idmint_ns_create() of the library's copy @p info with a floor and origin (migrations). */
+int idmint__authority_ns_create_floor(struct idmint_authority *a, const idmint_ns_info *info,
+                                      uint64_t floor, const char *origin);
+/*
+ * authority_restore.c: the last time unit of layout @p l whose IDs can lie at
+ * or below @p floor; a take's fence is at least this, so that a holder's
+ * first ID lies above the floor.
+ */
+uint64_t idmint__floor_fence_unit(const idmint_layout *l, uint64_t floor);
 /* Now in Unix ms by the authority's clock (forward only: one clock per authority). */
 int64_t idmint__authority_now_ms(struct idmint_authority *a);
 /*
@@ -279,8 +294,12 @@ struct range_tls {
 #define IDMINT__RANGE_TLS_SLOTS 4
 extern _Thread_local __attribute__((
     tls_model("initial-exec"))) struct range_tls idmint__range_tls[IDMINT__RANGE_TLS_SLOTS];
-/* The key under which @p rs caches chunks in idmint__range_tls; never reused. */
-uint64_t idmint__range_cache_id(struct range_supply *rs);
+/*
+ * Where the key under which @p rs caches chunks in idmint__range_tls lives
+ * (never reused; replaced when the supply stops after a restore, which
+ * empties every thread's cache). Read it relaxed on the fast path.
+ */
+const _Atomic uint64_t *idmint__range_cache_key(struct range_supply *rs);
 
 /*
  * Reserve the first block of @p ns through @p a (owned by the supply from

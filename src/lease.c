@@ -28,6 +28,7 @@ struct lease_keeper {
     pthread_mutex_t mu; /* guards lease and is_stopping */
     pthread_cond_t cv;  /* wakes the renewal thread to stop */
     struct idmint__lease lease;
+    struct idmint__history history; /* the latest the store showed us */
     int is_stopping;
     int has_thread;
     _Atomic int renew_err; /* last renewal's failure, 0 after a success */
@@ -70,6 +71,8 @@ static void *renew_main(void *arg)
         pthread_mutex_unlock(&lk->mu);
 
         rc = idmint__authority_lease_renew(lk->a, &lk->ns, &copy, lk->lease_ms);
+        if (rc == 0)
+            rc = idmint__history_follow(&lk->history, &copy.history, lk->ns.name);
 
         pthread_mutex_lock(&lk->mu);
         atomic_store(&lk->renew_err, rc);
@@ -77,9 +80,10 @@ static void *renew_main(void *arg)
             lk->lease = copy;
             publish_until(lk->sf, copy.lease_until);
             wait = lk->renew_ms;
-        } else if (rc == IDMINT_ELEASELOST) {
-            /* Someone else holds the id now: stop minting at once. */
-            atomic_store(&lk->sf->lease_err, IDMINT_ELEASELOST);
+        } else if (rc == IDMINT_ELEASELOST || rc == IDMINT_ERESTORED) {
+            /* Someone else holds the id now, or the store went back to before
+             * our lease and may give the id out again: stop minting at once. */
+            atomic_store(&lk->sf->lease_err, rc);
             atomic_store(&lk->sf->lease_until, 0);
             break;
         } else if (rc == IDMINT_EDISABLED) {
@@ -123,6 +127,7 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     rc = idmint__authority_lease_acquire(a, ns, lk->lease_ms, opts->clock_wait_ms, &lk->lease);
     if (rc != 0)
         goto fail;
+    lk->history = lk->lease.history;
     borrow = (opts->max_borrow_ms + l->unit_ms - 1) / l->unit_ms;
     idmint__snowflake_init(sf, l, lk->lease.region, lk->lease.worker_id, lk->lease.fence_found,
                            lk->lease.lease_until, borrow);

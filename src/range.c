@@ -25,7 +25,9 @@ struct range_supply {
     struct idmint_authority *a; /* owned; used by the opener, then only the refill thread */
     char ns[64];
     char incarnation[33];
-    uint64_t cache_id;      /* never reused, so a stale thread cache can't match */
+    /* Never reused, so a stale thread cache can't match; a new one empties
+     * every thread's cache at once (after a restore). */
+    _Atomic uint64_t cache_id;
     uint64_t block;         /* values asked for per reservation */
     uint64_t threshold;     /* refill when the current range has this many left */
     uint64_t chunk;         /* values a thread takes at a time */
@@ -43,6 +45,9 @@ struct range_supply {
     uint64_t attempts;    /* reservation attempts completed */
     uint64_t request_seq; /* request id of the next reservation; refill thread only */
     int is_stopping;
+    int is_restored; /* the store went backwards: final, nothing more is handed out */
+    char restored_why[512];
+    struct idmint__history history; /* the latest the store showed us */
     int has_thread;
     pthread_t thread;
 };
@@ -106,6 +111,24 @@ static void install_locked(struct range_supply *rs, const struct idmint__range *
     }
 }
 
+/*
+ * The store went back to before ranges we hold: it may hand them out again,
+ * so nothing of them is issued from now on, thread caches included.
+ */
+static void stop_restored_locked(struct range_supply *rs)
+{
+    char why[512];
+
+    snprintf(why, sizeof(why), "%s", idmint_errmsg());
+    rs->is_restored = 1;
+    rs->last_err = IDMINT_ERESTORED;
+    rs->cur_next = rs->cur_end;
+    rs->has_next = 0;
+    atomic_store(&rs->cache_id, atomic_fetch_add(&next_cache_id, 1));
+    snprintf(rs->restored_why, sizeof(rs->restored_why), "%s", why);
+    pthread_cond_broadcast(&rs->cv_done);
+}
+
 static void *refill_main(void *arg)
 {
     struct range_supply *rs = arg;
@@ -126,7 +149,13 @@ static void *refill_main(void *arg)
         rs->is_wanted = 0;
         pthread_mutex_unlock(&rs->mu);
         rc = reserve(rs, rs->request_seq, &r);
+        if (rc == 0)
+            rc = idmint__history_follow(&rs->history, &r.history, rs->ns);
         pthread_mutex_lock(&rs->mu);
+        if (rc == IDMINT_ERESTORED) {
+            stop_restored_locked(rs);
+            break;
+        }
         rs->last_err = rc;
         rs->attempts++;
         if (rc == 0) {
@@ -168,6 +197,10 @@ static int take_shared(struct range_supply *rs, uint64_t want, uint64_t *start, 
     pthread_mutex_lock(&rs->mu);
     seen_attempts = rs->attempts;
     for (;;) {
+        if (rs->is_restored) {
+            rc = idmint__fail(IDMINT_ERESTORED, "%s", rs->restored_why);
+            break;
+        }
         if (rs->cur_next < rs->cur_end) {
             uint64_t left = rs->cur_end - rs->cur_next;
             uint64_t k = want < left ? want : left;
@@ -207,7 +240,8 @@ static struct range_tls *tls_slot(struct range_supply *rs)
     struct range_tls *hit = NULL;
 
     for (int i = 0; i < TLS_SLOTS; i++) {
-        if (idmint__range_tls[i].owner == rs->cache_id) {
+        if (idmint__range_tls[i].owner ==
+            atomic_load_explicit(&rs->cache_id, memory_order_relaxed)) {
             hit = &idmint__range_tls[i];
             break;
         }
@@ -221,10 +255,12 @@ static struct range_tls *tls_slot(struct range_supply *rs)
                 (size_t)(hit - idmint__range_tls) * sizeof(tmp));
         idmint__range_tls[0] = tmp;
     }
-    if (idmint__range_tls[0].owner != rs->cache_id) {
+    uint64_t key = atomic_load_explicit(&rs->cache_id, memory_order_relaxed);
+
+    if (idmint__range_tls[0].owner != key) {
         /* Values left in an evicted cache are simply never issued: gaps are
          * allowed, repeats are not. */
-        idmint__range_tls[0].owner = rs->cache_id;
+        idmint__range_tls[0].owner = key;
         idmint__range_tls[0].next = idmint__range_tls[0].end = 0;
     }
     return &idmint__range_tls[0];
@@ -236,7 +272,7 @@ __attribute__((noinline)) int idmint__range_next(struct range_supply *rs, uint64
     uint64_t start, got;
     int rc;
 
-    if (t->owner == rs->cache_id && t->next < t->end) {
+    if (t->owner == atomic_load_explicit(&rs->cache_id, memory_order_relaxed) && t->next < t->end) {
         *id = t->next++;
         return 0;
     }
@@ -285,9 +321,9 @@ int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n)
     return 0;
 }
 
-uint64_t idmint__range_cache_id(struct range_supply *rs)
+const _Atomic uint64_t *idmint__range_cache_key(struct range_supply *rs)
 {
-    return rs->cache_id;
+    return &rs->cache_id;
 }
 
 uint64_t idmint__range_left(struct range_supply *rs)
@@ -332,6 +368,7 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
     if (rc != 0)
         goto fail;
     rs->request_seq++;
+    rs->history = first.history;
     install_locked(rs, &first);
     if (pthread_create(&rs->thread, NULL, refill_main, rs) != 0) {
         rc = idmint__fail(IDMINT_ENOMEM, "cannot start the refill thread");

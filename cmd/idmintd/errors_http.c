@@ -20,6 +20,7 @@ static const struct errors_http_row rows[] = {
     {IDMINT_EFORKED, 503, "unavailable"},     {IDMINT_EUNAVAILABLE, 503, "unavailable"},
     {IDMINT_ECONFLICT, 409, "conflict"},      {IDMINT_ESTORE, 503, "unavailable"},
     {IDMINT_ETIMEDOUT, 503, "unavailable"},   {IDMINT_EACCESS, 403, "permission_denied"},
+    {IDMINT_ERESTORED, 503, "unavailable"},
 };
 
 static const struct errors_http_row fallback = {0, 503, "unavailable"};

@@ -99,6 +99,32 @@ int idmint__authority_ns_resolve(idmint_authority *a, const char *name, idmint_n
 #define IDMINT_HOLDER_FP_LEN 8
 void idmint__holder_fingerprint(const char *holder, char *out);
 
+/* ==== the authority's history (history.c) ==== */
+
+/*
+ * Where in the authority's history a store write happened. Every write that
+ * grants or moves a boundary (take, renewal, release, forced release,
+ * reservation) grows seq by at least one; a fence gives the store a new id.
+ * A restored backup, a file copied back, a point-in-time restore or a
+ * promoted stale replica therefore shows a seq below one already seen, or
+ * another id, to every process that saw the lost history.
+ */
+struct idmint__history {
+    char id[33];  /* 32 hex digits; "" when the store did not say */
+    uint64_t seq; /* 0: no news (a replayed reservation, an older remote) */
+};
+
+/*
+ * Follow @p got after @p seen, for the holder of a lease or range supply in
+ * namespace @p ns: 0 (and *seen = *got) while the history runs on;
+ * IDMINT_ERESTORED with a message when its id changed or its seq went
+ * backwards: the store was restored or rolled back, and whatever this
+ * process holds may be handed out again. A @p got without news changes
+ * nothing. Not thread-safe on one @p seen.
+ */
+int idmint__history_follow(struct idmint__history *seen, const struct idmint__history *got,
+                           const char *ns);
+
 /* ==== worker leases (authority_lease.c) ==== */
 
 /* A worker lease as taken or held. Times are in the namespace's time units. */
@@ -115,6 +141,7 @@ struct idmint__lease {
      * or ours is behind; the taker waits until then.
      */
     uint64_t fence_ahead_ms;
+    struct idmint__history history; /* of the last write: take, renewal, release */
 };
 
 /* The longest worker lease anyone is granted: 1 day. */
@@ -168,6 +195,7 @@ int idmint__authority_force_release(idmint_authority *a, const char *ns, uint32_
 struct idmint__range {
     uint64_t start;
     uint64_t end;
+    struct idmint__history history; /* of the reservation; seq 0 for a replay */
 };
 
 /*

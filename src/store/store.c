@@ -280,6 +280,35 @@ int idmint__store_range_forget(struct store *st, const char *ns, const char *inc
     return st->ops->range_forget(st, ns, incarnation, before_request_id, forgotten);
 }
 
+int idmint__store_backup(struct store *st, const char *dest, const char *actor, int64_t now_ms)
+{
+    if (st == NULL || dest == NULL || dest[0] == '\0')
+        return idmint__fail(IDMINT_EINVAL, "backup: no store or no destination");
+    if (st->ops->version < STORE_OPS_V3 || st->ops->backup == NULL)
+        return idmint__fail(IDMINT_EINVAL,
+                            "backup: a %s store is backed up with its server's own tools (for "
+                            "PostgreSQL pg_dump or pg_basebackup, for etcd 'etcdctl snapshot "
+                            "save'); run 'idmint authority fence' after restoring any of them "
+                            "(docs/operations.md)",
+                            st->ops->scheme);
+    return st->ops->backup(st, dest, actor, now_ms);
+}
+
+int idmint__store_fence(struct store *st, const struct idmint__fence_step *steps, size_t n,
+                        const char *history_id, const char *actor, int64_t now_ms)
+{
+    int rc;
+
+    if (st == NULL || (n > 0 && steps == NULL))
+        return idmint__fail(IDMINT_EINVAL, "fence: no store or no steps");
+    if ((rc = check_id(history_id, "history id")) != 0)
+        return rc;
+    if (st->ops->version < STORE_OPS_V3 || st->ops->fence == NULL)
+        return idmint__fail(IDMINT_EINVAL, "fence: the %s store cannot be fenced by this idmint",
+                            st->ops->scheme);
+    return st->ops->fence(st, steps, n, history_id, actor, now_ms);
+}
+
 int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
                              idmint_audit_entry **out, size_t *n)
 {
@@ -295,15 +324,19 @@ int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
 void idmint__store_ns_create_detail(const idmint_ns_info *ns, char *buf, size_t size)
 {
     const idmint_layout *l = &ns->layout;
+    int len;
 
     if (ns->kind == IDMINT_KIND_RANGE)
-        snprintf(buf, size, "kind=range next_value=%llu max_value=%llu block=%u max_block=%u",
-                 (unsigned long long)ns->next_value, (unsigned long long)ns->max_value,
-                 (unsigned)ns->block, (unsigned)ns->max_block);
+        len = snprintf(buf, size, "kind=range next_value=%llu max_value=%llu block=%u max_block=%u",
+                       (unsigned long long)ns->next_value, (unsigned long long)ns->max_value,
+                       (unsigned)ns->block, (unsigned)ns->max_block);
     else
-        snprintf(buf, size, "kind=snowflake layout=%u/%u/%u/%u unit_ms=%u epoch_ms=%lld",
-                 (unsigned)l->time_bits, (unsigned)l->region_bits, (unsigned)l->worker_bits,
-                 (unsigned)l->sequence_bits, (unsigned)l->unit_ms, (long long)l->epoch_ms);
+        len = snprintf(buf, size, "kind=snowflake layout=%u/%u/%u/%u unit_ms=%u epoch_ms=%lld",
+                       (unsigned)l->time_bits, (unsigned)l->region_bits, (unsigned)l->worker_bits,
+                       (unsigned)l->sequence_bits, (unsigned)l->unit_ms, (long long)l->epoch_ms);
+    if (ns->origin[0] != '\0' && len > 0 && (size_t)len < size)
+        snprintf(buf + len, size - (size_t)len, " migrated_from=%s floor=%llu", ns->origin,
+                 (unsigned long long)ns->floor);
 }
 
 void idmint__holder_fingerprint(const char *holder, char *out)
@@ -355,6 +388,41 @@ int idmint__store_lease_lost(const char *ns, const struct idmint__lease *lease)
 
 /* ==== shared refusals ==== */
 
+int idmint__store_backup_refusal(const char *where, int64_t backup_ms)
+{
+    char when[32];
+
+    if (idmint_format_iso8601(backup_ms, when, sizeof(when)) != 0)
+        snprintf(when, sizeof(when), "unix ms %lld", (long long)backup_ms);
+    return idmint__fail(IDMINT_ERESTORED,
+                        "%s is a backup taken at %s and not fenced: processes of the history "
+                        "after it may still mint from what it would hand out again, so it "
+                        "grants no lease or range. Run 'idmint authority fence' on it "
+                        "(docs/operations.md)",
+                        where, when);
+}
+
+void idmint__store_fence_detail(const struct idmint__fence_step *step, uint64_t old_floor,
+                                uint64_t old_next, char *buf, size_t size)
+{
+    if (step->kind == IDMINT_KIND_RANGE)
+        snprintf(buf, size, "floor=%llu->%llu next_value=%llu->%llu", (unsigned long long)old_floor,
+                 (unsigned long long)(step->floor > old_floor ? step->floor : old_floor),
+                 (unsigned long long)old_next, (unsigned long long)step->next_value);
+    else
+        snprintf(buf, size, "floor=%llu->%llu", (unsigned long long)old_floor,
+                 (unsigned long long)(step->floor > old_floor ? step->floor : old_floor));
+}
+
+int idmint__store_fence_backwards(const struct idmint__fence_step *step, uint64_t stored_next)
+{
+    return idmint__fail(IDMINT_ECONFLICT,
+                        "fence: namespace '%s' is at next value %llu; moving it to %llu would go "
+                        "backwards (nothing changed)",
+                        step->ns, (unsigned long long)stored_next,
+                        (unsigned long long)step->next_value);
+}
+
 int idmint__store_ns_missing(const char *ns)
 {
     return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' does not exist", ns);
@@ -378,6 +446,8 @@ int idmint__store_no_worker(const char *ns, uint32_t region, uint64_t worker_cou
 
 int idmint__store_range_grant(const idmint_ns_info *row, uint64_t count, struct idmint__range *out)
 {
+    uint64_t start;
+
     if (row->kind != IDMINT_KIND_RANGE)
         return idmint__fail(IDMINT_EINVAL, "namespace '%s' is a snowflake namespace, not range",
                             row->name);
@@ -386,13 +456,17 @@ int idmint__store_range_grant(const idmint_ns_info *row, uint64_t count, struct 
     if (count > row->max_block)
         return idmint__fail(IDMINT_EINVAL, "namespace '%s': count %llu is above max_block %u",
                             row->name, (unsigned long long)count, (unsigned)row->max_block);
-    if (row->next_value > row->max_value)
+    /* Never at or below the floor, whatever next_value says (a store whose
+     * row was written before the floor was raised). */
+    start = row->floor >= row->next_value && row->floor < IDMINT_MAX_VALUE ? row->floor + 1
+                                                                           : row->next_value;
+    if (start > row->max_value || row->floor >= row->max_value)
         return idmint__fail(IDMINT_EEXHAUSTED, "namespace '%s': all values up to %llu are issued",
                             row->name, (unsigned long long)row->max_value);
     if (out != NULL) {
-        /* No overflow: next_value <= 2^63-1 and count <= max_block < 2^32. */
-        out->start = row->next_value;
-        out->end = row->next_value + count;
+        /* No overflow: start <= 2^63-1 and count <= max_block < 2^32. */
+        out->start = start;
+        out->end = start + count;
         if (out->end > row->max_value + 1)
             out->end = row->max_value + 1;
     }

@@ -20,6 +20,7 @@
 
 #define STORE_OPS_V1 1u
 #define STORE_OPS_V2 2u /* range_forget */
+#define STORE_OPS_V3 3u /* backup, fence; history in every lease and range write */
 
 enum {
     STORE_CAP_TXN = 1u << 0, /* multi-row atomic update */
@@ -31,6 +32,14 @@ enum {
 };
 
 struct store;
+
+/* One namespace's part of a fence (idmint_authority_fence). */
+struct idmint__fence_step {
+    char ns[64];
+    idmint_kind kind;
+    uint64_t floor;      /* the namespace never issues an ID at or below it */
+    uint64_t next_value; /* range: the next value to reserve; snowflake: 0 */
+};
 
 struct store_ops {
     uint32_t version;   /* STORE_OPS_V*; members are only ever appended */
@@ -131,6 +140,35 @@ struct store_ops {
      */
     int (*range_forget)(struct store *st, const char *ns, const char *incarnation,
                         const char *before_request_id, uint64_t *forgotten);
+    /* ---- end of version 2 ---- */
+
+    /*
+     * Version 3 also binds every member above: lease_take, lease_renew,
+     * lease_release and lease_force_release, and range_reserve (not its
+     * replays) grow the store's grant counter in their transaction and fill
+     * the result's history (idmint_service.h; a replay reports seq 0); in a
+     * store marked as a backup each of them refuses with
+     * idmint__store_backup_refusal() and changes nothing. ns_create stores
+     * ns->floor and ns->origin.
+     */
+
+    /*
+     * Copy the store to the new file @p dest (a consistent online copy),
+     * marked as a backup taken at @p now_ms, and audit it here. ECONFLICT
+     * when @p dest exists. NULL in a backend whose server has its own tools.
+     */
+    int (*backup)(struct store *st, const char *dest, const char *actor, int64_t now_ms);
+    /*
+     * Apply the @p n steps in one transaction, each audited: a step raises
+     * the namespace's floor to at least step->floor and, for a range
+     * namespace, sets next_value to step->next_value, which must not be
+     * below the stored one (ECONFLICT, nothing changed: it moved since the
+     * plan was made, or the plan goes backwards). Then the store gets the
+     * history id @p history_id, its backup mark is cleared and the counter
+     * grows. ENOTFOUND for a missing namespace.
+     */
+    int (*fence)(struct store *st, const struct idmint__fence_step *steps, size_t n,
+                 const char *history_id, const char *actor, int64_t now_ms);
 };
 
 /* Every backend's private struct starts with this. */
@@ -187,6 +225,11 @@ int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
 int idmint__store_range_forget(struct store *st, const char *ns, const char *incarnation,
                                const char *before_request_id, uint64_t *forgotten);
 
+/* As the ops above; IDMINT_EINVAL (with a message) when the backend has none. */
+int idmint__store_backup(struct store *st, const char *dest, const char *actor, int64_t now_ms);
+int idmint__store_fence(struct store *st, const struct idmint__fence_step *steps, size_t n,
+                        const char *history_id, const char *actor, int64_t now_ms);
+
 /* IDMINT_ELEASELOST naming @p lease: renew or release found another holder or generation. */
 int idmint__store_lease_lost(const char *ns, const struct idmint__lease *lease);
 /* The audit detail of a take or release of @p lease (fingerprint, E before and after). */
@@ -203,6 +246,17 @@ void idmint__store_force_detail(uint32_t region, uint32_t worker_id, const char 
 void idmint__store_ns_create_detail(const idmint_ns_info *ns, char *buf, size_t size);
 
 /* ==== the refusals every backend shares, decided on rows read in its transaction ==== */
+
+/*
+ * IDMINT_ERESTORED: the store at @p where is a backup taken at @p backup_ms
+ * and not fenced yet, so it refuses to grant anything.
+ */
+int idmint__store_backup_refusal(const char *where, int64_t backup_ms);
+/* The audit detail of fence step @p step, from @p old_floor / @p old_next. */
+void idmint__store_fence_detail(const struct idmint__fence_step *step, uint64_t old_floor,
+                                uint64_t old_next, char *buf, size_t size);
+/* IDMINT_ECONFLICT: fence step @p step would move next_value back from @p stored_next. */
+int idmint__store_fence_backwards(const struct idmint__fence_step *step, uint64_t stored_next);
 
 /* IDMINT_ENOTFOUND: namespace @p ns does not exist. */
 int idmint__store_ns_missing(const char *ns);

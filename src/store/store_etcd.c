@@ -1927,7 +1927,7 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
     struct etcd_store *s = (struct etcd_store *)st;
     char nkey[ETCD_KEY_MAX], ikey[ETCD_KEY_MAX];
     struct etcd_range r[2]; /* ns key, request record */
-    struct idmint__range res = {0, 0};
+    struct idmint__range res = {.start = 0};
     int rc, lost, raced = 0, have = 0, is_seen;
     size_t len;
 

@@ -1513,7 +1513,7 @@ static int postgres_range_reserve(struct store *st, const char *ns, const char *
                                   const char *request_id, uint64_t count, int64_t now_ms,
                                   struct idmint__range *out)
 {
-    struct range_call c = {ns, incarnation, request_id, count, now_ms, {0, 0}};
+    struct range_call c = {ns, incarnation, request_id, count, now_ms, {.start = 0}};
     /* The request record makes a repeat return the saved range: safe to retry. */
     int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, range_body, &c);
 

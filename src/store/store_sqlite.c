@@ -28,7 +28,7 @@
 #define SQ_BUSY_AGED_MS       50
 #define SQ_BUSY_AGED_SLEEP_US 200
 #define SQ_RETRY_MS           10000 /* our extra bound on retrying BEGIN on SQLITE_BUSY */
-#define SQ_SCHEMA_VERSION     2     /* 2: worker_leases.fence */
+#define SQ_SCHEMA_VERSION     3     /* 2: worker_leases.fence; 3: history, floor, origin */
 #define SQ_FILE_MODE          0640  /* owner writes, its group reads: never others */
 
 /* ==== statements ==== */
@@ -57,20 +57,24 @@ enum sq_stmt_id {
     ST_RANGE_FIND,
     ST_RANGE_INSERT,
     ST_RANGE_FORGET,
+    ST_HISTORY_BUMP,
+    ST_HISTORY_FENCE,
+    ST_NS_FENCE,
     ST__COUNT
 };
 
 #define NS_COLUMNS                                                                                 \
     "name, kind, time_bits, region_bits, worker_bits, sequence_bits, unit_ms, epoch_ms, "          \
-    "next_value, max_value, block, max_block, disabled, created_ms"
+    "next_value, max_value, block, max_block, disabled, created_ms, floor, origin"
 
 static const char *const sq_sql[ST__COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
     [ST_VERSION] = "SELECT version FROM schema_version",
-    [ST_NS_INSERT] = "INSERT INTO namespaces (" NS_COLUMNS ") "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    [ST_NS_INSERT] =
+        "INSERT INTO namespaces (" NS_COLUMNS ") "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     [ST_NS_GET] = "SELECT " NS_COLUMNS " FROM namespaces WHERE name = ?1",
     [ST_NS_LIST] = "SELECT " NS_COLUMNS " FROM namespaces ORDER BY name",
     [ST_NS_DISABLE] = "UPDATE namespaces SET disabled = ?2 WHERE name = ?1",
@@ -119,6 +123,10 @@ static const char *const sq_sql[ST__COUNT] = {
     /* BINARY collation: byte order, the order of a supply's request ids. */
     [ST_RANGE_FORGET] = "DELETE FROM range_leases "
                         "WHERE namespace = ?1 AND incarnation = ?2 AND request_id < ?3",
+    /* Inside every granting transaction: the counter grows, the mark is read. */
+    [ST_HISTORY_BUMP] = "UPDATE history SET seq = seq + 1 RETURNING id, seq, backup_ms",
+    [ST_HISTORY_FENCE] = "UPDATE history SET id = ?1, backup_ms = 0, seq = seq + 1",
+    [ST_NS_FENCE] = "UPDATE namespaces SET floor = max(floor, ?2), next_value = ?3 WHERE name = ?1",
 };
 
 /*
@@ -136,7 +144,8 @@ static const char sq_schema_sql[] =
     " unit_ms INTEGER NOT NULL, epoch_ms INTEGER NOT NULL,"
     " next_value INTEGER NOT NULL, max_value INTEGER NOT NULL,"
     " block INTEGER NOT NULL, max_block INTEGER NOT NULL,"
-    " disabled INTEGER NOT NULL, created_ms INTEGER NOT NULL);"
+    " disabled INTEGER NOT NULL, created_ms INTEGER NOT NULL,"
+    " floor INTEGER NOT NULL DEFAULT 0, origin TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE worker_leases ("
     " namespace TEXT NOT NULL, region INTEGER NOT NULL, worker_id INTEGER NOT NULL,"
     " holder TEXT NOT NULL, generation INTEGER NOT NULL, lease_until INTEGER NOT NULL,"
@@ -150,7 +159,9 @@ static const char sq_schema_sql[] =
     "CREATE TABLE audit ("
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, actor TEXT NOT NULL,"
     " action TEXT NOT NULL, namespace TEXT NOT NULL, detail TEXT NOT NULL);"
-    "INSERT INTO schema_version (version) VALUES (2);";
+    "CREATE TABLE history (id TEXT NOT NULL, seq INTEGER NOT NULL, backup_ms INTEGER NOT NULL);"
+    "INSERT INTO history (id, seq, backup_ms) VALUES (lower(hex(randomblob(16))), 1, 0);"
+    "INSERT INTO schema_version (version) VALUES (3);";
 
 /*
  * Version 1 to 2, in one BEGIN IMMEDIATE transaction that first reads the
@@ -163,6 +174,17 @@ static const char sq_migrate_1_sql[] =
     "UPDATE worker_leases SET fence = lease_until;"
     "UPDATE schema_version SET version = 2;";
 
+/*
+ * Version 2 to 3: the history row (a fresh id: what was before is one
+ * history as far as anyone can tell) and the namespaces' floor and origin.
+ */
+static const char sq_migrate_2_sql[] =
+    "ALTER TABLE namespaces ADD COLUMN floor INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE namespaces ADD COLUMN origin TEXT NOT NULL DEFAULT '';"
+    "CREATE TABLE history (id TEXT NOT NULL, seq INTEGER NOT NULL, backup_ms INTEGER NOT NULL);"
+    "INSERT INTO history (id, seq, backup_ms) VALUES (lower(hex(randomblob(16))), 1, 0);"
+    "UPDATE schema_version SET version = 3;";
+
 struct sqlite_store {
     struct store base; /* must be first */
     sqlite3 *db;
@@ -172,6 +194,7 @@ struct sqlite_store {
     ino_t file_ino;                /* the path still names it */
     sqlite3_stmt *stmt[ST__COUNT]; /* prepared on first use, kept until close */
     int bind_rc;                   /* first failed bind since the last step */
+    int mode;                      /* enum sq_mode of the location, to reopen it */
     uint64_t busy_since_ms;        /* when the current wait for a lock began */
     uint64_t busy_jitter;          /* xorshift state for the waits' sleeps */
 };
@@ -339,6 +362,37 @@ static int sq_exec_id(struct sqlite_store *s, enum sq_stmt_id id, const char *wh
 }
 
 static void sq_rollback(struct sqlite_store *s);
+static int sq_open_db(struct sqlite_store *s, const char *location, int mode);
+
+/* 1 when the path now names another file than the one we opened. */
+static int sq_path_replaced(const struct sqlite_store *s)
+{
+    struct stat sb;
+
+    return stat(s->file, &sb) == 0 && (sb.st_dev != s->file_dev || sb.st_ino != s->file_ino);
+}
+
+/*
+ * Follow a file put in place of ours (a restore moved into place): every
+ * process that opens the path from now on uses it, so we do too, and the
+ * history it carries tells each holder whether it went backwards. A file
+ * that was only removed is never followed: that would make a new, empty
+ * authority of our own.
+ */
+static int sq_reopen(struct sqlite_store *s)
+{
+    size_t i;
+
+    for (i = 0; i < ST__COUNT; i++) {
+        sqlite3_finalize(s->stmt[i]);
+        s->stmt[i] = NULL;
+    }
+    sqlite3_close_v2(s->db);
+    s->db = NULL;
+    free(s->file);
+    s->file = NULL;
+    return sq_open_db(s, s->path, s->mode);
+}
 
 /*
  * 0 while s->file still names the file we opened. A file removed (rm, a
@@ -370,8 +424,9 @@ static int sq_begin(struct sqlite_store *s)
 {
     uint64_t deadline_ms = idmint__deadline_now_ms() + SQ_RETRY_MS;
     sqlite3_stmt *q = NULL;
-    int rc;
+    int rc, reopened = 0;
 
+again:
     for (;;) {
         if ((rc = sq_prep(s, ST_BEGIN, &q)) != 0)
             return rc;
@@ -384,8 +439,14 @@ static int sq_begin(struct sqlite_store *s)
             return sq_fail(s, rc, "begin transaction");
         idmint__sleep_ms(2);
     }
-    if ((rc = sq_check_file(s)) != 0)
+    if ((rc = sq_check_file(s)) != 0) {
         sq_rollback(s);
+        if (!reopened && sq_path_replaced(s)) {
+            reopened = 1;
+            if ((rc = sq_reopen(s)) == 0)
+                goto again;
+        }
+    }
     return rc;
 }
 
@@ -426,6 +487,39 @@ static int sq_audit(struct sqlite_store *s, int64_t at_ms, const char *actor, co
     bind_text(s, q, 4, ns);
     bind_text(s, q, 5, detail);
     return sq_run(s, q, "write audit record");
+}
+
+/*
+ * Grow the grant counter inside the current transaction and fill @p out;
+ * IDMINT_ERESTORED (the caller rolls back) in a store marked as a backup.
+ * First in every granting transaction, so a marked store changes nothing.
+ */
+static int sq_history(struct sqlite_store *s, struct idmint__history *out)
+{
+    sqlite3_stmt *q = NULL;
+    int64_t backup_ms = 0;
+    char where[600];
+    int rc = sq_prep(s, ST_HISTORY_BUMP, &q), row = 0;
+
+    if (rc != 0)
+        return rc;
+    while ((rc = sq_step(s, q, "grow the grant counter")) == 1) {
+        row = 1;
+        col_text(q, 0, out->id, sizeof(out->id));
+        out->seq = col_u64(q, 1);
+        backup_ms = sqlite3_column_int64(q, 2);
+    }
+    sqlite3_reset(q);
+    if (rc < 0)
+        return rc;
+    if (!row)
+        return idmint__fail(IDMINT_ESTORE,
+                            "sqlite %s: the history row is missing: a damaged authority", s->path);
+    if (backup_ms != 0) {
+        snprintf(where, sizeof(where), "sqlite %s", s->path);
+        return idmint__store_backup_refusal(where, backup_ms);
+    }
+    return 0;
 }
 
 /* ==== open / close ==== */
@@ -706,15 +800,16 @@ static int sq_schema_version(struct sqlite_store *s, off_t size_bytes, int64_t *
                             "sqlite %s: schema_version has no row: not an idmint authority, or a "
                             "damaged one",
                             s->path);
-    if (*version != 1 && *version != SQ_SCHEMA_VERSION)
+    if (*version < 1 || *version > SQ_SCHEMA_VERSION)
         return idmint__fail(IDMINT_ESTORE,
                             "sqlite %s: schema version %lld is not supported (this idmint knows "
-                            "1 and %d); made by a newer idmint?",
+                            "1 to %d); made by a newer idmint?",
                             s->path, (long long)*version, SQ_SCHEMA_VERSION);
     return 0;
 }
 
-/* Version 1 to 2 exactly once, however many processes open the old file at once. */
+/* Each step up to SQ_SCHEMA_VERSION exactly once, however many processes open the old file at once.
+ */
 static int sq_migrate(struct sqlite_store *s)
 {
     sqlite3_stmt *q = NULL;
@@ -735,6 +830,12 @@ static int sq_migrate(struct sqlite_store *s)
         rc = sqlite3_exec(s->db, sq_migrate_1_sql, NULL, NULL, &err);
         sqlite3_free(err);
         rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 1 to 2");
+        version = 2;
+    }
+    if (rc == 0 && version == 2) {
+        rc = sqlite3_exec(s->db, sq_migrate_2_sql, NULL, NULL, &err);
+        sqlite3_free(err);
+        rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 2 to 3");
     }
     return sq_finish(s, rc);
 }
@@ -764,7 +865,7 @@ static int sq_pragmas(struct sqlite_store *s)
  * which file it is (sq_check_file), judge it (sq_schema_version), migrate
  * it, then set the pragmas. Nothing writes to a file before it is judged.
  */
-static int sq_open_db(struct sqlite_store *s, const char *location, enum sq_mode mode)
+static int sq_open_db(struct sqlite_store *s, const char *location, int mode)
 {
     const char *file;
     int64_t version = 0;
@@ -802,8 +903,8 @@ static int sq_open_db(struct sqlite_store *s, const char *location, enum sq_mode
     if ((rc = sq_schema_version(s, sb.st_size, &version)) != 0)
         return rc;
     /* A read-only copy of an old file is read as it is; it cannot be written anyway. */
-    if (version == 1 && mode != SQ_MODE_RO && sqlite3_db_readonly(s->db, "main") != 1 &&
-        (rc = sq_migrate(s)) != 0)
+    if (version < SQ_SCHEMA_VERSION && mode != SQ_MODE_RO &&
+        sqlite3_db_readonly(s->db, "main") != 1 && (rc = sq_migrate(s)) != 0)
         return rc;
     return sq_pragmas(s);
 }
@@ -831,6 +932,7 @@ static int sqlite_open(const char *location, const char *token, unsigned flags, 
         free(s);
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening sqlite store");
     }
+    s->mode = mode;
     if ((rc = sq_open_db(s, location, mode)) != 0) {
         sqlite_close(&s->base);
         return rc;
@@ -866,6 +968,8 @@ static void ns_from_row(sqlite3_stmt *q, idmint_ns_info *out)
     out->max_block = (uint32_t)sqlite3_column_int64(q, 11);
     out->is_disabled = sqlite3_column_int(q, 12) != 0;
     out->created_ms = sqlite3_column_int64(q, 13);
+    out->floor = col_u64(q, 14);
+    col_text(q, 15, out->origin, sizeof(out->origin));
 }
 
 /* Read one namespace row: 0, IDMINT_ENOTFOUND or an error. */
@@ -913,6 +1017,8 @@ static int sqlite_ns_create(struct store *st, const idmint_ns_info *ns, const ch
         bind_i64(s, q, 12, ns->max_block);
         bind_i64(s, q, 13, ns->is_disabled != 0);
         bind_i64(s, q, 14, now_ms);
+        bind_u64(s, q, 15, ns->floor);
+        bind_text(s, q, 16, ns->origin);
         rc = sq_run(s, q, "create namespace");
         if (rc == IDMINT_ECONFLICT)
             rc = idmint__fail(IDMINT_ECONFLICT, "namespace '%s' already exists", ns->name);
@@ -1095,7 +1201,9 @@ static int sqlite_lease_take(struct store *st, const char *ns, uint64_t worker_c
 
     if ((rc = sq_begin(s)) != 0)
         return rc;
-    rc = sq_lease_take(s, ns, worker_count, now_unit, until_unit, lease, &res);
+    rc = sq_history(s, &res.history);
+    if (rc == 0)
+        rc = sq_lease_take(s, ns, worker_count, now_unit, until_unit, lease, &res);
     if (rc == 0) {
         idmint__store_lease_detail(&res, res.fence_found, res.lease_until, detail, sizeof(detail));
         rc = sq_audit(s, now_ms, actor, "worker.take", ns, detail);
@@ -1178,13 +1286,14 @@ static int sqlite_lease_renew(struct store *st, const char *ns, struct idmint__l
                               uint64_t until_unit)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
+    struct idmint__history history = {"", 0};
     uint64_t stored = 0, until = 0;
     sqlite3_stmt *q = NULL;
     int rc;
 
     if ((rc = sq_begin(s)) != 0)
         return rc;
-    if ((rc = sq_prep(s, ST_LEASE_RENEW, &q)) == 0) {
+    if ((rc = sq_history(s, &history)) == 0 && (rc = sq_prep(s, ST_LEASE_RENEW, &q)) == 0) {
         bind_lease_key(s, q, ns, lease);
         bind_u64(s, q, 6, until_unit);
         rc = sq_update_returning(s, q, "renew worker lease", &stored);
@@ -1202,8 +1311,10 @@ static int sqlite_lease_renew(struct store *st, const char *ns, struct idmint__l
                               ns);
     }
     rc = sq_finish(s, rc == 1 ? 0 : rc);
-    if (rc == 0)
+    if (rc == 0) {
         lease->lease_until = stored;
+        lease->history = history;
+    }
     return rc;
 }
 
@@ -1235,14 +1346,20 @@ static int sqlite_lease_release(struct store *st, const char *ns, struct idmint_
                                 uint64_t final_unit, const char *actor, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
+    struct idmint__history history = {"", 0};
     uint64_t stored = 0;
     int rc = sq_begin(s);
 
     if (rc != 0)
         return rc;
-    rc = sq_finish(s, sq_lease_release(s, ns, lease, final_unit, actor, now_ms, &stored));
+    rc = sq_history(s, &history);
     if (rc == 0)
+        rc = sq_lease_release(s, ns, lease, final_unit, actor, now_ms, &stored);
+    rc = sq_finish(s, rc);
+    if (rc == 0) {
         lease->lease_until = stored;
+        lease->history = history;
+    }
     return rc;
 }
 
@@ -1306,11 +1423,15 @@ static int sqlite_lease_force_release(struct store *st, const char *ns, uint32_t
                                       const char *actor, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
+    struct idmint__history history;
     int rc = sq_begin(s);
 
     if (rc != 0)
         return rc;
-    return sq_finish(s, sq_force_release(s, ns, region, worker_id, max_until_unit, actor, now_ms));
+    rc = sq_history(s, &history);
+    if (rc == 0)
+        rc = sq_force_release(s, ns, region, worker_id, max_until_unit, actor, now_ms);
+    return sq_finish(s, rc);
 }
 
 /* ==== ranges ==== */
@@ -1343,10 +1464,11 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
         if (saved_count != count)
             return idmint__store_range_replay_conflict(ns, incarnation, request_id, saved_count,
                                                        count);
+        res->history.seq = 0; /* no news: the grant was counted when it was made */
         return 0;
     }
 
-    if ((rc = sq_ns_read(s, ns, &info)) != 0 ||
+    if ((rc = sq_history(s, &res->history)) != 0 || (rc = sq_ns_read(s, ns, &info)) != 0 ||
         (rc = idmint__store_range_grant(&info, count, res)) != 0)
         return rc;
 
@@ -1373,7 +1495,7 @@ static int sqlite_range_reserve(struct store *st, const char *ns, const char *in
                                 struct idmint__range *out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    struct idmint__range res = {0, 0};
+    struct idmint__range res = {.start = 0};
     int rc = sq_begin(s);
 
     if (rc != 0)
@@ -1437,8 +1559,149 @@ static int sqlite_audit_list(struct store *st, int64_t after_seq, size_t limit,
     return rc;
 }
 
+/* ==== backup and fence ==== */
+
+static void unlink_copy(const char *dest)
+{
+    char side[4200];
+
+    unlink(dest);
+    snprintf(side, sizeof(side), "%s-wal", dest);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-shm", dest);
+    unlink(side);
+    snprintf(side, sizeof(side), "%s-journal", dest);
+    unlink(side);
+}
+
+/*
+ * Copy every page of s->db into the new file @p dest under one read
+ * transaction (consistent: writers go on meanwhile in WAL mode), mark the
+ * copy, and fold its WAL into the file so that it is one self-contained
+ * file.
+ */
+static int sq_copy_marked(struct sqlite_store *s, const char *dest, int64_t now_ms)
+{
+    uint64_t deadline_ms = idmint__deadline_now_ms() + SQ_RETRY_MS;
+    sqlite3_backup *b;
+    sqlite3 *out = NULL;
+    char sql[64];
+    int rc = sqlite3_open_v2(dest, &out, SQLITE_OPEN_READWRITE, NULL);
+
+    if (rc != SQLITE_OK) {
+        rc = idmint__fail(IDMINT_EUNAVAILABLE, "backup: cannot open %s: %s", dest,
+                          out != NULL ? sqlite3_errmsg(out) : sqlite3_errstr(rc));
+        sqlite3_close_v2(out);
+        return rc;
+    }
+    if ((b = sqlite3_backup_init(out, "main", s->db, "main")) == NULL) {
+        rc = idmint__fail(IDMINT_ESTORE, "backup to %s: %s", dest, sqlite3_errmsg(out));
+        sqlite3_close_v2(out);
+        return rc;
+    }
+    while ((rc = sqlite3_backup_step(b, -1)) == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+        if (idmint__deadline_now_ms() >= deadline_ms)
+            break;
+        idmint__sleep_ms(5);
+    }
+    sqlite3_backup_finish(b);
+    if (rc != SQLITE_DONE) {
+        rc = idmint__fail(rc == SQLITE_BUSY ? IDMINT_EUNAVAILABLE : IDMINT_ESTORE,
+                          "backup to %s: %s", dest, sqlite3_errstr(rc));
+        sqlite3_close_v2(out);
+        return rc;
+    }
+    snprintf(sql, sizeof(sql), "UPDATE history SET backup_ms = %lld", (long long)now_ms);
+    rc = sqlite3_exec(out, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(out, sql, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(out, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        rc = idmint__fail(IDMINT_ESTORE, "backup: cannot mark %s as a backup: %s", dest,
+                          sqlite3_errmsg(out));
+    sqlite3_close_v2(out);
+    return rc == SQLITE_OK ? 0 : rc;
+}
+
+static int sqlite_backup(struct store *st, const char *dest, const char *actor, int64_t now_ms)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    char detail[600], text[128];
+    int fd, rc;
+
+    /* O_EXCL: never over an existing file, least of all the live one. */
+    fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, SQ_FILE_MODE);
+    if (fd < 0) {
+        errno_text(errno, text, sizeof(text));
+        return idmint__fail(errno == EEXIST ? IDMINT_ECONFLICT : IDMINT_EUNAVAILABLE,
+                            "backup: cannot create %s: %s%s", dest, text,
+                            errno == EEXIST ? " (a backup never overwrites a file)" : "");
+    }
+    close(fd);
+    /* Audited first, so that the copy holds its own record. */
+    snprintf(detail, sizeof(detail), "dest=%s", dest);
+    if ((rc = sq_begin(s)) == 0)
+        rc = sq_finish(s, sq_audit(s, now_ms, actor, "authority.backup", "", detail));
+    if (rc == 0)
+        rc = sq_copy_marked(s, dest, now_ms);
+    if (rc != 0)
+        unlink_copy(dest);
+    return rc;
+}
+
+static int sq_fence_step(struct sqlite_store *s, const struct idmint__fence_step *step,
+                         const char *actor, int64_t now_ms)
+{
+    idmint_ns_info info;
+    sqlite3_stmt *q = NULL;
+    char detail[256];
+    uint64_t next;
+    int rc = sq_ns_read(s, step->ns, &info);
+
+    if (rc != 0)
+        return rc;
+    if (step->kind == IDMINT_KIND_RANGE && step->next_value < info.next_value)
+        return idmint__store_fence_backwards(step, info.next_value);
+    next = step->kind == IDMINT_KIND_RANGE ? step->next_value : info.next_value;
+    if ((rc = sq_prep(s, ST_NS_FENCE, &q)) != 0)
+        return rc;
+    bind_text(s, q, 1, step->ns);
+    bind_u64(s, q, 2, step->floor);
+    bind_u64(s, q, 3, next);
+    if ((rc = sq_run(s, q, "fence namespace")) != 0)
+        return rc;
+    idmint__store_fence_detail(step, info.floor, info.next_value, detail, sizeof(detail));
+    return sq_audit(s, now_ms, actor, "authority.fence", step->ns, detail);
+}
+
+static int sqlite_fence(struct store *st, const struct idmint__fence_step *steps, size_t n,
+                        const char *history_id, const char *actor, int64_t now_ms)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q = NULL;
+    char detail[128];
+    size_t i;
+    int rc = sq_begin(s);
+
+    if (rc != 0)
+        return rc;
+    for (i = 0; i < n && rc == 0; i++)
+        rc = sq_fence_step(s, &steps[i], actor, now_ms);
+    if (rc == 0 && (rc = sq_prep(s, ST_HISTORY_FENCE, &q)) == 0) {
+        bind_text(s, q, 1, history_id);
+        rc = sq_run(s, q, "start a new history");
+    }
+    if (rc == 0) {
+        snprintf(detail, sizeof(detail), "history=%.8s namespaces=%zu backup_mark=cleared",
+                 history_id, n);
+        rc = sq_audit(s, now_ms, actor, "authority.fence", "", detail);
+    }
+    return sq_finish(s, rc);
+}
+
 const struct store_ops idmint__store_sqlite = {
-    .version = STORE_OPS_V2,
+    .version = STORE_OPS_V3,
     .scheme = "sqlite",
     .caps = STORE_CAP_TXN,
     .open = sqlite_open,
@@ -1455,4 +1718,6 @@ const struct store_ops idmint__store_sqlite = {
     .range_reserve = sqlite_range_reserve,
     .audit_list = sqlite_audit_list,
     .range_forget = sqlite_range_forget,
+    .backup = sqlite_backup,
+    .fence = sqlite_fence,
 };

@@ -388,7 +388,7 @@ static void test_store__wrappers_refuse_bad_arguments(void **state)
     struct fx *f = *state;
     char ns[64];
     struct idmint__lease l;
-    struct idmint__range r = {7, 8};
+    struct idmint__range r = {.start = 7, .end = 8};
     idmint_ns_info got;
     struct snap before;
 
@@ -947,7 +947,7 @@ static void test_store__range_replay_with_another_count_is_a_conflict(void **sta
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__range a, r = {3, 4};
+    struct idmint__range a, r = {.start = 3, .end = 4};
     struct snap before;
 
     ns_name(f, "conflict", ns);
@@ -965,7 +965,7 @@ static void test_store__range_count_above_max_block_is_invalid(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__range r = {3, 4};
+    struct idmint__range r = {.start = 3, .end = 4};
     struct snap before;
 
     ns_name(f, "maxblock", ns);
@@ -1086,7 +1086,7 @@ static void test_store__range_refuses_disabled_unknown_and_snowflake_namespaces(
 {
     struct fx *f = *state;
     char rg[64], sf[64], none[64];
-    struct idmint__range r = {3, 4};
+    struct idmint__range r = {.start = 3, .end = 4};
     struct snap before;
 
     ns_name(f, "rg", rg);

@@ -89,7 +89,7 @@ static void test_fault_store__passes_calls_through_and_counts_them(void **state)
 static void test_fault_store__down_fails_every_call_and_changes_nothing(void **state)
 {
     struct fx *f = *state;
-    struct idmint__range r = {5, 6};
+    struct idmint__range r = {.start = 5, .end = 6};
     struct store *other = NULL;
     idmint_ns_info ns;
 
@@ -107,7 +107,7 @@ static void test_fault_store__down_fails_every_call_and_changes_nothing(void **s
 static void test_fault_store__fail_nth_fails_only_that_call_before_doing_it(void **state)
 {
     struct fx *f = *state;
-    struct idmint__range r = {5, 6};
+    struct idmint__range r = {.start = 5, .end = 6};
 
     ts_fault_fail_nth(2);
     assert_int_equal(idmint__store_range_reserve(f->st, "ledger", "inc", "a", 10, NOW_MS, &r), 0);
@@ -123,7 +123,7 @@ static void test_fault_store__fail_nth_fails_only_that_call_before_doing_it(void
 static void test_fault_store__lost_reply_is_done_and_a_replay_returns_it(void **state)
 {
     struct fx *f = *state;
-    struct idmint__range r = {5, 6};
+    struct idmint__range r = {.start = 5, .end = 6};
 
     ts_fault_lose_reply_nth(1);
     assert_int_equal(idmint__store_range_reserve(f->st, "ledger", "inc", "a", 10, NOW_MS, &r),

@@ -428,7 +428,7 @@ static void test_sqlite_safety__a_removed_file_is_never_written(void **state)
     struct fx *f = *state;
     struct store *st = NULL;
     struct idmint__lease l;
-    struct idmint__range r = {0, 0};
+    struct idmint__range r = {.start = 0, .end = 0};
     idmint_ns_info ns, got;
     char wal[600];
 

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The two operations that must never let the authority move backwards
+ * (DESIGN.md §2, docs/design.md "Migrations and restores"): a migration to
+ * a new namespace whose IDs all lie above the old one's, and the fence that
+ * makes a restored store safe. Both reduce to one rule, kept here: a
+ * namespace's floor, the largest ID it must never issue again. A snowflake
+ * namespace keeps it by never minting before the first time unit whose IDs
+ * pass it (the take's fence, authority_lease.c); a range namespace by never
+ * reserving at or below it (idmint__store_range_grant).
+ */
+#include "internal.h"
+#include "remote.h"
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned id_shift(const idmint_layout *l)
+{
+    return (unsigned)l->region_bits + l->worker_bits + l->sequence_bits;
+}
+
+uint64_t idmint__floor_fence_unit(const idmint_layout *l, uint64_t floor)
+{
+    return floor >> id_shift(l);
+}
+
+/* The largest ID of time unit @p unit in layout @p l (every lower bit set). */
+static uint64_t last_id_of_unit(const idmint_layout *l, uint64_t unit)
+{
+    unsigned shift = id_shift(l);
+    uint64_t low = (UINT64_C(1) << shift) - 1;
+
+    if (unit > (IDMINT_MAX_VALUE >> shift))
+        return IDMINT_MAX_VALUE;
+    return (unit << shift) | low;
+}
+
+/*
+ * The largest ID namespace @p ns has issued or can still issue: for a
+ * snowflake namespace, every worker id's E (a holder mints up to its E) with
+ * every lower bit set; for a range namespace, the last value reserved. Read
+ * after @p ns was disabled, so that no take or renewal moves it further.
+ */
+static int highest_issued(struct idmint_authority *a, const idmint_ns_info *ns, uint64_t *out)
+{
+    idmint_worker_info *rows = NULL;
+    uint64_t high = ns->floor, max_e = 0;
+    size_t n = 0, i;
+    int rc;
+
+    if (ns->kind == IDMINT_KIND_RANGE) {
+        if (ns->next_value > 0 && ns->next_value - 1 > high)
+            high = ns->next_value - 1;
+        *out = high;
+        return 0;
+    }
+    if ((rc = idmint__store_lease_list(a->st, ns->name, &rows, &n)) != 0)
+        return rc;
+    for (i = 0; i < n; i++)
+        if (rows[i].lease_until > max_e)
+            max_e = rows[i].lease_until;
+    free(rows);
+    if (n > 0 && last_id_of_unit(&ns->layout, max_e) > high)
+        high = last_id_of_unit(&ns->layout, max_e);
+    *out = high;
+    return 0;
+}
+
+/* Whether snowflake layout @p l can ever mint above @p floor; else why, and what would work. */
+static int snowflake_passes(const idmint_ns_info *info, uint64_t floor, int64_t now_ms)
+{
+    const idmint_layout *l = &info->layout;
+    uint64_t first = idmint__floor_fence_unit(l, floor) + 1;
+    char when[32];
+    int64_t epoch_max;
+
+    if (first <= idmint__unit_max(l))
+        return 0;
+    /* The epoch at which now's time unit would already lie past the floor. */
+    epoch_max = now_ms - (int64_t)((first > (uint64_t)INT64_MAX / l->unit_ms)
+                                       ? INT64_MAX
+                                       : (int64_t)(first * l->unit_ms));
+    if (epoch_max > 0 && idmint_format_iso8601(epoch_max, when, sizeof(when)) == 0)
+        return idmint__fail(IDMINT_EINVAL,
+                            "namespace '%s': its IDs cannot pass the floor %llu before its %u time "
+                            "bits run out (the first ID above it would need time unit %llu); an "
+                            "epoch at or before %s, a longer unit, or fewer region, worker or "
+                            "sequence bits would work",
+                            info->name, (unsigned long long)floor, (unsigned)l->time_bits,
+                            (unsigned long long)first, when);
+    return idmint__fail(IDMINT_EINVAL,
+                        "namespace '%s': its IDs cannot pass the floor %llu before its %u time "
+                        "bits run out (the first ID above it would need time unit %llu); more "
+                        "time bits, a longer unit, or fewer region, worker or sequence bits "
+                        "would work",
+                        info->name, (unsigned long long)floor, (unsigned)l->time_bits,
+                        (unsigned long long)first);
+}
+
+/* Create @p in (the library's copy) above @p floor as a migration from @p old. */
+static int create_above(struct idmint_authority *a, idmint_ns_info *in, uint64_t floor,
+                        const char *old)
+{
+    int rc;
+
+    if (in->kind == IDMINT_KIND_SNOWFLAKE) {
+        if ((rc = snowflake_passes(in, floor, idmint__authority_now_ms(a))) != 0)
+            return rc;
+    } else if (in->kind == IDMINT_KIND_RANGE) {
+        if (floor >= IDMINT_MAX_VALUE)
+            return idmint__fail(IDMINT_EINVAL, "namespace '%s': no value lies above the floor %llu",
+                                in->name, (unsigned long long)floor);
+        if (in->next_value <= 1)
+            in->next_value = floor + 1;
+        else if (in->next_value <= floor)
+            return idmint__fail(IDMINT_EINVAL,
+                                "namespace '%s': start %llu is at or below the floor %llu (the "
+                                "largest ID '%s' may have issued); leave the start out or use "
+                                "%llu or more",
+                                in->name, (unsigned long long)in->next_value,
+                                (unsigned long long)floor, old, (unsigned long long)(floor + 1));
+    }
+    return idmint__authority_ns_create_floor(a, in, floor, old);
+}
+
+int idmint_ns_migrate(idmint_authority *a, const char *old_name, const idmint_ns_info *info,
+                      idmint_ns_info *created)
+{
+    idmint_ns_info in, old, probe;
+    uint64_t floor = 0;
+    int rc = idmint__authority_check(a), was_disabled;
+
+    if (rc != 0 || (rc = idmint__ns_name_check(old_name)) != 0 ||
+        (rc = idmint__authority_ns_copy_in(info, &in)) != 0)
+        return rc;
+    if (created != NULL &&
+        (rc = idmint__struct_size_check(created->size, IDMINT__NS_INFO_SIZE_V1, sizeof(*created),
+                                        "idmint_ns_info", "idmint_ns_info_init")) != 0)
+        return rc;
+    if (a->remote != NULL)
+        return idmint__fail(IDMINT_EINVAL,
+                            "ns migrate through an http:// authority: use idmintd's route POST "
+                            "/v1/namespaces/%s/migrate, or run it against the store",
+                            old_name);
+    if (memchr(in.name, '\0', sizeof(in.name)) == NULL ||
+        (rc = idmint__ns_name_check(in.name)) != 0)
+        return rc != 0 ? rc : idmint__fail(IDMINT_EINVAL, "namespace name is not terminated");
+    if (strcmp(in.name, old_name) == 0)
+        return idmint__fail(IDMINT_EINVAL, "migrate '%s' to itself: name a new namespace",
+                            old_name);
+    if ((rc = idmint__store_ns_get(a->st, old_name, &old)) != 0)
+        return rc;
+    /* Refuse what cannot work before anything changes: an existing name, or
+     * a layout that cannot pass the floor as it stands now. */
+    rc = idmint__store_ns_get(a->st, in.name, &probe);
+    if (rc == 0)
+        return idmint__fail(IDMINT_ECONFLICT, "namespace '%s' already exists", in.name);
+    if (rc != IDMINT_ENOTFOUND)
+        return rc;
+    if ((rc = highest_issued(a, &old, &floor)) != 0)
+        return rc;
+    if (in.kind == IDMINT_KIND_SNOWFLAKE &&
+        (rc = snowflake_passes(&in, floor, idmint__authority_now_ms(a))) != 0)
+        return rc;
+
+    /* Disable first: from then on no take, renewal or reservation moves the
+     * old namespace's highest ID, so the floor read next is final. */
+    was_disabled = old.is_disabled;
+    if (!was_disabled && (rc = idmint_ns_set_disabled(a, old_name, 1)) != 0)
+        return rc;
+    if ((rc = idmint__store_ns_get(a->st, old_name, &old)) == 0 &&
+        (rc = highest_issued(a, &old, &floor)) == 0)
+        rc = create_above(a, &in, floor, old_name);
+    if (rc != 0) {
+        char why[512];
+
+        snprintf(why, sizeof(why), "%s", idmint_errmsg());
+        /* Put the old namespace back as it was; if even that fails, it stays
+         * disabled, which is safe. */
+        if (!was_disabled && idmint_ns_set_disabled(a, old_name, 0) != 0)
+            snprintf(why + strlen(why), sizeof(why) - strlen(why), "; '%s' stays disabled: %s",
+                     old_name, idmint_errmsg());
+        return idmint__fail(rc, "%s", why);
+    }
+    if (created != NULL) {
+        if ((rc = idmint__store_ns_get(a->st, in.name, &probe)) != 0)
+            return rc;
+        probe.size = sizeof(probe);
+        idmint__struct_copy_out(created, &probe);
+    }
+    return 0;
+}
+
+int idmint_authority_backup(idmint_authority *a, const char *dest_path)
+{
+    char actor[64];
+    int rc = idmint__authority_check(a);
+
+    if (rc != 0)
+        return rc;
+    if (dest_path == NULL || dest_path[0] == '\0')
+        return idmint__fail(IDMINT_EINVAL, "backup: no destination path");
+    if (a->remote != NULL)
+        return idmint__fail(IDMINT_EINVAL,
+                            "backup through an http:// authority: run it on the store's host");
+    idmint__authority_actor(a, actor, sizeof(actor));
+    return idmint__store_backup(a->st, dest_path, actor, idmint__authority_now_ms(a));
+}
+
+/* The entry of @p ranges naming @p ns, or NULL; IDMINT_EINVAL through @p rc when named twice. */
+static const idmint_fence_range *range_entry(const idmint_fence_range *ranges, size_t n,
+                                             const char *ns, int *rc)
+{
+    const idmint_fence_range *hit = NULL;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (strcmp(ranges[i].ns, ns) != 0)
+            continue;
+        if (hit != NULL) {
+            *rc = idmint__fail(IDMINT_EINVAL, "fence: range namespace '%s' is named twice", ns);
+            return NULL;
+        }
+        hit = &ranges[i];
+    }
+    return hit;
+}
+
+/* Plan the fence step of @p ns: the floor, and for a range namespace its next value. */
+static int plan_step(const idmint_ns_info *ns, const idmint_fence_range *ranges, size_t n,
+                     int64_t until_ms, struct idmint__fence_step *step)
+{
+    const idmint_fence_range *r;
+    int rc = 0;
+
+    memset(step, 0, sizeof(*step));
+    memcpy(step->ns, ns->name, sizeof(step->ns));
+    step->kind = ns->kind;
+    if (ns->kind == IDMINT_KIND_SNOWFLAKE) {
+        /* No worker id mints before until_ms: the lost history's holders
+         * have all stopped by then, whatever ids they held. */
+        uint64_t unit = idmint__unit_at(&ns->layout, until_ms) + 1;
+
+        step->floor = unit == 0 ? 0 : last_id_of_unit(&ns->layout, unit - 1);
+        return 0;
+    }
+    r = range_entry(ranges, n, ns->name, &rc);
+    if (rc != 0)
+        return rc;
+    if (r == NULL)
+        return idmint__fail(IDMINT_EINVAL,
+                            "fence: range namespace '%s' needs --above %s=N (the highest ID in "
+                            "use downstream) or --skip %s=K: a restored store does not know how "
+                            "far the lost history reserved; nothing changed",
+                            ns->name, ns->name, ns->name);
+    if (r->is_skip) {
+        if (r->value < 1 || r->value > IDMINT_MAX_VALUE - ns->next_value)
+            return idmint__fail(IDMINT_EINVAL, "fence: --skip %s=%llu is out of range (1..%llu)",
+                                ns->name, (unsigned long long)r->value,
+                                (unsigned long long)(IDMINT_MAX_VALUE - ns->next_value));
+        step->next_value = ns->next_value + r->value;
+    } else {
+        if (r->value >= IDMINT_MAX_VALUE)
+            return idmint__fail(IDMINT_EINVAL, "fence: --above %s=%llu leaves no value", ns->name,
+                                (unsigned long long)r->value);
+        step->next_value = r->value + 1;
+        if (step->next_value < ns->next_value)
+            return idmint__fail(IDMINT_EINVAL,
+                                "fence: --above %s=%llu is below the next value %llu the store "
+                                "already has: a fence never moves a boundary backwards; nothing "
+                                "changed",
+                                ns->name, (unsigned long long)r->value,
+                                (unsigned long long)ns->next_value);
+    }
+    step->floor = step->next_value - 1;
+    return 0;
+}
+
+int idmint_authority_fence(idmint_authority *a, const idmint_fence_range *ranges, size_t n,
+                           uint32_t max_lease_ms)
+{
+    struct idmint__fence_step *steps = NULL;
+    idmint_ns_info *list = NULL, probe;
+    char actor[64], history[33];
+    uint8_t raw[16];
+    size_t count = 0, i;
+    int64_t until_ms;
+    int rc = idmint__authority_check(a);
+
+    if (rc != 0)
+        return rc;
+    if (n > 0 && ranges == NULL)
+        return idmint__fail(IDMINT_EINVAL, "fence: ranges is NULL");
+    if (a->remote != NULL)
+        return idmint__fail(IDMINT_EINVAL,
+                            "fence through an http:// authority: run it against the store");
+    if (max_lease_ms == 0)
+        max_lease_ms = IDMINT__LEASE_MAX_MS;
+    if ((rc = idmint__lease_ms_check(max_lease_ms)) != 0)
+        return rc;
+    for (i = 0; i < n; i++) {
+        if (ranges[i].ns == NULL || (rc = idmint__ns_name_check(ranges[i].ns)) != 0)
+            return rc != 0 ? rc : idmint__fail(IDMINT_EINVAL, "fence: a range entry has no name");
+        if ((rc = idmint__store_ns_get(a->st, ranges[i].ns, &probe)) != 0)
+            return rc;
+        if (probe.kind != IDMINT_KIND_RANGE)
+            return idmint__fail(IDMINT_EINVAL,
+                                "fence: '%s' is a snowflake namespace; only range namespaces take "
+                                "--above or --skip",
+                                ranges[i].ns);
+    }
+    if ((rc = idmint__store_ns_list(a->st, &list, &count)) != 0)
+        return rc;
+    if (count > 0 && (steps = calloc(count, sizeof(*steps))) == NULL) {
+        free(list);
+        return idmint__fail(IDMINT_ENOMEM, "fence: out of memory");
+    }
+    until_ms = idmint__authority_now_ms(a) + (int64_t)max_lease_ms;
+    for (i = 0; i < count && rc == 0; i++)
+        rc = plan_step(&list[i], ranges, n, until_ms, &steps[i]);
+    free(list);
+    if (rc == 0 && (rc = idmint__entropy(raw, sizeof(raw))) == 0) {
+        for (i = 0; i < sizeof(raw); i++)
+            snprintf(history + 2 * i, 3, "%02x", raw[i]);
+        idmint__authority_actor(a, actor, sizeof(actor));
+        rc = idmint__store_fence(a->st, steps, count, history, actor, idmint__authority_now_ms(a));
+    }
+    free(steps);
+    return rc;
+}
