@@ -160,7 +160,6 @@ static const char sq_schema_sql[] =
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, actor TEXT NOT NULL,"
     " action TEXT NOT NULL, namespace TEXT NOT NULL, detail TEXT NOT NULL);"
     "CREATE TABLE history (id TEXT NOT NULL, seq INTEGER NOT NULL, backup_ms INTEGER NOT NULL);"
-    "INSERT INTO history (id, seq, backup_ms) VALUES (lower(hex(randomblob(16))), 1, 0);"
     "INSERT INTO schema_version (version) VALUES (3);";
 
 /*
@@ -182,8 +181,26 @@ static const char sq_migrate_2_sql[] =
     "ALTER TABLE namespaces ADD COLUMN floor INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE namespaces ADD COLUMN origin TEXT NOT NULL DEFAULT '';"
     "CREATE TABLE history (id TEXT NOT NULL, seq INTEGER NOT NULL, backup_ms INTEGER NOT NULL);"
-    "INSERT INTO history (id, seq, backup_ms) VALUES (lower(hex(randomblob(16))), 1, 0);"
     "UPDATE schema_version SET version = 3;";
+
+/*
+ * The statement that starts a history, with a new id from the kernel's
+ * entropy (SQLite's own PRNG was seen to repeat itself across files made in
+ * one process). 0 or IDMINT_EUNAVAILABLE.
+ */
+static int sq_history_insert_sql(char *buf, size_t size)
+{
+    uint8_t raw[16];
+    char hex[33];
+    size_t i;
+
+    if (idmint__entropy(raw, sizeof(raw)) != 0)
+        return idmint__fail(IDMINT_EUNAVAILABLE, "no randomness for a new history id");
+    for (i = 0; i < sizeof(raw); i++)
+        snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+    snprintf(buf, size, "INSERT INTO history (id, seq, backup_ms) VALUES ('%s', 1, 0)", hex);
+    return 0;
+}
 
 struct sqlite_store {
     struct store base; /* must be first */
@@ -194,7 +211,6 @@ struct sqlite_store {
     ino_t file_ino;                /* the path still names it */
     sqlite3_stmt *stmt[ST__COUNT]; /* prepared on first use, kept until close */
     int bind_rc;                   /* first failed bind since the last step */
-    int mode;                      /* enum sq_mode of the location, to reopen it */
     uint64_t busy_since_ms;        /* when the current wait for a lock began */
     uint64_t busy_jitter;          /* xorshift state for the waits' sleeps */
 };
@@ -362,37 +378,6 @@ static int sq_exec_id(struct sqlite_store *s, enum sq_stmt_id id, const char *wh
 }
 
 static void sq_rollback(struct sqlite_store *s);
-static int sq_open_db(struct sqlite_store *s, const char *location, int mode);
-
-/* 1 when the path now names another file than the one we opened. */
-static int sq_path_replaced(const struct sqlite_store *s)
-{
-    struct stat sb;
-
-    return stat(s->file, &sb) == 0 && (sb.st_dev != s->file_dev || sb.st_ino != s->file_ino);
-}
-
-/*
- * Follow a file put in place of ours (a restore moved into place): every
- * process that opens the path from now on uses it, so we do too, and the
- * history it carries tells each holder whether it went backwards. A file
- * that was only removed is never followed: that would make a new, empty
- * authority of our own.
- */
-static int sq_reopen(struct sqlite_store *s)
-{
-    size_t i;
-
-    for (i = 0; i < ST__COUNT; i++) {
-        sqlite3_finalize(s->stmt[i]);
-        s->stmt[i] = NULL;
-    }
-    sqlite3_close_v2(s->db);
-    s->db = NULL;
-    free(s->file);
-    s->file = NULL;
-    return sq_open_db(s, s->path, s->mode);
-}
 
 /*
  * 0 while s->file still names the file we opened. A file removed (rm, a
@@ -424,9 +409,8 @@ static int sq_begin(struct sqlite_store *s)
 {
     uint64_t deadline_ms = idmint__deadline_now_ms() + SQ_RETRY_MS;
     sqlite3_stmt *q = NULL;
-    int rc, reopened = 0;
+    int rc;
 
-again:
     for (;;) {
         if ((rc = sq_prep(s, ST_BEGIN, &q)) != 0)
             return rc;
@@ -439,14 +423,8 @@ again:
             return sq_fail(s, rc, "begin transaction");
         idmint__sleep_ms(2);
     }
-    if ((rc = sq_check_file(s)) != 0) {
+    if ((rc = sq_check_file(s)) != 0)
         sq_rollback(s);
-        if (!reopened && sq_path_replaced(s)) {
-            reopened = 1;
-            if ((rc = sq_reopen(s)) == 0)
-                goto again;
-        }
-    }
     return rc;
 }
 
@@ -661,12 +639,21 @@ static void unlink_db(const char *base)
 /* Make the schema in the new, empty, private file @p tmp, WAL set, and close it cleanly. */
 static int sq_fill_new(const char *location, const char *tmp)
 {
-    static const char *const steps[] = {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
-                                        "BEGIN IMMEDIATE", sq_schema_sql, "COMMIT"};
+    char history[128];
+    const char *const steps[] = {"PRAGMA journal_mode=WAL",
+                                 "PRAGMA synchronous=FULL",
+                                 "BEGIN IMMEDIATE",
+                                 sq_schema_sql,
+                                 history,
+                                 "COMMIT"};
     sqlite3 *db = NULL;
     char *err = NULL;
     size_t i;
-    int rc = sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL);
+    int rc = sq_history_insert_sql(history, sizeof(history));
+
+    if (rc != 0)
+        return rc;
+    rc = sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL);
 
     for (i = 0; rc == SQLITE_OK && i < sizeof(steps) / sizeof(steps[0]); i++)
         rc = sqlite3_exec(db, steps[i], NULL, NULL, &err);
@@ -812,6 +799,7 @@ static int sq_schema_version(struct sqlite_store *s, off_t size_bytes, int64_t *
  */
 static int sq_migrate(struct sqlite_store *s)
 {
+    char history[128];
     sqlite3_stmt *q = NULL;
     int64_t version = 0;
     char *err = NULL;
@@ -832,8 +820,10 @@ static int sq_migrate(struct sqlite_store *s)
         rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 1 to 2");
         version = 2;
     }
-    if (rc == 0 && version == 2) {
+    if (rc == 0 && version == 2 && (rc = sq_history_insert_sql(history, sizeof(history))) == 0) {
         rc = sqlite3_exec(s->db, sq_migrate_2_sql, NULL, NULL, &err);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(s->db, history, NULL, NULL, &err);
         sqlite3_free(err);
         rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 2 to 3");
     }
@@ -932,7 +922,6 @@ static int sqlite_open(const char *location, const char *token, unsigned flags, 
         free(s);
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening sqlite store");
     }
-    s->mode = mode;
     if ((rc = sq_open_db(s, location, mode)) != 0) {
         sqlite_close(&s->base);
         return rc;

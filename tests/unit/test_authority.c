@@ -483,10 +483,10 @@ static void test_authority__ns_create_refuses_a_size_not_set_up(void **state)
 }
 
 /*
- * The first guarded idmint_ns_info is today's whole struct: no program was
- * ever built with a smaller one, so a strict prefix is refused and nothing
- * is written, while exactly its size is filled up to the last byte and not
- * one further.
+ * The first guarded idmint_ns_info (0.1, up to max_block) is the smallest
+ * any program was built with: a strict prefix is refused and nothing is
+ * written, while a 0.1 caller's struct is filled up to its last byte and
+ * not one further, floor and origin (0.2) left out.
  */
 static void test_authority__ns_get_takes_the_first_guarded_size_and_writes_no_further(void **state)
 {
@@ -495,13 +495,14 @@ static void test_authority__ns_get_takes_the_first_guarded_size_and_writes_no_fu
         struct ns_info_prefix info;
         unsigned char canary[32];
     } old;
-    struct ns_info_fenced cur;
+    union {
+        idmint_ns_info info;
+        unsigned char bytes[sizeof(idmint_ns_info) + 32];
+    } cur;
     idmint_ns_info i;
 
-    /* Fails once a member is appended: then the prefix below is a real old
-     * caller that must be served, and this test changes with the rule. */
-    assert_int_equal(IDMINT__NS_INFO_SIZE_V1, sizeof(idmint_ns_info));
-    assert_int_equal(offsetof(struct ns_info_fenced, canary), sizeof(idmint_ns_info));
+    /* floor and origin were appended in 0.2: a 0.1 struct ends before them. */
+    assert_int_equal(IDMINT__NS_INFO_SIZE_V1, offsetof(idmint_ns_info, floor));
     range_named(&i, "orders");
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
 
@@ -520,7 +521,16 @@ static void test_authority__ns_get_takes_the_first_guarded_size_and_writes_no_fu
     assert_string_equal(cur.info.name, "orders");
     assert_int_equal(cur.info.kind, IDMINT_KIND_RANGE);
     assert_int_equal(cur.info.max_block, IDMINT_DEFAULT_MAX_BLOCK);
-    assert_canary(cur.canary, sizeof(cur.canary));
+    assert_canary(cur.bytes + IDMINT__NS_INFO_SIZE_V1, sizeof(cur.bytes) - IDMINT__NS_INFO_SIZE_V1);
+
+    /* A 0.2 caller gets floor and origin, and nothing after them. */
+    memset(&cur, 0xa5, sizeof(cur));
+    idmint_ns_info_init(&cur.info, IDMINT_KIND_RANGE);
+    assert_int_equal(cur.info.size, sizeof(idmint_ns_info));
+    assert_int_equal(idmint_ns_get(f->a, "orders", &cur.info), 0);
+    assert_int_equal(cur.info.floor, 0);
+    assert_string_equal(cur.info.origin, "");
+    assert_canary(cur.bytes + sizeof(idmint_ns_info), 32);
 }
 
 /*
