@@ -300,11 +300,14 @@ IDMINT_API void idmint_handle_info_init(idmint_handle_info *info);
 IDMINT_API IDMINT_NODISCARD int idmint_info(idmint *m, idmint_handle_info *out);
 
 /**
- * How the lease of @p m stands: 0 while its renewals succeed (and always for
- * a range handle), else the code of the last failed renewal.
+ * How the lease of @p m stands: 0 while its renewals succeed, else the code
+ * of the last failed renewal. A range handle reports 0, or IDMINT_ERESTORED
+ * once it stopped because the authority went backwards.
  * IDMINT_ELEASELOST (another holder has the id: minting has stopped) and
  * IDMINT_EDISABLED (the namespace was disabled: minting runs on until the
- * lease's end, then fails with this code) are final: renewal has stopped and
+ * lease's end, then fails with this code) and IDMINT_ERESTORED (the
+ * authority was restored or rolled back to before this lease or range, so it
+ * may hand it out again: minting stopped at once) are final: renewal has stopped and
  * only a new handle can mint again. Any other code (IDMINT_EUNAVAILABLE,
  * IDMINT_ESTORE, ...) is an outage: renewal goes on trying and minting goes
  * on until the lease's end.

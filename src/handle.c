@@ -213,6 +213,13 @@ static int snowflake_mint(idmint *m, uint64_t *ids, size_t n, size_t *got)
         idmint__fail(rc, "the worker lease ran out or was taken away; open a new handle");
     else if (rc == IDMINT_EEXHAUSTED)
         idmint__fail(rc, "the time bits of this namespace ran out");
+    else if (rc == IDMINT_ERESTORED)
+        idmint__fail(rc, "the authority went back to before this lease (restored from a "
+                         "backup, copied back or rolled back) and may give the worker id out "
+                         "again: minting stopped. Run 'idmint authority fence' on it, then "
+                         "open a new handle");
+    else if (rc == IDMINT_EDISABLED)
+        idmint__fail(rc, "the namespace was disabled: this lease ran out and is not renewed");
     return rc;
 }
 
@@ -309,7 +316,7 @@ int idmint_lease_status(idmint *m)
         return IDMINT_EINVAL;
     if (is_forked(m))
         return forked_error();
-    return m->is_range ? 0 : idmint__lease_status(m->lk);
+    return m->is_range ? idmint__range_status(m->rs) : idmint__lease_status(m->lk);
 }
 
 void idmint_close(idmint *m)

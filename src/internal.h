@@ -312,6 +312,8 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
 int idmint__range_next(struct range_supply *rs, uint64_t *id);
 int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n);
 uint64_t idmint__range_left(struct range_supply *rs);
+/* 0, or IDMINT_ERESTORED once the supply stopped because the store went backwards. */
+int idmint__range_status(struct range_supply *rs);
 /*
  * The request id of a supply's @p seq-th reservation into @p out: 16 hex
  * digits, so that text order is issue order and the store's record index

@@ -42,6 +42,7 @@ struct range_supply {
     int has_next;
     int is_wanted;        /* a caller is waiting: try even after a refusal */
     int last_err;         /* outcome of the last reservation attempt */
+    char last_why[512];   /* its message: set on the refill thread, shown on the caller's */
     uint64_t attempts;    /* reservation attempts completed */
     uint64_t request_seq; /* request id of the next reservation; refill thread only */
     int is_stopping;
@@ -157,6 +158,8 @@ static void *refill_main(void *arg)
             break;
         }
         rs->last_err = rc;
+        if (rc != 0)
+            snprintf(rs->last_why, sizeof(rs->last_why), "%s", idmint_errmsg());
         rs->attempts++;
         if (rc == 0) {
             rs->request_seq++;
@@ -217,7 +220,7 @@ static int take_shared(struct range_supply *rs, uint64_t want, uint64_t *start, 
             continue;
         }
         if (rs->attempts != seen_attempts && rs->last_err != 0 && !is_transient(rs->last_err)) {
-            rc = rs->last_err;
+            rc = idmint__fail(rs->last_err, "%s", rs->last_why);
             break;
         }
         rs->is_wanted = 1;
@@ -225,7 +228,11 @@ static int take_shared(struct range_supply *rs, uint64_t want, uint64_t *start, 
         if (pthread_cond_timedwait(&rs->cv_done, &rs->mu, &deadline) == ETIMEDOUT &&
             rs->cur_next >= rs->cur_end && !rs->has_next) {
             rc = rs->last_err != 0 ? rs->last_err : IDMINT_ETIMEDOUT;
-            idmint__fail(rc, "no range for '%s' within %u ms", rs->ns, rs->deadline_ms);
+            if (rs->last_err != 0)
+                idmint__fail(rc, "no range for '%s' within %u ms: %s", rs->ns, rs->deadline_ms,
+                             rs->last_why);
+            else
+                idmint__fail(rc, "no range for '%s' within %u ms", rs->ns, rs->deadline_ms);
             break;
         }
     }
@@ -324,6 +331,16 @@ int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n)
 const _Atomic uint64_t *idmint__range_cache_key(struct range_supply *rs)
 {
     return &rs->cache_id;
+}
+
+int idmint__range_status(struct range_supply *rs)
+{
+    int restored;
+
+    pthread_mutex_lock(&rs->mu);
+    restored = rs->is_restored;
+    pthread_mutex_unlock(&rs->mu);
+    return restored ? IDMINT_ERESTORED : 0;
 }
 
 uint64_t idmint__range_left(struct range_supply *rs)

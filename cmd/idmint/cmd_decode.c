@@ -76,6 +76,8 @@ static int decode_all(const char *authority, const char *ns, char **ids_text, si
         goto out;
     }
     for (i = 0; i < n; i++) {
+        if (info.floor != 0 && ids[i] <= info.floor)
+            continue; /* reported below */
         rc = idmint_decode(&info.layout, ids[i], &dec[i]);
         if (rc != 0) {
             status = cli_usage("decode: malformed ID '%s': not a valid ID for the layout of "
@@ -87,6 +89,16 @@ static int decode_all(const char *authority, const char *ns, char **ids_text, si
     for (i = 0; i < n; i++) {
         char iso[40];
 
+        /* An ID of the namespace this one was migrated from decodes to a
+         * wrong date under this layout: say what it is instead. */
+        if (info.floor != 0 && ids[i] <= info.floor) {
+            status = cli_error("decode: ID %s is at or below the floor %llu of '%s': it is not "
+                               "one of its IDs%s%s%s",
+                               ids_text[i], (unsigned long long)info.floor, ns,
+                               info.origin[0] != '\0' ? " (decode it with --ns " : "", info.origin,
+                               info.origin[0] != '\0' ? ")" : "");
+            continue;
+        }
         rc = idmint_format_iso8601(dec[i].unix_ms, iso, sizeof(iso));
         if (rc != 0) {
             status = cli_fail(rc, "decode: time of ID '%s' cannot be shown", ids_text[i]);

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* IDs fetched per idmint_next_n call: large enough to amortise the call. */
 #define MINT_CHUNK 65536u
@@ -20,13 +21,15 @@
 
 static const char mint_usage[] =
     "usage: idmint mint [-n N] [--ns NS] [--authority URL] [--region N]\n"
-    "                   [--lease SECONDS] [--renew SECONDS] [--max-borrow-ms N]\n"
+    "                   [--lease SECONDS] [--renew SECONDS] [--max-borrow-ms N] [--rate N]\n"
     "\n"
     "Mint N IDs (default 1, at most 100000000) from namespace NS (default\n"
     "\"default\") and print them in decimal, one per line. --lease sets the\n"
     "worker lease length (default 600 s), --renew the renewal interval (default\n"
     "a tenth of the lease, and always shorter than it), --max-borrow-ms how far\n"
-    "ahead of the clock a full sequence may run (default 0).\n";
+    "ahead of the clock a full sequence may run (default 0). --rate paces the\n"
+    "output to N IDs a second, in batches of N/100, each written out at once (a\n"
+    "steady generator for drills; default: as fast as possible).\n";
 
 static const char uuid7_usage[] = "usage: idmint uuid7 [-n N]\n"
                                   "\n"
@@ -38,8 +41,11 @@ static int print_help(const char *text)
     return cli_finish_stdout(CLI_EXIT_OK);
 }
 
+#define MAX_RATE 100000000u
+
 struct mint_args {
     uint64_t count;
+    uint64_t rate; /* IDs per second; 0: unpaced */
     const char *ns;
     idmint_options opts;
 };
@@ -48,11 +54,15 @@ static int mint_parse(int argc, char **argv, struct args_common *common, struct 
                       char **pos)
 {
     const char *count_text = NULL, *region_text = NULL, *lease_text = NULL, *renew_text = NULL;
-    const char *borrow_text = NULL;
+    const char *borrow_text = NULL, *rate_text = NULL;
     struct args_opt opts[] = {
-        {"count", 'n', 1, &count_text}, {"ns", 0, 1, &ma->ns},
-        {"region", 0, 1, &region_text}, {"lease", 0, 1, &lease_text},
-        {"renew", 0, 1, &renew_text},   {"max-borrow-ms", 0, 1, &borrow_text},
+        {"rate", 0, 1, &rate_text},
+        {"count", 'n', 1, &count_text},
+        {"ns", 0, 1, &ma->ns},
+        {"region", 0, 1, &region_text},
+        {"lease", 0, 1, &lease_text},
+        {"renew", 0, 1, &renew_text},
+        {"max-borrow-ms", 0, 1, &borrow_text},
     };
     size_t npos;
     uint64_t v;
@@ -91,6 +101,9 @@ static int mint_parse(int argc, char **argv, struct args_common *common, struct 
     if (ma->opts.renew_ms >= ma->opts.lease_ms)
         return cli_usage("mint: --renew (%u s) must be shorter than the lease (%u s)",
                          ma->opts.renew_ms / 1000u, ma->opts.lease_ms / 1000u);
+    if (rate_text != NULL &&
+        (rc = args_u64("mint", "--rate", rate_text, 1, MAX_RATE, &ma->rate)) != CLI_EXIT_OK)
+        return rc;
     if (borrow_text != NULL) {
         if ((rc = args_u64("mint", "--max-borrow-ms", borrow_text, 0, UINT32_MAX, &v)) !=
             CLI_EXIT_OK)
@@ -100,10 +113,32 @@ static int mint_parse(int argc, char **argv, struct args_common *common, struct 
     return CLI_EXIT_OK;
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* With --rate: sleep until @p done IDs are due since @p start. */
+static void pace(const struct mint_args *ma, double start, uint64_t done)
+{
+    double wait = start + (double)done / (double)ma->rate - mono_s();
+
+    if (wait > 0) {
+        struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Mint and print; the handle is always closed so the lease is released. */
 static int mint_run(const char *authority, const struct mint_args *ma)
 {
     size_t chunk = ma->count < MINT_CHUNK ? (size_t)ma->count : MINT_CHUNK;
+    size_t paced = ma->rate / 100 > 0 ? (size_t)(ma->rate / 100) : 1;
+    double start;
     uint64_t *ids = malloc(chunk * sizeof(*ids));
     struct out_buf *out = malloc(sizeof(*out));
     uint64_t left = ma->count;
@@ -122,6 +157,9 @@ static int mint_run(const char *authority, const struct mint_args *ma)
                           authority != NULL ? authority : "the default authority");
         goto done;
     }
+    if (ma->rate > 0 && paced < chunk)
+        chunk = paced;
+    start = mono_s();
     while (left > 0) {
         size_t n = left < chunk ? (size_t)left : chunk, i;
 
@@ -137,6 +175,11 @@ static int mint_run(const char *authority, const struct mint_args *ma)
         if (out->write_err != 0)
             break;
         left -= n;
+        if (ma->rate > 0) {
+            if (out_flush(out) != 0)
+                break;
+            pace(ma, start, ma->count - left);
+        }
     }
     status = out_finish(out, status);
 done:
@@ -149,7 +192,7 @@ done:
 int cmd_mint_run(int argc, char **argv, struct args_common *common)
 {
     char **pos = malloc(((size_t)argc + 1) * sizeof(*pos));
-    struct mint_args ma = {0, NULL, {0}};
+    struct mint_args ma = {0, 0, NULL, {0}};
     int rc;
 
     if (pos == NULL)

@@ -23,6 +23,8 @@
 static const char ns_usage[] =
     "usage: idmint ns create NAME --kind snowflake|range [--layout T/R/W/S] [--unit MS]\n"
     "                 [--epoch DATE] [--start N] [--max N] [--block N] [--max-block N]\n"
+    "       idmint ns migrate OLD NEW [--kind snowflake|range] [--layout T/R/W/S] [--unit MS]\n"
+    "                 [--epoch DATE] [--start N] [--max N] [--block N] [--max-block N]\n"
     "       idmint ns list\n"
     "       idmint ns show NAME\n"
     "       idmint ns disable NAME\n"
@@ -32,6 +34,9 @@ static const char ns_usage[] =
     "--layout (default 41/0/10/12), --unit (ms per time unit, default 1) and\n"
     "--epoch (ISO-8601 date, UTC date-time or Unix ms; default 2026-01-01); a\n"
     "range namespace takes --start (default 1), --max, --block and --max-block.\n"
+    "migrate disables OLD and creates NEW (of OLD's kind unless --kind says\n"
+    "otherwise) so that every ID of NEW is greater than every ID OLD issued or\n"
+    "can still issue; holders of OLD mint on until their lease or range ends.\n"
     "All commands take --authority URL.\n";
 
 static const char workers_usage[] =
@@ -235,6 +240,79 @@ static int ns_create(int argc, char **argv, struct args_common *common, char **p
     return rc;
 }
 
+/* ==== ns migrate ==== */
+
+/* What NEW looks like after a migration: its floor, and when a snowflake NEW mints from. */
+static void print_migrated(const char *old, const idmint_ns_info *ns)
+{
+    printf("namespace '%s' disabled; created %s namespace '%s' with floor %" PRIu64 "\n", old,
+           ns->kind == IDMINT_KIND_SNOWFLAKE ? "snowflake" : "range", ns->name, ns->floor);
+    if (ns->kind == IDMINT_KIND_RANGE) {
+        printf("first value: %" PRIu64 "\n", ns->next_value);
+        return;
+    }
+    {
+        const idmint_layout *l = &ns->layout;
+        unsigned shift = (unsigned)l->region_bits + l->worker_bits + l->sequence_bits;
+        int64_t from_ms = units_to_unix_ms(l, (ns->floor >> shift) + 1);
+        char iso[40];
+
+        format_iso(from_ms, iso, sizeof(iso));
+        printf("mints from: %s%s\n", iso,
+               from_ms > cli_now_ms() ? " (in the future: takes wait for it)" : "");
+    }
+}
+
+static int ns_migrate(int argc, char **argv, struct args_common *common, char **pos)
+{
+    struct create_flags f = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    struct args_opt opts[] = {
+        {"kind", 0, 1, &f.kind},   {"layout", 0, 1, &f.layout},       {"unit", 0, 1, &f.unit},
+        {"epoch", 0, 1, &f.epoch}, {"start", 0, 1, &f.start},         {"max", 0, 1, &f.max},
+        {"block", 0, 1, &f.block}, {"max-block", 0, 1, &f.max_block},
+    };
+    idmint_authority *a = NULL;
+    idmint_ns_info old, info, created;
+    int rc;
+
+    rc = parse_exact("ns migrate", argc, argv, opts, sizeof(opts) / sizeof(opts[0]), common, pos, 2,
+                     "OLD and NEW");
+    if (rc != CLI_EXIT_OK || common->wants_help)
+        return rc;
+    if ((rc = args_ns_name("ns migrate", pos[0])) != CLI_EXIT_OK ||
+        (rc = args_ns_name("ns migrate", pos[1])) != CLI_EXIT_OK)
+        return rc;
+    if (f.kind != NULL && strcmp(f.kind, "snowflake") != 0 && strcmp(f.kind, "range") != 0)
+        return cli_usage("ns migrate: --kind '%s' is neither snowflake nor range", f.kind);
+    if ((rc = open_authority("ns migrate", common, 1, &a)) != CLI_EXIT_OK)
+        return rc;
+    idmint_ns_info_init(&old, 0);
+    if ((rc = idmint_ns_get(a, pos[0], &old)) != 0) {
+        rc = cli_fail(rc, "ns migrate: namespace '%s'", pos[0]);
+        goto out;
+    }
+    idmint_ns_info_init(&info, f.kind == NULL     ? old.kind
+                               : f.kind[0] == 's' ? IDMINT_KIND_SNOWFLAKE
+                                                  : IDMINT_KIND_RANGE);
+    /* Without flags a range NEW starts just above the floor (the library's rule). */
+    rc = info.kind == IDMINT_KIND_SNOWFLAKE ? create_snowflake_flags(&f, &info)
+                                            : create_range_flags(&f, &info);
+    if (rc != CLI_EXIT_OK)
+        goto out;
+    memcpy(info.name, pos[1], strlen(pos[1]) + 1);
+    idmint_ns_info_init(&created, info.kind);
+    rc = idmint_ns_migrate(a, pos[0], &info, &created);
+    if (rc != 0) {
+        rc = cli_fail(rc, "ns migrate: cannot migrate '%s' to '%s'", pos[0], pos[1]);
+    } else {
+        print_migrated(pos[0], &created);
+        rc = cli_finish_stdout(CLI_EXIT_OK);
+    }
+out:
+    idmint_authority_close(a);
+    return rc;
+}
+
 /* ==== ns list, show, disable, enable ==== */
 
 static void print_summary(const idmint_ns_info *ns)
@@ -251,6 +329,8 @@ static void print_summary(const idmint_ns_info *ns)
     } else {
         printf("%s range %s next=%" PRIu64 " max=%" PRIu64 "\n", ns->name, state, ns->next_value,
                ns->max_value);
+        if (ns->origin[0] != '\0')
+            printf("  migrated from %s, floor %" PRIu64 "\n", ns->origin, ns->floor);
     }
 }
 
@@ -369,6 +449,10 @@ static int ns_show(int argc, char **argv, struct args_common *common, char **pos
     printf("kind: %s\n", ns.kind == IDMINT_KIND_SNOWFLAKE ? "snowflake" : "range");
     printf("state: %s\n", ns.is_disabled ? "disabled" : "enabled");
     printf("created: %s\n", created);
+    if (ns.origin[0] != '\0')
+        printf("migrated_from: %s\n", ns.origin);
+    if (ns.floor != 0)
+        printf("floor: %" PRIu64 " (no ID at or below it is ever issued here)\n", ns.floor);
     rc = CLI_EXIT_OK;
     if (ns.kind == IDMINT_KIND_SNOWFLAKE)
         rc = show_snowflake(a, &ns);
@@ -411,7 +495,7 @@ int cmd_ns_run(int argc, char **argv, struct args_common *common)
     int rc;
 
     if (argc < 1)
-        return cli_usage("ns: missing subcommand: create, list, show, disable or enable");
+        return cli_usage("ns: missing subcommand: create, migrate, list, show, disable or enable");
     sub = argv[0];
     if (strcmp(sub, "-h") == 0 || strcmp(sub, "--help") == 0)
         return print_help(ns_usage);
@@ -420,6 +504,8 @@ int cmd_ns_run(int argc, char **argv, struct args_common *common)
         return cli_error("ns: out of memory");
     if (strcmp(sub, "create") == 0)
         rc = ns_create(argc - 1, argv + 1, common, pos);
+    else if (strcmp(sub, "migrate") == 0)
+        rc = ns_migrate(argc - 1, argv + 1, common, pos);
     else if (strcmp(sub, "list") == 0)
         rc = ns_list(argc - 1, argv + 1, common, pos);
     else if (strcmp(sub, "show") == 0)

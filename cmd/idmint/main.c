@@ -16,9 +16,9 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"mint", cmd_mint_run},   {"uuid7", cmd_uuid7_run},     {"decode", cmd_decode_run},
-    {"ns", cmd_ns_run},       {"workers", cmd_workers_run}, {"verify", cmd_verify_run},
-    {"bench", cmd_bench_run},
+    {"mint", cmd_mint_run},   {"uuid7", cmd_uuid7_run},         {"decode", cmd_decode_run},
+    {"ns", cmd_ns_run},       {"workers", cmd_workers_run},     {"verify", cmd_verify_run},
+    {"bench", cmd_bench_run}, {"authority", cmd_authority_run},
 };
 
 static const char usage_text[] =
@@ -30,7 +30,11 @@ static const char usage_text[] =
     "  decode [--ns NS] [--json] ID...          take snowflake IDs apart\n"
     "  ns create NAME --kind snowflake|range [--layout T/R/W/S] [--unit MS]\n"
     "            [--epoch DATE] [--start N] [--max N] [--block N] [--max-block N]\n"
+    "  ns migrate OLD NEW [ns create's flags]   NEW above every ID of OLD\n"
     "  ns list | show NAME | disable NAME | enable NAME\n"
+    "  authority backup DEST                    a marked online copy (SQLite)\n"
+    "  authority fence [--above NS=N]... [--skip NS=K]... [--max-lease SECONDS]\n"
+    "                                           make a restored store safe\n"
     "  workers NS                               the worker-id leases of NS\n"
     "  verify                                   IDs on stdin: count, duplicates, order\n"
     "  bench                                    minting speed of this machine\n"

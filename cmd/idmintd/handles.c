@@ -301,6 +301,22 @@ static void recover(struct handles *h, struct ns_handle *nh, int status, int64_t
     }
 }
 
+/* 1 (logged once) when @p status says the authority went backwards under @p nh. */
+static int note_restored(struct ns_handle *nh, int status)
+{
+    if (status != IDMINT_ERESTORED)
+        return 0;
+    if (nh->stop_status != status) {
+        nh->stop_status = status;
+        log_write(LOG_ERROR, "the authority went backwards: minting stopped",
+                  "namespace=%s detail=\"the store was restored from a backup or rolled back "
+                  "and may hand out again what this daemon held; run 'idmint authority fence' "
+                  "on it, then restart idmintd\"",
+                  nh->name);
+    }
+    return 1;
+}
+
 void handles_observe(struct handles *h)
 {
     size_t i, n = atomic_load_explicit(&h->n, memory_order_acquire);
@@ -319,6 +335,7 @@ void handles_observe(struct handles *h)
             if (info.range_left > nh->seen_range_left)
                 atomic_fetch_add(&h->range_refills, 1);
             nh->seen_range_left = info.range_left;
+            note_restored(nh, idmint_lease_status(m));
             continue;
         }
         if (info.lease_until > nh->seen_lease_until && nh->seen_lease_until != 0) {
@@ -343,6 +360,10 @@ void handles_observe(struct handles *h)
                       "minting goes on until the lease ends\"",
                       nh->name, status, idmint_strerror(status));
         nh->store_status = status;
+        /* A rewound authority may hand out again what this handle held: no
+         * new handle until an operator has fenced it and restarted us. */
+        if (note_restored(nh, status))
+            continue;
         if (status == IDMINT_ELEASELOST || status == IDMINT_EDISABLED)
             recover(h, nh, status, now);
     }
@@ -361,6 +382,13 @@ int handles_ready(struct handles *h, char *reason, size_t size)
         idmint_handle_info_init(&info);
         if (handles_info(nh, &info) != 0) {
             snprintf(reason, size, "namespace '%s': handle unusable", nh->name);
+            return 0;
+        }
+        if (nh->stop_status == IDMINT_ERESTORED) {
+            snprintf(reason, size,
+                     "namespace '%s': the authority went backwards (restored or rolled back); "
+                     "run 'idmint authority fence' on it, then restart idmintd",
+                     nh->name);
             return 0;
         }
         if (nh->is_range) {

@@ -103,6 +103,15 @@ static void warn_fence_ahead(const char *ns, const struct idmint__lease *lease, 
               (unsigned long long)(lease->generation - 1), actor, fp);
 }
 
+/* Where in the authority's history a grant happened, so a remote holder can tell a rewind. */
+static void set_history(struct json *o, const struct idmint__history *h)
+{
+    if (h->seq == 0 || h->id[0] == '\0')
+        return;
+    json_set_str(o, "history", h->id);
+    json_set_u64_str(o, "grant_seq", h->seq);
+}
+
 static void reply_lease(struct http_req *r, const char *ns, const struct idmint__lease *lease)
 {
     struct json *o = json_new_object();
@@ -114,6 +123,7 @@ static void reply_lease(struct http_req *r, const char *ns, const struct idmint_
     json_set_u64_str(o, "generation", lease->generation);
     json_set_u64_str(o, "fence_found", lease->fence_found);
     json_set_u64_str(o, "lease_until", lease->lease_until);
+    set_history(o, &lease->history);
     routes_json_tree(r, 200, o);
 }
 
@@ -317,6 +327,7 @@ void routes_internal_ranges(struct http_req *r, struct worker *w, const struct r
     json_set_str(o, "namespace", ns);
     json_set_u64_str(o, "start", range.start);
     json_set_u64_str(o, "end", range.end);
+    set_history(o, &range.history);
     routes_json_tree(r, 200, o);
 out:
     json_free(body);

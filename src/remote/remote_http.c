@@ -605,11 +605,35 @@ static int http_ns_set_disabled(struct remote *st, const char *name, int disable
 
 /* ==== worker leases ==== */
 
+/*
+ * The history the daemon's store reported for a grant (optional: an older
+ * daemon sends none, and then a rewind is caught by the daemon alone).
+ */
+static int history_from_json(const struct http_remote *h, json_t *o, struct idmint__history *out)
+{
+    struct idmint__history res = {"", 0};
+    size_t i;
+
+    if (json_object_get(o, "history") == NULL) {
+        *out = res;
+        return 0;
+    }
+    if (get_text(o, "history", res.id, sizeof(res.id)) != 0 || strlen(res.id) != 32 ||
+        get_u64(o, "grant_seq", &res.seq) != 0)
+        return http_bad_reply(h, "'history' or 'grant_seq'");
+    for (i = 0; i < 32; i++)
+        if (idmint__hex_value(res.id[i]) < 0)
+            return http_bad_reply(h, "'history'");
+    *out = res;
+    return 0;
+}
+
 /* Fill the lease fields the daemon decides from a take/renew/release reply. */
 static int lease_from_json(const struct http_remote *h, json_t *o, int is_take,
                            struct idmint__lease *out)
 {
     struct idmint__lease res = *out;
+    int rc;
 
     if (get_u64(o, "lease_until", &res.lease_until) != 0)
         return http_bad_reply(h, "'lease_until'");
@@ -618,6 +642,8 @@ static int lease_from_json(const struct http_remote *h, json_t *o, int is_take,
          get_u64(o, "generation", &res.generation) != 0 ||
          get_u64(o, "fence_found", &res.fence_found) != 0))
         return http_bad_reply(h, "region, worker_id, generation or fence_found");
+    if ((rc = history_from_json(h, o, &res.history)) != 0)
+        return rc;
     *out = res;
     return 0;
 }
@@ -761,7 +787,7 @@ static int http_range_reserve(struct remote *st, const char *ns, const char *inc
         if (get_u64(reply, "start", &res.start) != 0 || get_u64(reply, "end", &res.end) != 0 ||
             res.start < 1 || res.end <= res.start || res.end - res.start > count)
             rc = http_bad_reply(h, "range start and end");
-        else
+        else if ((rc = history_from_json(h, reply, &res.history)) == 0)
             *out = res;
     }
     json_decref(reply);

@@ -439,13 +439,27 @@ def test_worker_leases(d):
             "not_found", "take in an unknown namespace")
 
 
-def reserve(d, body, what, status=200):
+# The authority's history of the last grant (a new reservation; a replay has none).
+SEEN_GRANT_SEQ = [0]
+
+
+def reserve(d, body, what, status=200, replay=False):
     r = d.post("/internal/ranges/lease", body)
     j = S.json_ok(r, status, what)
     if j is None:
         return None
-    if not S.keys(j, ["namespace", "start", "end"], what + " keys", exact=True):
+    extra = set(j) - {"namespace", "start", "end"}
+    if not S.keys(j, ["namespace", "start", "end"], what + " keys") or \
+            not S.ok(extra == (set() if replay else {"history", "grant_seq"}),
+                     what + " history keys", repr(j)):
         return None
+    if not replay:
+        S.ok(re.fullmatch("[0-9a-f]{32}", j["history"]) is not None, what + " history id",
+             repr(j["history"]))
+        seq = S.decimal(j["grant_seq"], what + " grant_seq", lo=1)
+        S.ok(seq is not None and seq > SEEN_GRANT_SEQ[0], what + " grant_seq grows",
+             "%r after %r" % (seq, SEEN_GRANT_SEQ[0]))
+        SEEN_GRANT_SEQ[0] = seq or SEEN_GRANT_SEQ[0]
     S.ok(j["namespace"] == body["namespace"], what + " namespace", repr(j))
     s = S.decimal(j["start"], what + " start", lo=1)
     e = S.decimal(j["end"], what + " end", lo=1)
@@ -458,7 +472,7 @@ def test_ranges(d):
     base = {"namespace": "ledger", "incarnation": "inc-1", "request_id": "r1", "count": 100}
     first = reserve(d, base, "reserve 100 from ledger")
     S.ok(first == (1, 101), "first range of ledger is [1, 101)", repr(first))
-    again = reserve(d, base, "replay the same request")
+    again = reserve(d, base, "replay the same request", replay=True)
     S.ok(again == first, "replay returns the saved range", "%r then %r" % (first, again))
     S.error(d.post("/internal/ranges/lease", dict(base, count=50)), 409, "conflict",
             "same request_id, another count")
@@ -478,7 +492,7 @@ def test_ranges(d):
     S.ok(reserve(d, dict(t, request_id="t2"), "tiny t2") == (6, 11), "tiny [6, 11) (max 10)", "")
     S.error(d.post("/internal/ranges/lease", dict(t, request_id="t3", count=1)), 409, "exhausted",
             "reserve past max_value")
-    S.ok(reserve(d, t, "replay tiny t1 after exhaustion") == (1, 6),
+    S.ok(reserve(d, t, "replay tiny t1 after exhaustion", replay=True) == (1, 6),
          "replay after exhaustion returns the saved range", "")
     j = S.json_ok(d.get("/v1/namespaces/tiny"), 200, "GET tiny")
     if j is not None:
@@ -506,9 +520,9 @@ def test_ranges_forget(d, base):
     f = {"namespace": "ledger", "incarnation": "inc-1", "before_request_id": "r4"}
     S.ok(forget(d, f, "forget inc-1 before r4") == 2, "forget deletes r1 and r2 of inc-1", "")
     S.ok(forget(d, f, "forget again") == 0, "forgetting again deletes nothing", "")
-    S.ok(reserve(d, dict(base, request_id="r4"), "replay r4 after forget") == (301, 401),
+    S.ok(reserve(d, dict(base, request_id="r4"), "replay r4 after forget", replay=True) == (301, 401),
          "a request not before the id is kept: r4 replays its range", "")
-    S.ok(reserve(d, dict(base, incarnation="inc-2"), "replay inc-2 r1") == (201, 301),
+    S.ok(reserve(d, dict(base, incarnation="inc-2"), "replay inc-2 r1", replay=True) == (201, 301),
          "another incarnation's records are kept", "")
     S.ok(reserve(d, base, "repeat forgotten r1") == (401, 501),
          "a forgotten request reserves anew after everything: [401, 501)", "")
