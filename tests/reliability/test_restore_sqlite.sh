@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The restore drill on SQLite (docs/operations.md "Backups and restores"):
+# 4 processes mint (snowflake and range, short renew and refill intervals),
+# a copy is taken, minting goes on, and the copy is put back under the
+# running processes with SQLite's online restore. Every live process must
+# stop at its next contact with the explicit error; the restored store
+# refuses (when the copy came from `idmint authority backup`) until
+# `idmint authority fence` runs; a bad fence is refused and changes
+# nothing; after the fence, fresh processes mint; and no ID of the whole
+# drill is issued twice. Run twice: with the backup command, and with a
+# plain `cp` of the quiesced file (an unmarked copy, caught by the history
+# counter alone).
+# Usage: test_restore_sqlite.sh /path/to/idmint [/path/to/idmintd]
+set -euo pipefail
+IDMINT=$1
+scale=${IDMINT_TIMEOUT_SCALE:-1}
+dir=$(mktemp -d)
+trap 'kill -9 $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+drill() {
+    local mode=$1 d="$dir/$1" i rc
+    mkdir -p "$d"
+    export IDMINT_AUTHORITY="sqlite:$d/a.db"
+    "$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null
+    "$IDMINT" ns create rg --kind range --block 100 >/dev/null
+
+    # Two of each kind, 2,000 IDs a second: renewals every second, a range
+    # refill every 25 ms.
+    local pids=()
+    for i in 1 2; do
+        "$IDMINT" mint --ns sf -n 1000000 --rate 2000 --lease 2 --renew 1 >"$d/lost.sf.$i" \
+            2>"$d/err.sf.$i" &
+        pids+=($!)
+        "$IDMINT" mint --ns rg -n 1000000 --rate 2000 >"$d/lost.rg.$i" 2>"$d/err.rg.$i" &
+        pids+=($!)
+    done
+    sleep 1.5
+    if [ "$mode" = backup ]; then
+        "$IDMINT" authority backup "$d/b.db" >/dev/null
+    else
+        # Quiesced: holding the write lock, copy the file and its WAL as one.
+        sqlite3 "$d/a.db" ".timeout 5000" "BEGIN IMMEDIATE;" \
+            ".system cp $d/a.db $d/b.db; [ ! -e $d/a.db-wal ] || cp $d/a.db-wal $d/b.db-wal" \
+            "COMMIT;"
+    fi
+    sleep 1.5 # minting goes on past the copy
+    sqlite3 "$d/a.db" ".timeout 5000" ".restore $d/b.db"
+    local restored=$SECONDS
+
+    for i in "${!pids[@]}"; do
+        rc=0
+        timeout $((10 * scale)) tail --pid="${pids[$i]}" -f /dev/null || fail "$mode: minter $i did not stop"
+        wait "${pids[$i]}" || rc=$?
+        [ "$rc" = 1 ] || fail "$mode: minter $i exited $rc, not 1"
+    done
+    for f in "$d"/err.*; do
+        grep -q "authority restored or rewound" "$f" || fail "$mode: $f: $(cat "$f")"
+    done
+    [ $((SECONDS - restored)) -le $((5 * scale)) ] || fail "$mode: minters took $((SECONDS - restored)) s to stop"
+    echo "$mode: all 4 live processes stopped at their next contact"
+
+    if [ "$mode" = backup ]; then
+        for ns in sf rg; do
+            rc=0
+            "$IDMINT" mint --ns "$ns" -n 5 >"$d/refused" 2>"$d/refused.err" || rc=$?
+            [ "$rc" = 1 ] && [ ! -s "$d/refused" ] || fail "restored backup minted from $ns"
+            grep -q "not fenced" "$d/refused.err" || fail "refusal: $(cat "$d/refused.err")"
+        done
+        echo "backup: the restored store refuses takes and reservations until fenced"
+    fi
+
+    # Bad fences change nothing: no --above for rg; one below its next value.
+    local audit_before next_before max_rg
+    audit_before=$(sqlite3 "$d/a.db" "SELECT count(*) FROM audit")
+    next_before=$(sqlite3 "$d/a.db" "SELECT next_value || '/' || floor FROM namespaces WHERE name='rg'")
+    rc=0
+    "$IDMINT" authority fence 2>"$d/fence.err" || rc=$?
+    [ "$rc" = 1 ] && grep -q "needs --above rg=N" "$d/fence.err" || fail "fence without --above: $rc"
+    rc=0
+    "$IDMINT" authority fence --above rg=1 2>"$d/fence.err" || rc=$?
+    [ "$rc" = 1 ] && grep -q "never moves a boundary backwards" "$d/fence.err" ||
+        fail "backwards fence: $rc $(cat "$d/fence.err")"
+    [ "$(sqlite3 "$d/a.db" "SELECT count(*) FROM audit")" = "$audit_before" ] || fail "a refused fence was audited"
+    [ "$(sqlite3 "$d/a.db" "SELECT next_value || '/' || floor FROM namespaces WHERE name='rg'")" = "$next_before" ] ||
+        fail "a refused fence moved rg"
+
+    # The operator fences above the highest ID in use downstream.
+    max_rg=$(cat "$d"/lost.rg.* | sort -n | tail -1)
+    "$IDMINT" authority fence --above "rg=$max_rg" --max-lease 3 >/dev/null
+    sqlite3 "$d/a.db" "SELECT action FROM audit" | grep -q "authority.fence" || fail "fence not audited"
+    [ "$mode" != backup ] || sqlite3 "$d/a.db" "SELECT action FROM audit" | grep -q "authority.backup" ||
+        fail "backup not audited"
+
+    "$IDMINT" mint --ns sf -n 3000 >"$d/fresh.sf"
+    "$IDMINT" mint --ns rg -n 3000 >"$d/fresh.rg"
+    for ns in sf rg; do
+        local lost_n fresh_min lost_max
+        lost_n=$(cat "$d"/lost.$ns.* | wc -l)
+        [ "$lost_n" -gt 1000 ] || fail "$mode: only $lost_n $ns IDs before the restore"
+        [ "$(wc -l <"$d/fresh.$ns")" = 3000 ] || fail "$mode: fresh $ns minter"
+        dups=$(cat "$d"/lost.$ns.* "$d/fresh.$ns" | sort | uniq -d | wc -l)
+        [ "$dups" = 0 ] || fail "$mode: $dups duplicate $ns IDs"
+        fresh_min=$(sort -n "$d/fresh.$ns" | sed -n 1p)
+        lost_max=$(cat "$d"/lost.$ns.* | sort -n | tail -1)
+        [ "$fresh_min" -gt "$lost_max" ] || fail "$mode: fresh $ns ID $fresh_min <= $lost_max of the lost history"
+        echo "$mode: $ns: $lost_n IDs before and across the restore, 3000 after the fence, 0 duplicates"
+    done
+}
+
+drill backup
+drill cp
+echo "restore drill: ok"
