@@ -214,3 +214,35 @@ func TestDecodeTakesAKnownIDApart(t *testing.T) {
 		t.Fatalf("Decode(%d) = %+v, want %+v", id, d, want)
 	}
 }
+
+func TestALeaseAloneRenewsEveryTenthOfIt(t *testing.T) {
+	m, err := idmint.Open(authority, newNS(t, authority, "snowflake"), &idmint.Options{Lease: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	before, err := m.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := m.NextN(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertUnique(t, ids)
+	// With the library's 60 s renewal the lease's end would not move in a second.
+	deadline := time.Now().Add(time.Second)
+	for {
+		now, err := m.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.LeaseUntil > before.LeaseUntil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease end still %d after 1 s: no renewal every 200 ms", now.LeaseUntil)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

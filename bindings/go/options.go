@@ -15,7 +15,7 @@ import (
 type Options struct {
 	Region        uint32        // region this process mints in (default 0)
 	Lease         time.Duration // worker lease length (default 600 s; 100 ms .. 24 h)
-	Renew         time.Duration // renewal interval (default 60 s; below Lease)
+	Renew         time.Duration // renewal interval (default Lease/10 when Lease is set, as the CLI does, else 60 s)
 	MaxBorrow     time.Duration // future time a full sequence may borrow (default 0)
 	ClockWait     time.Duration // longest wait for the clock to pass the lease fence (default 5 s)
 	RangeBlock    uint32        // range block to request (default: the namespace's)
@@ -55,6 +55,10 @@ func (o *Options) toC(c *C.idmint_options) (token *C.char, err error) {
 			return nil, err
 		}
 		*f.to = C.uint32_t(ms)
+	}
+	if o.Lease != 0 && o.Renew == 0 {
+		// The library's 60 s default would be refused beside any lease up to a minute.
+		c.renew_ms = c.lease_ms / 10
 	}
 	if o.Token != "" {
 		if err := noNUL("Open", "Options.Token", o.Token); err != nil {

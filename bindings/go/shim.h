@@ -19,11 +19,17 @@
 static inline char *idmint_go_detail(int rc)
 {
     const char *m;
+    size_t n;
+    char *copy;
 
     if (rc == 0)
         return NULL;
     m = idmint_errmsg();
-    return m[0] != '\0' ? strdup(m) : NULL;
+    n = strlen(m) + 1;
+    if (n == 1 || (copy = malloc(n)) == NULL)
+        return NULL;
+    memcpy(copy, m, n);
+    return copy;
 }
 
 static inline idmint *idmint_go_handle(uintptr_t h)
