@@ -1,0 +1,3 @@
+module idmint
+
+go 1.19

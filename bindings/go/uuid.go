@@ -1,0 +1,51 @@
+package idmint
+
+// #include "shim.h"
+import "C"
+
+import "unsafe"
+
+// UUID is 16 bytes of an RFC 9562 UUID.
+type UUID [16]byte
+
+// UUID7 is a new UUIDv7 from the library: strictly increasing as bytes
+// within this process, safe from any goroutine.
+func UUID7() (UUID, error) {
+	r := C.idmint_go_uuid7()
+	if r.rc != 0 {
+		return UUID{}, libError("UUID7", r.rc, r.detail)
+	}
+	return *(*UUID)(unsafe.Pointer(&r.b[0])), nil
+}
+
+// ParseUUID reads the 36-character text form (either case).
+func ParseUUID(s string) (UUID, error) {
+	if err := noNUL("ParseUUID", "text", s); err != nil {
+		return UUID{}, err
+	}
+	cs := C.CString(s)
+	defer C.free(unsafe.Pointer(cs))
+	r := C.idmint_go_uuid_parse(cs)
+	if r.rc != 0 {
+		return UUID{}, libError("ParseUUID", r.rc, r.detail)
+	}
+	return *(*UUID)(unsafe.Pointer(&r.b[0])), nil
+}
+
+// String is the 36-character lowercase text form. It is formatted in Go,
+// as idmint_uuid_format() would, because a cgo call costs more than the
+// formatting itself.
+func (u UUID) String() string {
+	const hex = "0123456789abcdef"
+	var b [36]byte
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[j] = '-'
+			j++
+		}
+		b[j], b[j+1] = hex[c>>4], hex[c&15]
+		j += 2
+	}
+	return string(b[:])
+}
