@@ -54,3 +54,5 @@ endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/install_paths.cmake.in
   ${PROJECT_BINARY_DIR}/install/install_paths.cmake @ONLY)
 install(SCRIPT ${PROJECT_BINARY_DIR}/install/install_paths.cmake)
+
+include(${PROJECT_SOURCE_DIR}/cmake/package.cmake)
