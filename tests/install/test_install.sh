@@ -61,6 +61,7 @@ restore_machine() {
     fi
 }
 trap 'restore_machine; rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM HUP # bash runs no EXIT trap on a fatal signal
 
 installed_packages() { dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' | awk '$1 ~ /^.i/ {print $2}' | sort; }
 
