@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev cppcheck
       libsqlite3-dev sqlite3 libcmocka-dev uuid-dev libcurl4-openssl-dev libh2o-evloop-dev
       libssl-dev libjansson-dev libinih-dev libpq-dev python3 curl spin faketime etcd-server
-      chromium fonts-dejavu-core) # headless Chromium: tests/daemon/test_status.py
+      chromium fonts-dejavu-core # headless Chromium: tests/daemon/test_status.py
+      golang-go                  # bindings/go
+      file dpkg-dev)             # the Debian package: tests/install/test_install.sh
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

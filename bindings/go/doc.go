@@ -7,7 +7,7 @@
 // start after it fail with ErrClosed and never touch freed memory).
 //
 // Errors from the library are *Error values whose Code is one of the
-// sentinels ErrInvalid ... ErrAccess, one per IDMINT_E* code, so
+// sentinels ErrInvalid ... ErrRestored, one per IDMINT_E* code, so
 // errors.Is(err, idmint.ErrNotFound) works; Detail carries the library's
 // own message (idmint_errmsg()).
 //

@@ -29,6 +29,7 @@ const (
 	ErrStore       = Code(C.IDMINT_ESTORE)
 	ErrTimedOut    = Code(C.IDMINT_ETIMEDOUT)
 	ErrAccess      = Code(C.IDMINT_EACCESS)
+	ErrRestored    = Code(C.IDMINT_ERESTORED)
 )
 
 // ErrClosed is reported, beside ErrInvalid, for a call on a closed Minter:
@@ -50,6 +51,7 @@ var codeNames = map[Code]string{
 	ErrStore:       "ESTORE",
 	ErrTimedOut:    "ETIMEDOUT",
 	ErrAccess:      "EACCESS",
+	ErrRestored:    "ERESTORED",
 }
 
 // Name is the code's name in idmint.h without its prefix ("ENOTFOUND"),

@@ -51,7 +51,7 @@ func TestEveryCodeInTheHeaderHasExactlyOneSentinel(t *testing.T) {
 		idmint.ErrInvalid, idmint.ErrNoMemory, idmint.ErrNotFound, idmint.ErrDisabled,
 		idmint.ErrExhausted, idmint.ErrNoWorker, idmint.ErrLeaseLost, idmint.ErrClock,
 		idmint.ErrForked, idmint.ErrUnavailable, idmint.ErrConflict, idmint.ErrStore,
-		idmint.ErrTimedOut, idmint.ErrAccess,
+		idmint.ErrTimedOut, idmint.ErrAccess, idmint.ErrRestored,
 	}
 	if len(sentinels) != len(rows) {
 		t.Fatalf("%d sentinels for %d codes in the header", len(sentinels), len(rows))
