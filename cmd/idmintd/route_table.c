@@ -33,6 +33,8 @@ const struct route_row route_table[] = {
      "/v1/namespaces/{ns}/disable"},
     {"POST", "/v1/namespaces/{ns}/enable", AUTH_ADMIN, routes_ns_enable,
      "/v1/namespaces/{ns}/enable"},
+    {"POST", "/v1/namespaces/{ns}/migrate", AUTH_ADMIN, routes_ns_migrate,
+     "/v1/namespaces/{ns}/migrate"},
     {"GET", "/v1/namespaces/{ns}/workers", AUTH_MINT, routes_ns_workers,
      "/v1/namespaces/{ns}/workers"},
     {"GET", "/v1/audit", AUTH_ADMIN, routes_audit, "/v1/audit"},

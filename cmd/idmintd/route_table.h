@@ -70,6 +70,8 @@ void routes_ns_create(struct http_req *r, struct worker *w, const struct route_m
 void routes_ns_get(struct http_req *r, struct worker *w, const struct route_match *m);
 void routes_ns_disable(struct http_req *r, struct worker *w, const struct route_match *m);
 void routes_ns_enable(struct http_req *r, struct worker *w, const struct route_match *m);
+/* POST /v1/namespaces/{ns}/migrate: idmint_ns_migrate(); the body is POST /v1/namespaces's. */
+void routes_ns_migrate(struct http_req *r, struct worker *w, const struct route_match *m);
 void routes_ns_workers(struct http_req *r, struct worker *w, const struct route_match *m);
 void routes_audit(struct http_req *r, struct worker *w, const struct route_match *m);
 

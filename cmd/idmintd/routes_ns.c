@@ -37,6 +37,10 @@ static struct json *ns_json(const idmint_ns_info *ns)
     json_set_int(o, "created_ms", ns->created_ms);
     iso_or_empty(ns->created_ms, when, sizeof(when));
     json_set_str(o, "created", when);
+    if (ns->origin[0] != '\0')
+        json_set_str(o, "migrated_from", ns->origin);
+    if (ns->floor != 0)
+        json_set_u64_str(o, "floor", ns->floor);
     if (ns->kind == IDMINT_KIND_RANGE) {
         json_set_u64_str(o, "next_value", ns->next_value);
         json_set_u64_str(o, "max_value", ns->max_value);
@@ -265,6 +269,35 @@ void routes_ns_create(struct http_req *r, struct worker *w, const struct route_m
         return;
     t0 = metrics_now_ns();
     rc = idmint_ns_create(a, &info);
+    routes_store_done(w, t0);
+    if (rc != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    reply_ns(r, w, a, info.name, 201);
+}
+
+void routes_ns_migrate(struct http_req *r, struct worker *w, const struct route_match *m)
+{
+    const char *old = m->segment;
+    char err[256];
+    idmint_authority *a;
+    idmint_ns_info info;
+    uint64_t t0;
+    int rc;
+
+    if (idmint__ns_name_check(old) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return;
+    }
+    if (routes_parse_ns_body(r->body, r->body_len, &info, err, sizeof(err)) != 0) {
+        routes_fail_http(r, 400, "invalid_argument", err);
+        return;
+    }
+    if ((a = routes_authority_or_fail(r, w)) == NULL)
+        return;
+    t0 = metrics_now_ns();
+    rc = idmint_ns_migrate(a, old, &info, NULL);
     routes_store_done(w, t0);
     if (rc != 0) {
         routes_fail(r, rc, NULL);

@@ -64,7 +64,8 @@ def setup(d):
     for body in ({"name": "orders", "kind": "snowflake"},
                  {"name": "invoices", "kind": "range", "start": "1", "max": "1000000000",
                   "block": 100, "max_block": 1000},
-                 {"name": "scratch", "kind": "snowflake"}):
+                 {"name": "scratch", "kind": "snowflake"},
+                 {"name": "movable", "kind": "range"}):
         S.json_ok(d.post("/v1/namespaces", body, token=ADMIN), 201,
                   "setup: admin creates %s" % body["name"])
     j = S.json_ok(d.get("/v1/ids?namespace=orders&count=1", token=ADMIN), 200,
@@ -158,6 +159,9 @@ def calls():
                                                  body=lambda role: b""),
         "POST /v1/namespaces/{ns}/enable": dict(role="admin", seg={"ns": "scratch"},
                                                 body=lambda role: b""),
+        "POST /v1/namespaces/{ns}/migrate": dict(
+            role="admin", seg={"ns": "movable"},
+            body=lambda role: {"name": "moved-by-" + role, "kind": "range"}),
         "GET /v1/audit": dict(role="admin"),
         "GET /v1/status": dict(role="mint"),
         "GET /status": dict(role="mint"),
@@ -258,6 +262,16 @@ def test_matrix(d, table):
                 "namespace refused to %s was not created" % role)
     S.json_ok(d.get("/v1/namespaces/made-by-admin", token=ADMIN), 200,
               "namespace created by admin exists")
+    for role in ("mint", "generator"):
+        S.error(d.get("/v1/namespaces/moved-by-" + role, token=ADMIN), 404, "not_found",
+                "migration refused to %s created nothing" % role)
+    j = S.json_ok(d.get("/v1/namespaces/moved-by-admin", token=ADMIN), 200,
+                  "namespace migrated by admin exists") or {}
+    # movable never issued a value: its floor is 0, shown as no floor at all.
+    S.ok(j.get("migrated_from") == "movable" and "floor" not in j,
+         "moved-by-admin came from movable", repr(j))
+    j = d.get("/v1/namespaces/movable", token=ADMIN).json() or {}
+    S.ok(j.get("disabled") is True, "movable was disabled by its migration", repr(j))
     j = d.get("/v1/namespaces/scratch", token=ADMIN).json() or {}
     S.ok(j.get("disabled") is False, "scratch ends enabled (admin disabled, then enabled)",
          repr(j))
