@@ -317,7 +317,9 @@ static const char *const pg_sql[ST__COUNT] = {
                          "FOR UPDATE",
     [ST_NS_FENCE] = "UPDATE idmint.namespaces SET floor = greatest(floor, $2::bigint), "
                     "next_value = $3::numeric WHERE name = $1::text",
-    [ST_HISTORY_FENCE] = "UPDATE idmint.history SET id = $1::text "
+    /* An upsert: a fence also mends a history row deleted by hand. */
+    [ST_HISTORY_FENCE] = "INSERT INTO idmint.history (id) VALUES ($1::text) "
+                         "ON CONFLICT (one) DO UPDATE SET id = excluded.id "
                          "RETURNING nextval('idmint.history_seq')",
 };
 
@@ -378,7 +380,9 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     " one boolean PRIMARY KEY DEFAULT true CHECK (one),"
     " id text NOT NULL CHECK (id ~ '^[0-9a-f]{32}$'));"
     "INSERT INTO idmint.history (id) VALUES (replace(gen_random_uuid()::text, '-', ''));"
-    "CREATE SEQUENCE idmint.history_seq AS bigint;",
+    /* CACHE 1 (the default) on purpose: values cached per session would
+     * come out of order across connections. */
+    "CREATE SEQUENCE idmint.history_seq AS bigint CACHE 1;",
 };
 
 struct pg_store {
@@ -512,8 +516,12 @@ static int is_history_id(const char *id)
 
 /*
  * The history of the granting write whose only row is @p r, from its
- * HISTORY_COLUMNS at @p col. ESTORE without the history row (deleted by
- * hand): a write we cannot place must not look like news.
+ * HISTORY_COLUMNS at @p col. IDMINT_ERESTORED without the history row (a
+ * partial restore, or deleted by hand): a write we cannot place in a
+ * history must not look like news, and its holder must stop. A take,
+ * release or forced release rolls back; a renewal or reservation (one
+ * statement) has committed by then: an E only pushed later, or a range
+ * never handed out, both safe.
  */
 static int history_from(const struct pg_store *s, const PGresult *r, int col,
                         struct idmint__history *out)
@@ -521,10 +529,11 @@ static int history_from(const struct pg_store *s, const PGresult *r, int col,
     const char *id = pq.getvalue(r, 0, col + 1);
 
     if (!is_history_id(id))
-        return idmint__fail(IDMINT_ESTORE,
-                            "postgres %s: idmint.history holds no history id ('%.40s'): a damaged "
-                            "authority; 'idmint authority fence' gives it a new one",
-                            s->where, id);
+        return idmint__fail(IDMINT_ERESTORED,
+                            "postgres %s: idmint.history holds no history id: a partial restore, "
+                            "or the row was deleted; run 'idmint authority fence' on it "
+                            "(docs/operations.md)",
+                            s->where);
     memcpy(out->id, id, sizeof(out->id));
     out->seq = col_u64(r, 0, col);
     return 0;
@@ -1732,8 +1741,8 @@ static int fence_body(struct pg_store *s, void *ctx)
     rows = pq.ntuples(r);
     pq.clear(r);
     if (rows != 1)
-        return idmint__fail(
-            IDMINT_ESTORE, "postgres %s: idmint.history has no row: a damaged authority", s->where);
+        return idmint__fail(IDMINT_ESTORE, "postgres %s: start a new history: %d rows", s->where,
+                            rows);
     /* No backup mark to clear: PostgreSQL's backups are its own tools'. */
     snprintf(detail, sizeof(detail), "history=%.8s namespaces=%zu", c->history_id, c->n);
     return pg_audit(s, c->now_ms, c->actor, "authority.fence", "", detail);

@@ -856,6 +856,38 @@ static void test_history__postgres_a_dump_restored_under_running_holders_is_caug
     idmint__store_close(restored);
 }
 
+static void test_history__postgres_a_deleted_history_row_stops_grants_until_a_fence(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 0, 100);
+    struct idmint__history got;
+    struct idmint__lease a;
+    struct idmint__range r;
+    idmint_worker_info *rows = NULL;
+    size_t n = 0;
+
+    make_snowflake(f->st, "sf", 0, "");
+    make_range(f->st, "rg", 1, 1000000, 0, "");
+    (void)reserve_one(f->st, "rg", "req-1");
+    assert_int_equal(psql(f, f->pg_db, "DELETE FROM idmint.history", NULL, 0), 0);
+    lease_init(&a, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, "sf", 16, 1000, 1600, &a, ACTOR, NOW_MS),
+                     IDMINT_ERESTORED);
+    assert_non_null(strstr(idmint_errmsg(), "fence"));
+    /* The take rolled back: no row. */
+    assert_int_equal(idmint__store_lease_list(f->st, "sf", &rows, &n), 0);
+    assert_int_equal(n, 0);
+    free(rows);
+    assert_int_equal(idmint__store_range_reserve(f->st, "rg", "inc", "req-2", 1, NOW_MS, &r),
+                     IDMINT_ERESTORED);
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID, ACTOR, NOW_MS), 0);
+    got = reserve_one(f->st, "rg", "req-3");
+    assert_string_equal(got.id, NEW_ID);
+    assert_int_equal(idmint__store_lease_take(f->st, "sf", 16, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    assert_string_equal(a.history.id, NEW_ID);
+    assert_true(a.history.seq > got.seq);
+}
+
 /* Open the store at @p url, reserve once and write the history id to @p out: exit 0 on success. */
 static void open_child(const char *url, const char *ns, int gate, int out, unsigned idx)
 {
@@ -1043,6 +1075,7 @@ int main(void)
     const struct CMUnitTest postgres[] = {
         T(test_history__postgres_a_sequence_set_back_shows_the_counter_going_back),
         T(test_history__postgres_a_dump_restored_under_running_holders_is_caught),
+        T(test_history__postgres_a_deleted_history_row_stops_grants_until_a_fence),
         T(test_history__postgres_schema_2_is_upgraded_once_by_many_openers),
     };
     const struct CMUnitTest etcd[] = {
