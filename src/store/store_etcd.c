@@ -12,7 +12,9 @@
  * safety. No namespace rules.
  *
  * Keys, under the prefix P (default "/idmint"):
- *   P/schema                          schema version ("1"), made on first open
+ *   P/schema                          schema version ("2"), made on first open
+ *   P/history                         the authority's history id (JSON), made
+ *                                     with the schema; a fence writes a new one
  *   P/ns/NAME                         a namespace (JSON); a range namespace's
  *                                     next_value is in it, so a reservation
  *                                     compares one key for bounds, flag and count
@@ -26,6 +28,14 @@
  * compares "P/audit/OPID does not exist": of every attempt of one call at
  * most one can apply, and reading that key tells whether one did. That is
  * how an attempt whose reply was lost (an unknown outcome) is resolved.
+ *
+ * The authority's history (store.h, version 3) costs no request of its own:
+ * every granting txn compares that P/history exists and reads it in its
+ * success branch, and its counter is the txn's revision, which etcd grows
+ * with every write and a snapshot restore takes back to the snapshot's. A
+ * fence writes P/history in the txn that moves the namespaces, so every
+ * write after it reads the new id. (etcdutl's --bump-revision restores with
+ * a revision ahead: only the fence's new id tells those processes.)
  */
 #include "store.h"
 #include "internal.h"
@@ -39,7 +49,7 @@
 #include <string.h>
 
 #define ETCD_DEFAULT_PREFIX     "/idmint"
-#define ETCD_SCHEMA_VERSION     1
+#define ETCD_SCHEMA_VERSION     2 /* 2: P/history, floor and origin */
 #define ETCD_MAX_MEMBERS        16
 #define ETCD_CONNECT_TIMEOUT_MS 500L  /* one TCP connect */
 #define ETCD_ATTEMPT_MS         2000u /* one request to one member */
@@ -68,6 +78,7 @@ struct etcd_store {
     size_t n_members;
     size_t cur;                   /* the member tried first: the last that answered */
     char prefix[ETCD_PREFIX_MAX]; /* no trailing '/' */
+    char hkey[ETCD_KEY_MAX];      /* P/history */
     char name[ETCD_NAME_MAX];     /* "etcd://..." for messages */
     uint64_t deadline_ms;         /* monotonic end of the call in progress */
     char *reply;                  /* body of the last reply; NUL-terminated */
@@ -406,6 +417,13 @@ static json_t *cmp_absent(const char *key)
                      "create_revision", "0");
 }
 
+/* Compare: @p key exists (create_revision above 0). */
+static json_t *cmp_exists(const char *key)
+{
+    return json_pack("{s:o,s:s,s:s,s:s}", "key", j_key(key), "target", "CREATE", "result",
+                     "GREATER", "create_revision", "0");
+}
+
 /* ==== transport ==== */
 
 static size_t etcd_on_data(char *data, size_t size, size_t nmemb, void *arg)
@@ -727,13 +745,15 @@ static int etcd_read(struct etcd_store *s, json_t *ops, struct etcd_range *out, 
 /*
  * One conditional write: if every compare of @p compare holds, run
  * @p success, else @p failure (range ops only; all three stolen).
- * ETCD_APPLIED, with the revision written at in s->applied_rev; 0 when a
- * compare failed, with the failure branch's ranges in @p fail (n of them;
- * free with ranges_free, also on error); ETCD_UNKNOWN when it may or may
- * not have applied; or a negative code.
+ * ETCD_APPLIED, with the revision written at in s->applied_rev (and, when
+ * @p ok_last is not NULL, the answer of @p success's last op, a range, in
+ * it: free with range_free); 0 when a compare failed, with the failure
+ * branch's ranges in @p fail (n of them; free with ranges_free, also on
+ * error); ETCD_UNKNOWN when it may or may not have applied; or a negative
+ * code.
  */
 static int etcd_write(struct etcd_store *s, json_t *compare, json_t *success, json_t *failure,
-                      struct etcd_range *fail, size_t n)
+                      struct etcd_range *fail, size_t n, struct etcd_range *ok_last)
 {
     json_t *txn = json_pack("{s:o,s:o,s:o}", "compare", compare, "success", success, "failure",
                             failure),
@@ -741,14 +761,26 @@ static int etcd_write(struct etcd_store *s, json_t *compare, json_t *success, js
     int rc;
 
     memset(fail, 0, n * sizeof(*fail));
+    if (ok_last != NULL)
+        memset(ok_last, 0, sizeof(*ok_last));
     s->applied_rev = 0;
     if ((rc = etcd_post(s, "/v3/kv/txn", txn, 1, &reply)) != 0)
         return rc;
     if (json_is_true(json_object_get(reply, "succeeded"))) {
+        json_t *responses = json_object_get(reply, "responses");
+        size_t k = json_array_size(responses);
+
         /* The header's revision is the one this txn wrote its keys at. */
         if (get_i64(json_object_get(reply, "header"), "revision", &s->applied_rev) != 0)
             s->applied_rev = 0;
         rc = ETCD_APPLIED;
+        if (ok_last != NULL && k == 0)
+            rc = idmint__fail(IDMINT_ESTORE, "%s: a txn answer without responses", s->name);
+        else if (ok_last != NULL &&
+                 (rc = range_parse(
+                      s, json_object_get(json_array_get(responses, k - 1), "response_range"),
+                      ok_last)) == 0)
+            rc = ETCD_APPLIED;
     } else {
         rc = ranges_of(s, reply, fail, n);
     }
@@ -810,14 +842,25 @@ static const char *kind_text(idmint_kind kind)
 static json_t *ns_to_json(const idmint_ns_info *ns, int64_t created_ms)
 {
     const idmint_layout *l = &ns->layout;
-
-    return json_pack(
+    json_t *o = json_pack(
         "{s:s,s:i,s:i,s:i,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o}", "kind", kind_text(ns->kind),
         "time_bits", (int)l->time_bits, "region_bits", (int)l->region_bits, "worker_bits",
         (int)l->worker_bits, "sequence_bits", (int)l->sequence_bits, "unit_ms", j_u64(l->unit_ms),
         "epoch_ms", j_i64(l->epoch_ms), "next_value", j_u64(ns->next_value), "max_value",
         j_u64(ns->max_value), "block", j_u64(ns->block), "max_block", j_u64(ns->max_block),
         "disabled", ns->is_disabled != 0, "created_ms", j_i64(created_ms));
+
+    /* Only when set: a reservation rewrites the value, and most never have them. */
+    if (o != NULL && ns->floor != 0 && json_object_set_new(o, "floor", j_u64(ns->floor)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    if (o != NULL && ns->origin[0] != '\0' &&
+        json_object_set_new(o, "origin", json_string(ns->origin)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 /* A small field: 0..@p max. */
@@ -830,7 +873,7 @@ static int get_small(json_t *o, const char *key, uint64_t max, uint64_t *out)
 static int ns_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, idmint_ns_info *out)
 {
     size_t skip = strlen(s->prefix) + strlen("/ns/");
-    json_t *o = kv_json(s, kv, "a namespace");
+    json_t *o = kv_json(s, kv, "a namespace"), *origin;
     const char *kind;
     uint64_t t, r, w, q, unit, block, max_block;
     int64_t epoch_ms, created_ms;
@@ -840,6 +883,7 @@ static int ns_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, idmi
         return IDMINT_ESTORE;
     memset(&ns, 0, sizeof(ns));
     kind = json_string_value(json_object_get(o, "kind"));
+    origin = json_object_get(o, "origin");
     if (strlen(kv->key) <= skip || strlen(kv->key) - skip >= sizeof(ns.name) || kind == NULL ||
         (strcmp(kind, "range") != 0 && strcmp(kind, "snowflake") != 0) ||
         get_small(o, "time_bits", 64, &t) != 0 || get_small(o, "region_bits", 64, &r) != 0 ||
@@ -849,11 +893,15 @@ static int ns_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, idmi
         get_small(o, "max_block", UINT32_MAX, &max_block) != 0 ||
         get_i64(o, "epoch_ms", &epoch_ms) != 0 || get_i64(o, "created_ms", &created_ms) != 0 ||
         get_u64(o, "next_value", &ns.next_value) != 0 ||
-        get_u64(o, "max_value", &ns.max_value) != 0) {
+        get_u64(o, "max_value", &ns.max_value) != 0 || get_u64(o, "floor", &ns.floor) != 0 ||
+        (origin != NULL &&
+         (!json_is_string(origin) || strlen(json_string_value(origin)) >= sizeof(ns.origin)))) {
         json_decref(o);
         return etcd_bad_value(s, kv->key, "a namespace");
     }
     snprintf(ns.name, sizeof(ns.name), "%s", kv->key + skip);
+    if (origin != NULL)
+        snprintf(ns.origin, sizeof(ns.origin), "%s", json_string_value(origin));
     ns.kind = strcmp(kind, "range") == 0 ? IDMINT_KIND_RANGE : IDMINT_KIND_SNOWFLAKE;
     ns.is_disabled = json_is_true(json_object_get(o, "disabled"));
     ns.created_ms = created_ms;
@@ -957,6 +1005,110 @@ static json_t *audit_result(const struct etcd_store *s, const struct etcd_kv *kv
     json_incref(r);
     json_decref(o);
     return r;
+}
+
+/* ==== the authority's history ==== */
+
+/* 1 when @p id is a history id: 32 lowercase hex digits. */
+static int is_history_id(const char *id)
+{
+    size_t i;
+
+    for (i = 0; i < 32; i++)
+        if (id[i] == '\0' || idmint__hex_value(id[i]) < 0 || (id[i] >= 'A' && id[i] <= 'F'))
+            return 0;
+    return id[32] == '\0';
+}
+
+/* IDMINT_ERESTORED: a granting write found P/history gone, and changed nothing. */
+static int history_missing(const struct etcd_store *s)
+{
+    return idmint__fail(IDMINT_ERESTORED,
+                        "%s: the history key %s is missing: the prefix was restored from a "
+                        "snapshot taken before it existed, or the key was deleted; nothing was "
+                        "granted. Run 'idmint authority fence' on it (docs/operations.md)",
+                        s->name, s->hkey);
+}
+
+/* The id in the history key @p kv into @p id (33 bytes). */
+static int history_id_of(const struct etcd_store *s, const struct etcd_kv *kv, char *id)
+{
+    json_t *o = kv_json(s, kv, "a history id");
+    const char *v = json_string_value(json_object_get(o, "id"));
+    int rc = 0;
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    if (v == NULL || !is_history_id(v))
+        rc = etcd_bad_value(s, kv->key, "a history id");
+    else
+        memcpy(id, v, 33);
+    json_decref(o);
+    return rc;
+}
+
+/*
+ * @p out of a write at revision @p rev that read the history key as @p kv:
+ * its revision is the counter. A reply without a revision is no news.
+ */
+static int history_at(const struct etcd_store *s, const struct etcd_kv *kv, int64_t rev,
+                      struct idmint__history *out)
+{
+    char id[33];
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (kv == NULL)
+        return idmint__fail(IDMINT_ESTORE, "%s: a granting txn did not read %s back", s->name,
+                            s->hkey);
+    if ((rc = history_id_of(s, kv, id)) != 0 || rev <= 0)
+        return rc;
+    memcpy(out->id, id, sizeof(out->id));
+    out->seq = (uint64_t)rev;
+    return 0;
+}
+
+/*
+ * The history of our write that applied in an earlier attempt whose reply
+ * was lost: the revision of the audit key @p akv it created, with the id
+ * of @p hkv read with it. A history key written since (a fence) makes it no
+ * news: the holder's next write shows the new id.
+ */
+static int history_applied(const struct etcd_store *s, const struct etcd_kv *hkv,
+                           const struct etcd_kv *akv, struct idmint__history *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (hkv == NULL || hkv->mod_rev >= akv->create_rev)
+        return 0;
+    return history_at(s, hkv, akv->create_rev, out);
+}
+
+/*
+ * A granting write (store.h, version 3): etcd_write that also compares that
+ * P/history exists and reads it, last, in the success branch. @p fail must
+ * end with a range of s->hkey, so the n ranges of @p r end with it too.
+ * ETCD_APPLIED with @p hist filled; history_missing() when a compare failed
+ * with P/history gone (nothing changed); else as etcd_write.
+ */
+static int grant_write(struct etcd_store *s, json_t *cmp, json_t *ok, json_t *fail,
+                       struct etcd_range *r, size_t n, struct idmint__history *hist)
+{
+    struct etcd_range last;
+    int rc;
+
+    add(s, cmp, cmp_exists(s->hkey));
+    add(s, ok, op_range(s->hkey, NULL));
+    rc = etcd_write(s, cmp, ok, fail, r, n, &last);
+    if (rc == ETCD_APPLIED) {
+        rc = history_at(s, range_one(&last), s->applied_rev, hist);
+        range_free(&last);
+        return rc != 0 ? rc : ETCD_APPLIED;
+    }
+    if (rc == 0 && range_one(&r[n - 1]) == NULL) {
+        ranges_free(r, n);
+        return history_missing(s);
+    }
+    return rc;
 }
 
 /* ==== open / close ==== */
@@ -1098,70 +1250,93 @@ static int url_parse(struct etcd_store *s, const char *location)
 }
 
 /*
- * Make sure P/schema exists (created with a create_revision == 0 compare, so
- * nodes starting at once agree) and names a version we know.
+ * Make sure P/schema names a version we know, bringing a new prefix or one
+ * of version 1 to ETCD_SCHEMA_VERSION with a history id: one txn that
+ * compares both keys as read, so nodes starting at once agree on one id.
+ * A history key that exists is kept. A prefix already at this version
+ * whose history key is gone is opened as it is: its writes refuse
+ * (history_missing) until a fence gives it a history again.
  */
 static int etcd_schema(struct etcd_store *s, unsigned flags)
 {
-    char key[ETCD_KEY_MAX], text[32];
-    struct etcd_range r[1];
+    char key[ETCD_KEY_MAX], text[32], id[ETCD_OPID_LEN + 1];
+    struct etcd_range r[2]; /* schema, history */
     uint64_t version = 0;
     int rc = key_fmt(s, key, "/schema"), have = 0, lost;
 
     if (rc != 0)
         return rc;
     for (lost = 0;; lost++) {
-        const struct etcd_kv *kv;
-        json_t *ops;
+        const struct etcd_kv *kv, *hkv;
+        json_t *cmp, *ok, *fail;
 
         if (!have) {
-            ops = json_array();
+            json_t *ops = json_array();
+
             add(s, ops, op_range(key, NULL));
-            if ((rc = etcd_read(s, ops, r, 1)) != 0) {
-                ranges_free(r, 1);
+            add(s, ops, op_range(s->hkey, NULL));
+            if ((rc = etcd_read(s, ops, r, 2)) != 0) {
+                ranges_free(r, 2);
                 return rc;
             }
         }
-        if ((kv = range_one(&r[0])) != NULL) {
+        kv = range_one(&r[0]);
+        hkv = range_one(&r[1]);
+        rc = 0;
+        if (kv != NULL) {
             snprintf(text, sizeof(text), "%.*s", (int)(kv->value_len < 31 ? kv->value_len : 31),
                      kv->value);
-            ranges_free(r, 1);
             if (idmint__parse_u64(text, &version) != 0 || version == 0)
-                return idmint__fail(IDMINT_ESTORE,
-                                    "%s: %s holds '%s', not a schema version: not an idmint "
-                                    "store; check the prefix",
-                                    s->name, key, text);
-            if (version > ETCD_SCHEMA_VERSION)
-                return idmint__fail(IDMINT_ESTORE,
-                                    "%s: schema version %llu is newer than this idmint knows "
-                                    "(%d); made by a newer idmint? upgrade this one",
-                                    s->name, (unsigned long long)version, ETCD_SCHEMA_VERSION);
-            return 0;
-        }
-        ranges_free(r, 1);
-        if (flags & STORE_OPEN_EXISTING)
+                rc = idmint__fail(IDMINT_ESTORE,
+                                  "%s: %s holds '%s', not a schema version: not an idmint "
+                                  "store; check the prefix",
+                                  s->name, key, text);
+            else if (version > ETCD_SCHEMA_VERSION)
+                rc = idmint__fail(IDMINT_ESTORE,
+                                  "%s: schema version %llu is newer than this idmint knows "
+                                  "(%d); made by a newer idmint? upgrade this one",
+                                  s->name, (unsigned long long)version, ETCD_SCHEMA_VERSION);
+            if (rc != 0 || version == ETCD_SCHEMA_VERSION) {
+                ranges_free(r, 2);
+                return rc;
+            }
+        } else if (flags & STORE_OPEN_EXISTING) {
+            ranges_free(r, 2);
             return idmint__fail(IDMINT_ENOTFOUND,
                                 "%s: no idmint store under prefix %s yet: nothing has been "
                                 "created there; create a namespace first, or check the URL",
                                 s->name, s->prefix);
-        if (lost == ETCD_MAX_LOST)
-            return lost_too_often(s, "writing the schema version");
-        snprintf(text, sizeof(text), "%d", ETCD_SCHEMA_VERSION);
-        {
-            json_t *cmp = json_array(), *ok = json_array(), *fail = json_array();
-
-            add(s, cmp, cmp_absent(key));
-            add(s, ok, op_put_text(key, text));
-            add(s, fail, op_range(key, NULL));
-            rc = etcd_write(s, cmp, ok, fail, r, 1);
         }
+        if (lost == ETCD_MAX_LOST) {
+            ranges_free(r, 2);
+            return lost_too_often(s, "writing the schema version");
+        }
+        if ((rc = opid_new(id)) != 0) {
+            ranges_free(r, 2);
+            return rc;
+        }
+        /* Version 1 is version 2 without the history: a node of version 1
+         * still running meanwhile writes as before, and none opens again. */
+        snprintf(text, sizeof(text), "%d", ETCD_SCHEMA_VERSION);
+        cmp = json_array();
+        ok = json_array();
+        fail = json_array();
+        add(s, cmp, kv != NULL ? cmp_mod(key, kv->mod_rev) : cmp_absent(key));
+        add(s, cmp, hkv != NULL ? cmp_mod(s->hkey, hkv->mod_rev) : cmp_absent(s->hkey));
+        add(s, ok, op_put_text(key, text));
+        if (hkv == NULL)
+            add(s, ok, op_put(s->hkey, json_pack("{s:s}", "id", id)));
+        add(s, fail, op_range(key, NULL));
+        add(s, fail, op_range(s->hkey, NULL));
+        ranges_free(r, 2);
+        rc = etcd_write(s, cmp, ok, fail, r, 2, NULL);
         if (rc == ETCD_APPLIED)
             return 0;
         if (rc < 0) {
-            ranges_free(r, 1);
+            ranges_free(r, 2);
             return rc;
         }
-        have = rc == 0; /* lost the race: the failure branch read the winner's key */
+        have = rc == 0; /* lost the race: the failure branch read the winner's keys */
     }
 }
 
@@ -1209,7 +1384,7 @@ static int etcd_open(const char *location, const char *token, unsigned flags, st
     /* Members are reached directly: a proxy would add its own delays to renewals. */
     idmint__curl.easy_setopt(s->curl, CURLOPT_PROXY, "");
     call_begin(s);
-    if ((rc = etcd_schema(s, flags)) != 0) {
+    if ((rc = key_fmt(s, s->hkey, "/history")) != 0 || (rc = etcd_schema(s, flags)) != 0) {
         etcd_close(&s->base);
         return rc;
     }
@@ -1241,7 +1416,7 @@ static int etcd_ns_create(struct store *st, const idmint_ns_info *ns, const char
         add(s, ok, op_put(akey, audit_json(now_ms, actor, "ns.create", ns->name, detail, NULL)));
         add(s, fail, op_range(nkey, NULL));
         add(s, fail, op_range(akey, NULL));
-        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        rc = etcd_write(s, cmp, ok, fail, r, 2, NULL);
         if (rc == ETCD_APPLIED)
             return 0;
         if (rc == ETCD_UNKNOWN) {
@@ -1387,7 +1562,7 @@ static int etcd_ns_set_disabled(struct store *st, const char *name, int disabled
         add(s, fail, op_range(nkey, NULL));
         add(s, fail, op_range(akey, NULL));
         ranges_free(r, 2);
-        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        rc = etcd_write(s, cmp, ok, fail, r, 2, NULL);
         if (rc == ETCD_APPLIED)
             return 0;
         if (rc < 0) {
@@ -1403,9 +1578,9 @@ static int etcd_ns_set_disabled(struct store *st, const char *name, int disabled
 
 /* ==== worker leases ==== */
 
-/* What a take read: the namespace, the rows of one region, our audit key. */
+/* What a take read: the namespace, the rows of one region, our audit key, the history. */
 struct take_state {
-    struct etcd_range r[3]; /* ns key, region rows, audit key */
+    struct etcd_range r[4]; /* ns key, region rows, audit key, history key */
 };
 
 /* Whether @p a comes before @p b: the lower E first, then the lower id. */
@@ -1473,7 +1648,8 @@ static int take_read(struct etcd_store *s, const char *nkey, const char *rkey, c
     add(s, ops, op_range(nkey, NULL));
     add(s, ops, op_range(rkey, rend));
     add(s, ops, op_range(akey, NULL));
-    return etcd_read(s, ops, t->r, 3);
+    add(s, ops, op_range(s->hkey, NULL));
+    return etcd_read(s, ops, t->r, 4);
 }
 
 /* Our take applied in an earlier attempt: fill @p res from its audit record. */
@@ -1526,7 +1702,8 @@ static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_cou
             goto out;
         if (range_one(&t.r[2]) != NULL) {
             /* An earlier attempt of this call applied (its reply was lost). */
-            rc = take_from_audit(s, range_one(&t.r[2]), &res);
+            if ((rc = take_from_audit(s, range_one(&t.r[2]), &res)) == 0)
+                rc = history_applied(s, range_one(&t.r[3]), range_one(&t.r[2]), &res.history);
             goto out;
         }
         if ((nkv = range_one(&t.r[0])) == NULL) {
@@ -1575,8 +1752,9 @@ static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_cou
         add(s, fail, op_range(nkey, NULL));
         add(s, fail, op_range(rkey, rend));
         add(s, fail, op_range(akey, NULL));
-        ranges_free(t.r, 3);
-        rc = etcd_write(s, cmp, ok, fail, t.r, 3);
+        add(s, fail, op_range(s->hkey, NULL));
+        ranges_free(t.r, 4);
+        rc = grant_write(s, cmp, ok, fail, t.r, 4, &res.history);
         if (rc == ETCD_APPLIED) {
             rc = 0;
             goto out;
@@ -1589,26 +1767,27 @@ static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_cou
         if (have)
             lost_backoff(s, lost);
         if (!have)
-            ranges_free(t.r, 3);
+            ranges_free(t.r, 4);
     }
     rc = lost_too_often(s, "taking a worker id");
-    ranges_free(t.r, 3);
+    ranges_free(t.r, 4);
     return rc;
 out:
-    ranges_free(t.r, 3);
+    ranges_free(t.r, 4);
     if (rc == 0)
         *lease = res;
     return rc;
 }
 
-/* Read two keys at one revision: r[0] gets @p k0, r[1] @p k1. */
+/* Read two keys and the history key at one revision: r[0] gets @p k0, r[1] @p k1, r[2] it. */
 static int read_two(struct etcd_store *s, const char *k0, const char *k1, struct etcd_range *r)
 {
     json_t *ops = json_array();
 
     add(s, ops, op_range(k0, NULL));
     add(s, ops, op_range(k1, NULL));
-    return etcd_read(s, ops, r, 2);
+    add(s, ops, op_range(s->hkey, NULL));
+    return etcd_read(s, ops, r, 3);
 }
 
 /* 1 with *row when the row is @p lease's (holder and generation), 0 when not, else an error. */
@@ -1630,7 +1809,8 @@ static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lea
 {
     struct etcd_store *s = (struct etcd_store *)st;
     char nkey[ETCD_KEY_MAX], wkey[ETCD_KEY_MAX];
-    struct etcd_range r[2]; /* row, ns key */
+    struct etcd_range r[3]; /* row, ns key, history key */
+    struct idmint__history history = {"", 0};
     uint64_t stored = 0;
     int rc, lost, have = 0;
 
@@ -1666,7 +1846,7 @@ static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lea
         }
         stored = row.until > until_unit ? row.until : until_unit;
         if (stored == row.until) {
-            rc = 0; /* E never moves back: nothing to write */
+            rc = 0; /* E never moves back: nothing to write, and no news */
             goto out;
         }
         cmp = json_array();
@@ -1677,8 +1857,9 @@ static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lea
         add(s, ok, op_put(wkey, row_to_json(row.holder, row.generation, stored, row.fence)));
         add(s, fail, op_range(wkey, NULL));
         add(s, fail, op_range(nkey, NULL));
-        ranges_free(r, 2);
-        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        add(s, fail, op_range(s->hkey, NULL));
+        ranges_free(r, 3);
+        rc = grant_write(s, cmp, ok, fail, r, 3, &history);
         if (rc == ETCD_APPLIED) {
             rc = 0;
             goto out;
@@ -1690,13 +1871,15 @@ static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lea
         if (have)
             lost_backoff(s, lost);
         if (!have)
-            ranges_free(r, 2);
+            ranges_free(r, 3);
     }
     rc = lost_too_often(s, "renewing a worker lease");
 out:
-    ranges_free(r, 2);
-    if (rc == 0)
+    ranges_free(r, 3);
+    if (rc == 0) {
         lease->lease_until = stored;
+        lease->history = history;
+    }
     return rc;
 }
 
@@ -1719,7 +1902,8 @@ static int etcd_lease_release(struct store *st, const char *ns, struct idmint__l
 {
     struct etcd_store *s = (struct etcd_store *)st;
     char wkey[ETCD_KEY_MAX], akey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1], detail[256];
-    struct etcd_range r[2]; /* row, audit key */
+    struct etcd_range r[3]; /* row, audit key, history key */
+    struct idmint__history history = {"", 0};
     uint64_t stored = 0;
     int rc, lost, have = 0;
 
@@ -1735,7 +1919,8 @@ static int etcd_lease_release(struct store *st, const char *ns, struct idmint__l
         if (!have && (rc = read_two(s, wkey, akey, r)) != 0)
             goto out;
         if (range_one(&r[1]) != NULL) {
-            rc = until_from_audit(s, range_one(&r[1]), &stored);
+            if ((rc = until_from_audit(s, range_one(&r[1]), &stored)) == 0)
+                rc = history_applied(s, range_one(&r[2]), range_one(&r[1]), &history);
             goto out;
         }
         if ((rc = lease_is_held(s, &r[0], lease, &row)) <= 0) {
@@ -1761,8 +1946,9 @@ static int etcd_lease_release(struct store *st, const char *ns, struct idmint__l
                                     json_pack("{s:o}", "until", j_u64(stored)))));
         add(s, fail, op_range(wkey, NULL));
         add(s, fail, op_range(akey, NULL));
-        ranges_free(r, 2);
-        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        add(s, fail, op_range(s->hkey, NULL));
+        ranges_free(r, 3);
+        rc = grant_write(s, cmp, ok, fail, r, 3, &history);
         if (rc == ETCD_APPLIED) {
             rc = 0;
             goto out;
@@ -1773,13 +1959,15 @@ static int etcd_lease_release(struct store *st, const char *ns, struct idmint__l
         if (have)
             lost_backoff(s, lost);
         if (!have)
-            ranges_free(r, 2);
+            ranges_free(r, 3);
     }
     rc = lost_too_often(s, "releasing a worker lease");
 out:
-    ranges_free(r, 2);
-    if (rc == 0)
+    ranges_free(r, 3);
+    if (rc == 0) {
         lease->lease_until = stored;
+        lease->history = history;
+    }
     return rc;
 }
 
@@ -1824,7 +2012,8 @@ static int etcd_lease_force_release(struct store *st, const char *ns, uint32_t r
 {
     struct etcd_store *s = (struct etcd_store *)st;
     char wkey[ETCD_KEY_MAX], akey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1], detail[256];
-    struct etcd_range r[2]; /* row, audit key */
+    struct etcd_range r[3];         /* row, audit key, history key */
+    struct idmint__history history; /* the counter grew; nobody to tell */
     int rc, lost, have = 0;
 
     call_begin(s);
@@ -1865,8 +2054,9 @@ static int etcd_lease_force_release(struct store *st, const char *ns, uint32_t r
                                     json_pack("{s:o}", "until", j_u64(until)))));
         add(s, fail, op_range(wkey, NULL));
         add(s, fail, op_range(akey, NULL));
-        ranges_free(r, 2);
-        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        add(s, fail, op_range(s->hkey, NULL));
+        ranges_free(r, 3);
+        rc = grant_write(s, cmp, ok, fail, r, 3, &history);
         if (rc == ETCD_APPLIED) {
             rc = 0;
             goto out;
@@ -1877,11 +2067,11 @@ static int etcd_lease_force_release(struct store *st, const char *ns, uint32_t r
         if (have)
             lost_backoff(s, lost);
         if (!have)
-            ranges_free(r, 2);
+            ranges_free(r, 3);
     }
     rc = lost_too_often(s, "forcing a worker lease free");
 out:
-    ranges_free(r, 2);
+    ranges_free(r, 3);
     return rc;
 }
 
@@ -1926,7 +2116,7 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
 {
     struct etcd_store *s = (struct etcd_store *)st;
     char nkey[ETCD_KEY_MAX], ikey[ETCD_KEY_MAX];
-    struct etcd_range r[2]; /* ns key, request record */
+    struct etcd_range r[3]; /* ns key, request record, history key */
     struct idmint__range res = {.start = 0};
     int rc, lost, raced = 0, have = 0, is_seen;
     size_t len;
@@ -1959,11 +2149,14 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
 
                 add(s, ops, op_range(nkey, NULL));
                 add(s, ops, op_range(ikey, NULL));
-                if ((rc = etcd_read(s, ops, r, 2)) != 0)
+                add(s, ops, op_range(s->hkey, NULL));
+                if ((rc = etcd_read(s, ops, r, 3)) != 0)
                     goto out;
             }
             if ((ikv = range_one(&r[1])) != NULL) {
-                /* A retry after a lost reply: answer from the record, never reserve twice. */
+                /* A retry after a lost reply: answer from the record, never reserve twice.
+                 * A replay is no news: the grant was counted when it was made. */
+                memset(&res.history, 0, sizeof(res.history));
                 if ((rc = record_from_kv(s, ikv, &saved_count, &res)) == 0 && saved_count != count)
                     rc = idmint__store_range_replay_conflict(ns, incarnation, request_id,
                                                              saved_count, count);
@@ -1997,8 +2190,9 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
                              "end", j_u64(res.end), "created_ms", j_i64(now_ms))));
         add(s, fail, op_range(nkey, NULL));
         add(s, fail, op_range(ikey, NULL));
-        ranges_free(r, 2);
-        rc = etcd_write(s, cmp, ok, fail, r, 2);
+        add(s, fail, op_range(s->hkey, NULL));
+        ranges_free(r, 3);
+        rc = grant_write(s, cmp, ok, fail, r, 3, &res.history);
         if (rc == ETCD_APPLIED) {
             if (s->applied_rev > 0) {
                 memcpy(s->seen_key, nkey, strlen(nkey) + 1);
@@ -2020,12 +2214,12 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
         if (rc == 0 && !is_seen)
             lost_backoff(s, raced++);
         if (!have)
-            ranges_free(r, 2);
+            ranges_free(r, 3);
         is_seen = 0;
     }
     rc = lost_too_often(s, "reserving a range");
 out:
-    ranges_free(r, 2);
+    ranges_free(r, 3);
     if (rc == 0)
         *out = res;
     return rc;
@@ -2064,14 +2258,166 @@ static int etcd_range_forget(struct store *st, const char *ns, const char *incar
     return rc;
 }
 
+/* ==== fence ==== */
+
+/*
+ * Judge and move the namespace of @p step, read in @p all (every namespace
+ * key, in key order): its compare into @p cmp, its new value into @p ok,
+ * its audit step into @p steps.
+ */
+static int fence_step(struct etcd_store *s, const struct idmint__fence_step *step,
+                      const struct etcd_range *all, json_t *cmp, json_t *ok, json_t *steps)
+{
+    char key[ETCD_KEY_MAX], detail[256];
+    const struct etcd_kv *kv = NULL;
+    idmint_ns_info info;
+    uint64_t old_floor;
+    size_t i;
+    int rc = key_ns(s, step->ns, key);
+
+    for (i = 0; rc == 0 && kv == NULL && i < all->n; i++)
+        if (strcmp(all->kvs[i].key, key) == 0)
+            kv = &all->kvs[i];
+    if (rc != 0)
+        return rc;
+    if (kv == NULL)
+        return idmint__store_ns_missing(step->ns);
+    if ((rc = ns_from_kv(s, kv, &info)) != 0)
+        return rc;
+    if (step->kind == IDMINT_KIND_RANGE && step->next_value < info.next_value)
+        return idmint__store_fence_backwards(step, info.next_value);
+    idmint__store_fence_detail(step, info.floor, info.next_value, detail, sizeof(detail));
+    old_floor = info.floor;
+    info.floor = step->floor > old_floor ? step->floor : old_floor;
+    if (step->kind == IDMINT_KIND_RANGE)
+        info.next_value = step->next_value;
+    add(s, cmp, cmp_mod(key, kv->mod_rev));
+    add(s, ok, op_put(key, ns_to_json(&info, info.created_ms)));
+    add(s, steps, json_pack("{s:s,s:s}", "ns", step->ns, "detail", detail));
+    return 0;
+}
+
+/*
+ * One txn: every namespace of @p steps as it was read (its mod_revision
+ * compared), the history key and one audit key, put together. The audit
+ * key holds the steps' records and the summary: records in one key share
+ * its revision, so keeping them in one key keeps them together in every
+ * page of audit_list. A lost race reads everything again.
+ */
+static int etcd_fence(struct store *st, const struct idmint__fence_step *steps, size_t n,
+                      const char *history_id, const char *actor, int64_t now_ms)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char akey[ETCD_KEY_MAX], nkey[ETCD_KEY_MAX], nend[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1];
+    char detail[128];
+    struct etcd_range r[3]; /* every namespace key, history key, audit key */
+    size_t i, j;
+    int rc, lost;
+
+    if (!is_history_id(history_id))
+        return idmint__fail(IDMINT_EINVAL, "fence: history id '%.40s' is not 32 hex digits",
+                            history_id);
+    /* One txn puts a key once. */
+    for (i = 0; i < n; i++)
+        for (j = 0; j < i; j++)
+            if (strcmp(steps[i].ns, steps[j].ns) == 0)
+                return idmint__fail(IDMINT_EINVAL, "fence: namespace '%s' is named twice",
+                                    steps[i].ns);
+    call_begin(s);
+    memset(r, 0, sizeof(r));
+    if ((rc = opid_new(opid)) != 0 || (rc = key_audit(s, opid, akey)) != 0 ||
+        (rc = key_fmt(s, nkey, "/ns/")) != 0)
+        return rc;
+    key_prefix_end(nkey, nend);
+    snprintf(detail, sizeof(detail), "history=%.8s namespaces=%zu", history_id, n);
+    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+        json_t *ops = json_array(), *cmp, *ok, *list, *audit;
+        const struct etcd_kv *hkv;
+
+        add(s, ops, op_range(nkey, nend));
+        add(s, ops, op_range(s->hkey, NULL));
+        add(s, ops, op_range(akey, NULL));
+        if ((rc = etcd_read(s, ops, r, 3)) != 0)
+            break;
+        if (range_one(&r[2]) != NULL)
+            break; /* an earlier attempt of this call applied (its reply was lost) */
+        cmp = json_array();
+        ok = json_array();
+        list = json_array();
+        for (i = 0; i < n && rc == 0; i++)
+            rc = fence_step(s, &steps[i], &r[0], cmp, ok, list);
+        if (rc != 0) {
+            json_decref(cmp);
+            json_decref(ok);
+            json_decref(list);
+            break;
+        }
+        hkv = range_one(&r[1]);
+        add(s, cmp, cmp_mod(s->hkey, hkv != NULL ? hkv->mod_rev : 0));
+        add(s, cmp, cmp_absent(akey));
+        /* No backup mark to clear: etcd's snapshots are its own tools'. */
+        add(s, ok,
+            op_put(s->hkey, json_pack("{s:s,s:o}", "id", history_id, "fenced_ms", j_i64(now_ms))));
+        audit = audit_json(now_ms, actor, "authority.fence", "", detail, NULL);
+        if (audit != NULL && json_object_set_new(audit, "steps", list) != 0) {
+            json_decref(audit);
+            audit = NULL;
+        } else if (audit == NULL) {
+            json_decref(list);
+        }
+        add(s, ok, op_put(akey, audit));
+        ranges_free(r, 3);
+        rc = etcd_write(s, cmp, ok, json_array(), r, 0, NULL);
+        if (rc == ETCD_APPLIED) {
+            rc = 0;
+            break;
+        }
+        if (rc < 0 && strstr(idmint_errmsg(), "too many operations") != NULL) {
+            char why[512];
+
+            snprintf(why, sizeof(why), "%s", idmint_errmsg());
+            rc = idmint__fail(rc,
+                              "%s; a fence of %zu namespaces is one txn of %zu operations: raise "
+                              "etcd's --max-txn-ops (default 128) to at least that",
+                              why, n, n + 2);
+        }
+        if (rc < 0)
+            break;
+        if (rc == 0)
+            lost_backoff(s, lost); /* a namespace moved since the read: read again */
+        rc = ETCD_UNKNOWN;         /* to say "lost" below, whichever way the loop ends */
+    }
+    ranges_free(r, 3);
+    return rc == ETCD_UNKNOWN ? lost_too_often(s, "fencing") : rc;
+}
+
 /* ==== audit ==== */
 
-/* The audit record in @p kv: seq is the key's create_revision. */
-static int audit_from_kv(const struct etcd_store *s, const struct etcd_kv *kv,
-                         idmint_audit_entry *e)
+static void audit_entry_set(idmint_audit_entry *e, int64_t seq, int64_t at_ms, const char *actor,
+                            const char *action, const char *ns, const char *detail)
 {
-    json_t *o = kv_json(s, kv, "an audit record");
+    memset(e, 0, sizeof(*e));
+    e->seq = seq;
+    e->at_ms = at_ms;
+    snprintf(e->actor, sizeof(e->actor), "%s", actor);
+    snprintf(e->action, sizeof(e->action), "%s", action);
+    snprintf(e->ns, sizeof(e->ns), "%s", ns);
+    snprintf(e->detail, sizeof(e->detail), "%s", detail);
+}
+
+/*
+ * Append the records of audit key @p kv to *list (*len of them, room for
+ * *cap): one, or a fence's, one per step and then its summary. All have
+ * the key's create_revision as seq, so they go together or not at all:
+ * 1 (nothing appended) when *len is not 0 and they would pass @p limit.
+ */
+static int audit_append(struct etcd_store *s, const struct etcd_kv *kv, size_t limit,
+                        idmint_audit_entry **list, size_t *len, size_t *cap)
+{
+    json_t *o = kv_json(s, kv, "an audit record"), *steps;
     const char *actor, *action, *ns, *detail;
+    int64_t at_ms = 0;
+    size_t k, i;
     int rc = 0;
 
     if (o == NULL)
@@ -2080,15 +2426,41 @@ static int audit_from_kv(const struct etcd_store *s, const struct etcd_kv *kv,
     action = json_string_value(json_object_get(o, "action"));
     ns = json_string_value(json_object_get(o, "ns"));
     detail = json_string_value(json_object_get(o, "detail"));
+    steps = json_object_get(o, "steps");
     if (actor == NULL || action == NULL || ns == NULL || detail == NULL ||
-        get_i64(o, "at_ms", &e->at_ms) != 0) {
-        rc = etcd_bad_value(s, kv->key, "an audit record");
-    } else {
-        e->seq = kv->create_rev;
-        snprintf(e->actor, sizeof(e->actor), "%s", actor);
-        snprintf(e->action, sizeof(e->action), "%s", action);
-        snprintf(e->ns, sizeof(e->ns), "%s", ns);
-        snprintf(e->detail, sizeof(e->detail), "%s", detail);
+        get_i64(o, "at_ms", &at_ms) != 0 || (steps != NULL && !json_is_array(steps))) {
+        json_decref(o);
+        return etcd_bad_value(s, kv->key, "an audit record");
+    }
+    k = json_array_size(steps) + 1;
+    if (*len > 0 && *len + k > limit) {
+        json_decref(o);
+        return 1;
+    }
+    if (*len + k > *cap) {
+        size_t cap2 = *cap * 2 > *len + k ? *cap * 2 : *len + k;
+        idmint_audit_entry *grown = realloc(*list, cap2 * sizeof(**list));
+
+        if (grown == NULL) {
+            json_decref(o);
+            return etcd_oom(s, "listing audit records");
+        }
+        *list = grown;
+        *cap = cap2;
+    }
+    for (i = 0; i + 1 < k && rc == 0; i++) {
+        json_t *step = json_array_get(steps, i);
+        const char *sns = json_string_value(json_object_get(step, "ns"));
+        const char *sdetail = json_string_value(json_object_get(step, "detail"));
+
+        if (sns == NULL || sdetail == NULL)
+            rc = etcd_bad_value(s, kv->key, "an audit record of a fence");
+        else
+            audit_entry_set(&(*list)[*len + i], kv->create_rev, at_ms, actor, action, sns, sdetail);
+    }
+    if (rc == 0) {
+        audit_entry_set(&(*list)[*len + k - 1], kv->create_rev, at_ms, actor, action, ns, detail);
+        *len += k;
     }
     json_decref(o);
     return rc;
@@ -2098,23 +2470,25 @@ static int audit_from_kv(const struct etcd_store *s, const struct etcd_kv *kv,
  * Records with create_revision > @p after_seq in create_revision order, in
  * pages: each record is created by the transaction of the change it
  * records, and a later commit always has a higher revision, so paging by
- * revision never skips one that commits late nor repeats one.
+ * revision never skips one that commits late nor repeats one. The records
+ * of one fence share a revision: they are never split, so a page may hold
+ * fewer than @p limit, and more when one fence alone does not fit.
  */
 static int etcd_audit_list(struct store *st, int64_t after_seq, size_t limit,
                            idmint_audit_entry **out, size_t *n)
 {
     struct etcd_store *s = (struct etcd_store *)st;
     char key[ETCD_KEY_MAX], end[ETCD_KEY_MAX];
-    idmint_audit_entry *list = NULL, *grown;
+    idmint_audit_entry *list = NULL;
     size_t len = 0, cap = 0, i;
     int64_t after = after_seq < 0 ? 0 : after_seq;
-    int rc;
+    int rc, is_full = 1;
 
     call_begin(s);
     if ((rc = key_fmt(s, key, "/audit/")) != 0)
         return rc;
     key_prefix_end(key, end);
-    while (len < limit) {
+    while (rc == 0 && is_full && len < limit) {
         size_t page = limit - len < ETCD_AUDIT_PAGE ? limit - len : ETCD_AUDIT_PAGE;
         json_t *req = json_pack("{s:o,s:o,s:s,s:s,s:o,s:o}", "key", j_key(key), "range_end",
                                 j_key(end), "sort_order", "ASCEND", "sort_target", "CREATE",
@@ -2128,26 +2502,15 @@ static int etcd_audit_list(struct store *st, int64_t after_seq, size_t limit,
         json_decref(reply);
         if (rc != 0)
             break;
-        if (len + r.n > cap) {
-            cap = len + r.n;
-            if ((grown = realloc(list, cap * sizeof(*list))) == NULL) {
-                range_free(&r);
-                rc = etcd_oom(s, "listing audit records");
-                break;
-            }
-            list = grown;
-        }
-        for (i = 0; rc == 0 && i < r.n; i++) {
-            memset(&list[len], 0, sizeof(list[len]));
-            if ((rc = audit_from_kv(s, &r.kvs[i], &list[len])) == 0)
-                after = list[len++].seq;
-        }
-        i = r.n;
+        for (i = 0; rc == 0 && i < r.n; i++)
+            if ((rc = audit_append(s, &r.kvs[i], limit, &list, &len, &cap)) == 0)
+                after = r.kvs[i].create_rev;
+        is_full = r.n == page;
         range_free(&r);
-        if (rc != 0 || i < page)
-            break;
         call_begin(s); /* each page has its own deadline */
     }
+    if (rc == 1)
+        rc = 0; /* stopped before a fence that would not fit: the next call starts with it */
     if (rc != 0) {
         free(list);
         return rc;
@@ -2158,7 +2521,7 @@ static int etcd_audit_list(struct store *st, int64_t after_seq, size_t limit,
 }
 
 const struct store_ops idmint__store_etcd = {
-    .version = STORE_OPS_V2,
+    .version = STORE_OPS_V3,
     .scheme = "etcd",
     .caps = STORE_CAP_TXN,
     .open = etcd_open,
@@ -2175,4 +2538,6 @@ const struct store_ops idmint__store_etcd = {
     .range_reserve = etcd_range_reserve,
     .audit_list = etcd_audit_list,
     .range_forget = etcd_range_forget,
+    .backup = NULL, /* etcdctl snapshot save: the server's own tool */
+    .fence = etcd_fence,
 };

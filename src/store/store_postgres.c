@@ -9,6 +9,18 @@
  * Values up to 2^63 - 1 live in BIGINT columns; the two that may reach 2^63
  * (a range's exclusive end cut at max_value, and next_value after it) are
  * NUMERIC(20,0), so the database shows true values and compares them right.
+ *
+ * The authority's history (store.h, version 3) is the one row of
+ * idmint.history (its id) and the sequence idmint.history_seq (the grant
+ * counter). Every granting statement returns nextval() and the id with its
+ * own row, so it costs no round trip; nextval() takes no row lock and is
+ * not rolled back, so concurrent grants never queue on the counter. A dump
+ * restores the sequence as pg_dump read it (setval), a point-in-time
+ * restore or a promoted standby as WAL last logged it: a counter below
+ * what processes of the lost history saw, except for grants made in the
+ * last moments before (pg_dump reads sequences after its snapshot, and
+ * PostgreSQL logs a sequence up to 32 values ahead). Those the fence
+ * after a restore catches: it changes the id.
  */
 #include "store.h"
 #include "internal.h"
@@ -22,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PG_SCHEMA_VERSION      2
+#define PG_SCHEMA_VERSION      3
 #define PG_CONNECT_TIMEOUT_S   "3"    /* libpq default when the URL names none */
 #define PG_STATEMENT_TIMEOUT   "5000" /* ms; a stuck lock or server fails the call */
 #define PG_RECONNECT_BUDGET_MS 3000   /* total time one call may spend reconnecting */
@@ -101,6 +113,9 @@ static struct idmint__dynlib pq_lib =
  */
 #define RESERVE_QUEUED "100 microseconds"
 
+/* The first value a range namespace may still issue: above its floor, from next_value. */
+#define RESERVE_FROM "greatest(next_value, floor::numeric + 1)"
+
 /* Advisory lock keys (bigint form): "idmint" in ASCII, then a tag byte. */
 #define PG_LOCK_SCHEMA "29665293637678081"
 #define PG_LOCK_AUDIT  "29665293637678082"
@@ -127,12 +142,25 @@ enum pg_stmt_id {
     ST_RANGE_SAVED,
     ST_DURABLE,
     ST_RANGE_FORGET,
+    ST_NS_FENCE_LOCK,
+    ST_NS_FENCE,
+    ST_HISTORY_FENCE,
     ST__COUNT
 };
 
 #define NS_COLUMNS                                                                                 \
     "name, kind, time_bits, region_bits, worker_bits, sequence_bits, unit_ms, epoch_ms, "          \
-    "next_value, max_value, block, max_block, disabled, created_ms"
+    "next_value, max_value, block, max_block, disabled, created_ms, floor, origin"
+
+/*
+ * The history of a granting write, as its last two RETURNING columns: the
+ * counter grows once per returned row (one), and the id is read in the
+ * same statement. A fence that commits while the statement waits on a row
+ * it changed may leave that one write with the old id and a counter past
+ * the fence's: harmless, as the row it wrote is the fenced one (read
+ * committed rereads it), and the holder's next write shows the new id.
+ */
+#define HISTORY_COLUMNS "nextval('idmint.history_seq'), (SELECT id FROM idmint.history)"
 
 #define LEASE_KEY "namespace = $1::text AND region = $2::bigint AND worker_id = $3::bigint"
 
@@ -140,7 +168,7 @@ static const char *const pg_sql[ST__COUNT] = {
     [ST_NS_INSERT] = "INSERT INTO idmint.namespaces (" NS_COLUMNS ") VALUES ($1::text, $2::text, "
                      "$3::integer, $4::integer, $5::integer, $6::integer, $7::bigint, $8::bigint, "
                      "$9::numeric, $10::bigint, $11::bigint, $12::bigint, $13::boolean, "
-                     "$14::bigint)",
+                     "$14::bigint, $15::bigint, $16::text)",
     [ST_NS_GET] = "SELECT " NS_COLUMNS " FROM idmint.namespaces WHERE name = $1::text",
     /* COLLATE "C": the same byte order as SQLite and every client's strcmp. */
     [ST_NS_LIST] = "SELECT " NS_COLUMNS " FROM idmint.namespaces ORDER BY name COLLATE \"C\"",
@@ -158,29 +186,31 @@ static const char *const pg_sql[ST__COUNT] = {
                        "($2::bigint & 2147483647)::integer)",
     /* A CTE runs once: a LIMIT subquery in FROM may be rescanned per row
      * and so claim a second id. */
-    [ST_LEASE_TAKE] = "WITH c AS MATERIALIZED (SELECT worker_id, lease_until "
-                      "FROM idmint.worker_leases WHERE namespace = $1::text "
-                      "AND region = $2::bigint AND worker_id < $3::bigint "
-                      "AND (holder = '' OR lease_until < $6::bigint) "
-                      /* As in SQLite: an id whose E has passed first; a
-                       * fenced one only when no new id is left. */
-                      "AND (lease_until < $6::bigint OR (SELECT count(*) FROM "
-                      "idmint.worker_leases WHERE namespace = $1::text AND region = $2::bigint) "
-                      ">= $3::bigint) "
-                      "ORDER BY lease_until >= $6::bigint, lease_until, worker_id LIMIT 1 "
-                      "FOR UPDATE) "
-                      "UPDATE idmint.worker_leases w SET holder = $4::text, "
-                      "generation = w.generation + 1, "
-                      "lease_until = greatest(w.lease_until, $5::bigint), fence = c.lease_until "
-                      "FROM c "
-                      "WHERE w.namespace = $1::text AND w.region = $2::bigint "
-                      "AND w.worker_id = c.worker_id "
-                      "RETURNING w.worker_id, w.generation, c.lease_until, w.lease_until",
+    [ST_LEASE_TAKE] =
+        "WITH c AS MATERIALIZED (SELECT worker_id, lease_until "
+        "FROM idmint.worker_leases WHERE namespace = $1::text "
+        "AND region = $2::bigint AND worker_id < $3::bigint "
+        "AND (holder = '' OR lease_until < $6::bigint) "
+        /* As in SQLite: an id whose E has passed first; a
+         * fenced one only when no new id is left. */
+        "AND (lease_until < $6::bigint OR (SELECT count(*) FROM "
+        "idmint.worker_leases WHERE namespace = $1::text AND region = $2::bigint) "
+        ">= $3::bigint) "
+        "ORDER BY lease_until >= $6::bigint, lease_until, worker_id LIMIT 1 "
+        "FOR UPDATE) "
+        "UPDATE idmint.worker_leases w SET holder = $4::text, "
+        "generation = w.generation + 1, "
+        "lease_until = greatest(w.lease_until, $5::bigint), fence = c.lease_until "
+        "FROM c "
+        "WHERE w.namespace = $1::text AND w.region = $2::bigint "
+        "AND w.worker_id = c.worker_id "
+        "RETURNING w.worker_id, w.generation, c.lease_until, w.lease_until, " HISTORY_COLUMNS,
     [ST_LEASE_COUNT] = "SELECT count(*) FROM idmint.worker_leases "
                        "WHERE namespace = $1::text AND region = $2::bigint",
     [ST_LEASE_INSERT] = "INSERT INTO idmint.worker_leases "
                         "(namespace, region, worker_id, holder, generation, lease_until, fence) "
-                        "VALUES ($1::text, $2::bigint, $3::bigint, $4::text, 1, $5::bigint, 0)",
+                        "VALUES ($1::text, $2::bigint, $3::bigint, $4::text, 1, $5::bigint, 0) "
+                        "RETURNING " HISTORY_COLUMNS,
     /* Renewals are frequent: one statement, and the disabled flag is read
      * (not locked) with it. A renewal that races a disable may still land,
      * as it would a moment before. Only a refusal costs a second statement. */
@@ -188,7 +218,7 @@ static const char *const pg_sql[ST__COUNT] = {
                        "$6::bigint) WHERE " LEASE_KEY
                        " AND holder = $4::text AND generation = $5::bigint AND NOT EXISTS "
                        "(SELECT 1 FROM idmint.namespaces WHERE name = $1::text AND disabled) "
-                       "RETURNING lease_until",
+                       "RETURNING lease_until, " HISTORY_COLUMNS,
     [ST_LEASE_RENEW_REFUSAL] = "SELECT EXISTS (SELECT 1 FROM idmint.worker_leases WHERE " LEASE_KEY
                                " AND holder = $4::text AND generation = $5::bigint), "
                                "EXISTS (SELECT 1 FROM idmint.namespaces "
@@ -199,23 +229,25 @@ static const char *const pg_sql[ST__COUNT] = {
      * time from the future would park the id). The CTE locks the row and
      * keeps the E before, for the audit record.
      */
-    [ST_LEASE_RELEASE] = "WITH o AS MATERIALIZED (SELECT lease_until FROM idmint.worker_leases "
-                         "WHERE " LEASE_KEY " AND holder = $4::text AND generation = $5::bigint "
-                         "FOR UPDATE) "
-                         "UPDATE idmint.worker_leases w SET holder = '', "
-                         "lease_until = least(greatest($6::bigint, w.fence), w.lease_until) "
-                         "FROM o WHERE w.namespace = $1::text AND w.region = $2::bigint "
-                         "AND w.worker_id = $3::bigint RETURNING o.lease_until, w.lease_until",
+    [ST_LEASE_RELEASE] =
+        "WITH o AS MATERIALIZED (SELECT lease_until FROM idmint.worker_leases "
+        "WHERE " LEASE_KEY " AND holder = $4::text AND generation = $5::bigint "
+        "FOR UPDATE) "
+        "UPDATE idmint.worker_leases w SET holder = '', "
+        "lease_until = least(greatest($6::bigint, w.fence), w.lease_until) "
+        "FROM o WHERE w.namespace = $1::text AND w.region = $2::bigint "
+        "AND w.worker_id = $3::bigint RETURNING o.lease_until, w.lease_until, " HISTORY_COLUMNS,
     /* E capped at $4: a forged or runaway E must not park the id for years. */
-    [ST_LEASE_FORCE] = "WITH o AS MATERIALIZED (SELECT holder, generation, lease_until "
-                       "FROM idmint.worker_leases WHERE " LEASE_KEY " FOR UPDATE) "
-                       "UPDATE idmint.worker_leases w SET holder = '', "
-                       "generation = w.generation + 1, "
-                       "lease_until = least(w.lease_until, $4::bigint), "
-                       "fence = least(w.lease_until, $4::bigint) "
-                       "FROM o WHERE w.namespace = $1::text AND w.region = $2::bigint "
-                       "AND w.worker_id = $3::bigint "
-                       "RETURNING o.holder, o.generation, o.lease_until, w.lease_until",
+    [ST_LEASE_FORCE] =
+        "WITH o AS MATERIALIZED (SELECT holder, generation, lease_until "
+        "FROM idmint.worker_leases WHERE " LEASE_KEY " FOR UPDATE) "
+        "UPDATE idmint.worker_leases w SET holder = '', "
+        "generation = w.generation + 1, "
+        "lease_until = least(w.lease_until, $4::bigint), "
+        "fence = least(w.lease_until, $4::bigint) "
+        "FROM o WHERE w.namespace = $1::text AND w.region = $2::bigint "
+        "AND w.worker_id = $3::bigint "
+        "RETURNING o.holder, o.generation, o.lease_until, w.lease_until, " HISTORY_COLUMNS,
     [ST_LEASE_LIST] = "SELECT region, worker_id, holder, generation, lease_until "
                       "FROM idmint.worker_leases WHERE namespace = $1::text "
                       "ORDER BY region, worker_id",
@@ -247,13 +279,17 @@ static const char *const pg_sql[ST__COUNT] = {
      * covers this commit as well. A reservation lost in a crash before it
      * was never acknowledged, nor was any later one that saw its next_value.
      * One that did not queue commits durably and needs no second statement.
+     *
+     * The floor is idmint__store_range_grant's rule in SQL (RESERVE_FROM):
+     * a reservation starts at max(next_value, floor + 1), and is refused
+     * (so the helper says why) when that lies past max_value.
      */
     [ST_RANGE_RESERVE] =
         "WITH fresh AS (UPDATE idmint.namespaces SET last_start = CASE "
-        "WHEN next_value + $4::bigint > max_value THEN next_value ELSE last_start END, "
-        "next_value = least(next_value + $4::bigint, max_value::numeric + 1) "
+        "WHEN " RESERVE_FROM " + $4::bigint > max_value THEN " RESERVE_FROM " ELSE last_start END, "
+        "next_value = least(" RESERVE_FROM " + $4::bigint, max_value::numeric + 1) "
         "WHERE name = $1::text AND kind = 'range' AND NOT disabled AND $4::bigint <= max_block "
-        "AND next_value <= max_value RETURNING CASE WHEN next_value > max_value "
+        "AND " RESERVE_FROM " <= max_value RETURNING CASE WHEN next_value > max_value "
         "THEN last_start ELSE next_value - $4::bigint END AS start, next_value, "
         "CASE WHEN clock_timestamp() - statement_timestamp() > interval '" RESERVE_QUEUED "' "
         "THEN set_config('synchronous_commit', 'off', true) END) "
@@ -261,7 +297,7 @@ static const char *const pg_sql[ST__COUNT] = {
         "(namespace, incarnation, request_id, count, start_value, end_value, created_ms) "
         "SELECT $1::text, $2::text, $3::text, $4::bigint, start, next_value, $5::bigint "
         "FROM fresh RETURNING start_value, end_value, "
-        "current_setting('synchronous_commit') = 'off'",
+        "current_setting('synchronous_commit') = 'off', " HISTORY_COLUMNS,
     [ST_RANGE_SAVED] = "SELECT count, start_value, end_value FROM idmint.range_leases "
                        "WHERE namespace = $1::text AND incarnation = $2::text "
                        "AND request_id = $3::text",
@@ -276,6 +312,15 @@ static const char *const pg_sql[ST__COUNT] = {
     /* COLLATE "C": byte order, the order of a supply's request ids, whatever the database's. */
     [ST_RANGE_FORGET] = "DELETE FROM idmint.range_leases WHERE namespace = $1::text "
                         "AND incarnation = $2::text AND request_id COLLATE \"C\" < $3::text",
+    /* A fence locks each row it moves before it judges it. */
+    [ST_NS_FENCE_LOCK] = "SELECT floor, next_value FROM idmint.namespaces WHERE name = $1::text "
+                         "FOR UPDATE",
+    [ST_NS_FENCE] = "UPDATE idmint.namespaces SET floor = greatest(floor, $2::bigint), "
+                    "next_value = $3::numeric WHERE name = $1::text",
+    /* An upsert: a fence also mends a history row deleted by hand. */
+    [ST_HISTORY_FENCE] = "INSERT INTO idmint.history (id) VALUES ($1::text) "
+                         "ON CONFLICT (one) DO UPDATE SET id = excluded.id "
+                         "RETURNING nextval('idmint.history_seq')",
 };
 
 /*
@@ -320,6 +365,24 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     /* A row an older node inserts during a rolling upgrade is new: nothing
      * was minted under it, so 0 is its true fence. */
     "ALTER TABLE idmint.worker_leases ALTER COLUMN fence SET DEFAULT 0;",
+    /*
+     * 3: the authority's history and the namespaces' floor and origin. The
+     * id is new: whatever came before is one history as far as anyone can
+     * tell. gen_random_uuid() is core since PostgreSQL 13 (its 122 random
+     * bits are plenty for an id that only has to differ). One row, forever:
+     * the primary key on a column that can only be true. A node of schema 2
+     * still running meanwhile writes namespaces without a floor (0) and
+     * grants without the counter; no new one opens (the version is newer).
+     */
+    "ALTER TABLE idmint.namespaces ADD COLUMN floor bigint NOT NULL DEFAULT 0,"
+    " ADD COLUMN origin text NOT NULL DEFAULT '';"
+    "CREATE TABLE idmint.history ("
+    " one boolean PRIMARY KEY DEFAULT true CHECK (one),"
+    " id text NOT NULL CHECK (id ~ '^[0-9a-f]{32}$'));"
+    "INSERT INTO idmint.history (id) VALUES (replace(gen_random_uuid()::text, '-', ''));"
+    /* CACHE 1 (the default) on purpose: values cached per session would
+     * come out of order across connections. */
+    "CREATE SEQUENCE idmint.history_seq AS bigint CACHE 1;",
 };
 
 struct pg_store {
@@ -438,6 +501,42 @@ static int64_t col_i64(const PGresult *r, int row, int col)
 static void col_text(const PGresult *r, int row, int col, char *buf, size_t size)
 {
     snprintf(buf, size, "%s", pq.getvalue(r, row, col));
+}
+
+/* 1 when @p id is a history id: 32 lowercase hex digits. */
+static int is_history_id(const char *id)
+{
+    size_t i;
+
+    for (i = 0; i < 32; i++)
+        if (id[i] == '\0' || idmint__hex_value(id[i]) < 0 || (id[i] >= 'A' && id[i] <= 'F'))
+            return 0;
+    return id[32] == '\0';
+}
+
+/*
+ * The history of the granting write whose only row is @p r, from its
+ * HISTORY_COLUMNS at @p col. IDMINT_ERESTORED without the history row (a
+ * partial restore, or deleted by hand): a write we cannot place in a
+ * history must not look like news, and its holder must stop. A take,
+ * release or forced release rolls back; a renewal or reservation (one
+ * statement) has committed by then: an E only pushed later, or a range
+ * never handed out, both safe.
+ */
+static int history_from(const struct pg_store *s, const PGresult *r, int col,
+                        struct idmint__history *out)
+{
+    const char *id = pq.getvalue(r, 0, col + 1);
+
+    if (!is_history_id(id))
+        return idmint__fail(IDMINT_ERESTORED,
+                            "postgres %s: idmint.history holds no history id: a partial restore, "
+                            "or the row was deleted; run 'idmint authority fence' on it "
+                            "(docs/operations.md)",
+                            s->where);
+    memcpy(out->id, id, sizeof(out->id));
+    out->seq = col_u64(r, 0, col);
+    return 0;
 }
 
 /* ==== connection ==== */
@@ -889,6 +988,8 @@ static void ns_from_row(const PGresult *r, int row, idmint_ns_info *out)
     out->max_block = (uint32_t)col_u64(r, row, 11);
     out->is_disabled = strcmp(pq.getvalue(r, row, 12), "t") == 0;
     out->created_ms = col_i64(r, row, 13);
+    out->floor = col_u64(r, row, 14);
+    col_text(r, row, 15, out->origin, sizeof(out->origin));
 }
 
 static int pg_audit(struct pg_store *s, int64_t at_ms, const char *actor, const char *action,
@@ -934,6 +1035,8 @@ static int ns_create_body(struct pg_store *s, void *ctx)
     arg_u64(&a, ns->max_block);
     arg_text(&a, ns->is_disabled ? "true" : "false");
     arg_i64(&a, c->now_ms);
+    arg_u64(&a, ns->floor);
+    arg_text(&a, ns->origin);
     rc = pg_run(s, ST_NS_INSERT, &a, NULL, "create namespace");
     if (rc == IDMINT_ECONFLICT)
         rc = idmint__fail(IDMINT_ECONFLICT, "namespace '%s' already exists", ns->name);
@@ -1126,8 +1229,9 @@ static int lease_claim(struct pg_store *s, struct lease_take_call *c, struct pg_
         res->generation = col_u64(r, 0, 1);
         res->fence_found = col_u64(r, 0, 2);
         res->lease_until = col_u64(r, 0, 3);
+        rc = history_from(s, r, 4, &res->history);
         pq.clear(r);
-        return 0;
+        return rc;
     }
     pq.clear(r);
 
@@ -1146,7 +1250,14 @@ static int lease_claim(struct pg_store *s, struct lease_take_call *c, struct pg_
     arg_u64(a, count);
     arg_text(a, c->in->holder);
     arg_u64(a, c->until_unit);
-    return pg_run(s, ST_LEASE_INSERT, a, NULL, "add worker id");
+    if ((rc = pg_exec(s, ST_LEASE_INSERT, a, &r, "add worker id")) != 0)
+        return rc;
+    rc = pq.ntuples(r) == 1
+             ? history_from(s, r, 0, &res->history)
+             : idmint__fail(IDMINT_ESTORE, "postgres %s: add worker id returned %d rows", s->where,
+                            pq.ntuples(r));
+    pq.clear(r);
+    return rc;
 }
 
 static int lease_take_body(struct pg_store *s, void *ctx)
@@ -1216,6 +1327,7 @@ struct lease_renew_call {
     const struct idmint__lease *lease;
     uint64_t until_unit;
     uint64_t stored; /* E after the renewal */
+    struct idmint__history history;
 };
 
 /*
@@ -1259,11 +1371,13 @@ static int lease_renew_body(struct pg_store *s, void *ctx)
     if ((rc = pg_exec(s, ST_LEASE_RENEW, &a, &r, "renew worker lease")) != 0)
         return rc;
     rows = pq.ntuples(r);
-    if (rows == 1)
+    if (rows == 1) {
         c->stored = col_u64(r, 0, 0);
+        rc = history_from(s, r, 1, &c->history);
+    }
     pq.clear(r);
     if (rows == 1)
-        return 0;
+        return rc;
     a.n = 5;
     return renew_refusal(s, c, &a);
 }
@@ -1271,12 +1385,14 @@ static int lease_renew_body(struct pg_store *s, void *ctx)
 static int postgres_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
                                 uint64_t until_unit)
 {
-    struct lease_renew_call c = {ns, lease, until_unit, 0};
+    struct lease_renew_call c = {ns, lease, until_unit, 0, {"", 0}};
     /* E = max(E, until) under a holder and generation match: a repeat is harmless. */
     int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, lease_renew_body, &c);
 
-    if (rc == 0)
+    if (rc == 0) {
         lease->lease_until = c.stored;
+        lease->history = c.history;
+    }
     return rc;
 }
 
@@ -1287,6 +1403,7 @@ struct lease_release_call {
     const char *actor;
     int64_t now_ms;
     uint64_t stored; /* E after the release */
+    struct idmint__history history;
 };
 
 static int lease_release_body(struct pg_store *s, void *ctx)
@@ -1306,10 +1423,13 @@ static int lease_release_body(struct pg_store *s, void *ctx)
     if (rows == 1) {
         before = col_u64(r, 0, 0);
         c->stored = col_u64(r, 0, 1);
+        rc = history_from(s, r, 2, &c->history);
     }
     pq.clear(r);
     if (rows != 1)
         return idmint__store_lease_lost(c->ns, c->lease);
+    if (rc != 0)
+        return rc;
     idmint__store_lease_detail(c->lease, before, c->stored, detail, sizeof(detail));
     return pg_audit(s, c->now_ms, c->actor, "worker.release", c->ns, detail);
 }
@@ -1317,12 +1437,14 @@ static int lease_release_body(struct pg_store *s, void *ctx)
 static int postgres_lease_release(struct store *st, const char *ns, struct idmint__lease *lease,
                                   uint64_t final_unit, const char *actor, int64_t now_ms)
 {
-    struct lease_release_call c = {ns, lease, final_unit, actor, now_ms, 0};
+    struct lease_release_call c = {ns, lease, final_unit, actor, now_ms, 0, {"", 0}};
     /* Not retried after a lost connection: a repeat would report a lease lost. */
     int rc = pg_call((struct pg_store *)st, PG_TXN, lease_release_body, &c);
 
-    if (rc == 0)
+    if (rc == 0) {
         lease->lease_until = c.stored;
+        lease->history = c.history;
+    }
     return rc;
 }
 
@@ -1367,6 +1489,7 @@ static int force_body(struct pg_store *s, void *ctx)
     const struct force_call *c = ctx;
     char holder[33] = "", detail[256];
     uint64_t generation = 0, before = 0, after = 0;
+    struct idmint__history history; /* the counter grew; nobody to tell */
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
     int rc, rows;
@@ -1383,11 +1506,14 @@ static int force_body(struct pg_store *s, void *ctx)
         generation = col_u64(r, 0, 1);
         before = col_u64(r, 0, 2);
         after = col_u64(r, 0, 3);
+        rc = history_from(s, r, 4, &history);
     }
     pq.clear(r);
     if (rows != 1)
         return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no worker id %u in region %u",
                             c->ns, (unsigned)c->worker_id, (unsigned)c->region);
+    if (rc != 0)
+        return rc;
     idmint__store_force_detail(c->region, c->worker_id, holder, generation, before, after, detail,
                                sizeof(detail));
     return pg_audit(s, c->now_ms, c->actor, "worker.force_release", c->ns, detail);
@@ -1473,6 +1599,8 @@ static int range_body(struct pg_store *s, void *ctx)
     PGresult *r = NULL;
     int rc, rows, is_async;
 
+    /* A repeat (of our own attempt too) is no news: only a fresh grant counts. */
+    memset(&c->res.history, 0, sizeof(c->res.history));
     arg_text(&a, c->ns);
     arg_text(&a, c->incarnation);
     arg_text(&a, c->request_id);
@@ -1481,12 +1609,13 @@ static int range_body(struct pg_store *s, void *ctx)
     rc = pg_exec(s, ST_RANGE_RESERVE, &a, &r, "reserve range");
     if (rc == 0) {
         rows = pq.ntuples(r);
-        if (rows == 1 && pq.nfields(r) == 3) {
+        if (rows == 1 && pq.nfields(r) == 5) {
             c->res.start = col_u64(r, 0, 0);
             c->res.end = col_u64(r, 0, 1);
             is_async = strcmp(pq.getvalue(r, 0, 2), "t") == 0;
+            rc = history_from(s, r, 3, &c->res.history);
             pq.clear(r);
-            return is_async ? pg_durable(s) : 0;
+            return rc != 0 ? rc : is_async ? pg_durable(s) : 0;
         }
         pq.clear(r);
         if (rows != 0)
@@ -1550,6 +1679,92 @@ static int postgres_range_forget(struct store *st, const char *ns, const char *i
     return rc;
 }
 
+/* ==== fence ==== */
+
+struct fence_call {
+    const struct idmint__fence_step *steps;
+    size_t n;
+    const char *history_id, *actor;
+    int64_t now_ms;
+    char (*details)[256]; /* one per step */
+};
+
+/* Lock, judge and move the namespace of @p step; its audit detail into @p detail. */
+static int fence_step(struct pg_store *s, const struct idmint__fence_step *step, char *detail,
+                      size_t size)
+{
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    uint64_t old_floor = 0, old_next = 0;
+    int rc, rows;
+
+    arg_text(&a, step->ns);
+    if ((rc = pg_exec(s, ST_NS_FENCE_LOCK, &a, &r, "lock namespace")) != 0)
+        return rc;
+    rows = pq.ntuples(r);
+    if (rows == 1) {
+        old_floor = col_u64(r, 0, 0);
+        old_next = col_u64(r, 0, 1);
+    }
+    pq.clear(r);
+    if (rows != 1)
+        return idmint__store_ns_missing(step->ns);
+    if (step->kind == IDMINT_KIND_RANGE && step->next_value < old_next)
+        return idmint__store_fence_backwards(step, old_next);
+    arg_u64(&a, step->floor);
+    arg_u64(&a, step->kind == IDMINT_KIND_RANGE ? step->next_value : old_next);
+    if ((rc = pg_run(s, ST_NS_FENCE, &a, NULL, "fence namespace")) != 0)
+        return rc;
+    idmint__store_fence_detail(step, old_floor, old_next, detail, size);
+    return 0;
+}
+
+static int fence_body(struct pg_store *s, void *ctx)
+{
+    const struct fence_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    char detail[128];
+    size_t i;
+    int rc = 0, rows;
+
+    for (i = 0; i < c->n && rc == 0; i++)
+        rc = fence_step(s, &c->steps[i], c->details[i], sizeof(c->details[i]));
+    /* The audit lock last, as everywhere: it is the one every audited write takes. */
+    for (i = 0; i < c->n && rc == 0; i++)
+        rc = pg_audit(s, c->now_ms, c->actor, "authority.fence", c->steps[i].ns, c->details[i]);
+    if (rc != 0)
+        return rc;
+    arg_text(&a, c->history_id);
+    if ((rc = pg_exec(s, ST_HISTORY_FENCE, &a, &r, "start a new history")) != 0)
+        return rc;
+    rows = pq.ntuples(r);
+    pq.clear(r);
+    if (rows != 1)
+        return idmint__fail(IDMINT_ESTORE, "postgres %s: start a new history: %d rows", s->where,
+                            rows);
+    /* No backup mark to clear: PostgreSQL's backups are its own tools'. */
+    snprintf(detail, sizeof(detail), "history=%.8s namespaces=%zu", c->history_id, c->n);
+    return pg_audit(s, c->now_ms, c->actor, "authority.fence", "", detail);
+}
+
+static int postgres_fence(struct store *st, const struct idmint__fence_step *steps, size_t n,
+                          const char *history_id, const char *actor, int64_t now_ms)
+{
+    struct fence_call c = {steps, n, history_id, actor, now_ms, NULL};
+    int rc;
+
+    if (!is_history_id(history_id))
+        return idmint__fail(IDMINT_EINVAL, "fence: history id '%.40s' is not 32 hex digits",
+                            history_id);
+    if (n > 0 && (c.details = calloc(n, sizeof(*c.details))) == NULL)
+        return idmint__fail(IDMINT_ENOMEM, "fence: out of memory");
+    /* Not retried after a lost connection: a repeat would audit twice. */
+    rc = pg_call((struct pg_store *)st, PG_TXN, fence_body, &c);
+    free(c.details);
+    return rc;
+}
+
 /* ==== audit ==== */
 
 static void audit_row(const PGresult *r, int row, void *out)
@@ -1584,14 +1799,14 @@ static int postgres_audit_list(struct store *st, int64_t after_seq, size_t limit
 /* Two schemes, one backend: libpq accepts both URL spellings. */
 #define PG_OPS(scheme_name, open_fn)                                                               \
     {                                                                                              \
-        .version = STORE_OPS_V2, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
+        .version = STORE_OPS_V3, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
         .close = postgres_close, .ns_create = postgres_ns_create, .ns_get = postgres_ns_get,       \
         .ns_list = postgres_ns_list, .ns_set_disabled = postgres_ns_set_disabled,                  \
         .lease_take = postgres_lease_take, .lease_renew = postgres_lease_renew,                    \
         .lease_release = postgres_lease_release, .lease_list = postgres_lease_list,                \
         .lease_force_release = postgres_lease_force_release,                                       \
         .range_reserve = postgres_range_reserve, .audit_list = postgres_audit_list,                \
-        .range_forget = postgres_range_forget,                                                     \
+        .range_forget = postgres_range_forget, .backup = NULL, .fence = postgres_fence,            \
     }
 
 const struct store_ops idmint__store_postgres = PG_OPS("postgres", postgres_open);
