@@ -25,8 +25,8 @@ _TLS_HINT = (
 def _describe_search():
     ld_path = os.environ.get("LD_LIBRARY_PATH", "")
     return (
-        "searched: $IDMINT_LIBRARY (not set), then %s through the dynamic loader "
-        "(LD_LIBRARY_PATH=%s, the ld.so cache, the system library folders)"
+        "$IDMINT_LIBRARY is not set and the dynamic loader found no %s "
+        "(searched LD_LIBRARY_PATH=%s, the ld.so cache, /lib and /usr/lib)"
         % (SONAME, ld_path if ld_path else "(not set)")
     )
 
@@ -56,7 +56,7 @@ def load():
         except OSError as e:
             raise ImportError(
                 "libidmint not found: %s; install libidmint or set IDMINT_LIBRARY to "
-                "the path of %s (%s)" % (_describe_search(), SONAME, e)
+                "the path of %s (dlopen: %s)" % (_describe_search(), SONAME, e)
             ) from e
     _check_version(lib, path or SONAME)
     return lib
