@@ -24,17 +24,6 @@ from .layout import Layout, as_layout, decode
 # call itself has none but memory (a list of 10^8 ints is about 3.6 GB).
 MAX_BATCH = 100_000_000
 
-_OPTIONS = (
-    "region",
-    "lease_ms",
-    "renew_ms",
-    "max_borrow_ms",
-    "clock_wait_ms",
-    "range_block",
-    "refill_percent",
-    "deadline_ms",
-)
-
 _live = weakref.WeakSet()  # open Minters, for the fork and exit hooks below
 _ZERO = array("Q", [0])
 if _ZERO.itemsize != 8:  # pragma: no cover - every Linux ABI CPython runs on
@@ -67,11 +56,12 @@ class Minter:
 
     ``Minter(authority, namespace, **options)``: @authority is a URL
     ("sqlite:/path/a.db", "postgres://...", "etcd://...", "http://host:port")
-    or None for $IDMINT_AUTHORITY or the default file. Options are the
-    idmint_options fields: region, lease_ms, renew_ms, max_borrow_ms,
-    clock_wait_ms, range_block, refill_percent, deadline_ms (ints; None keeps
-    the library's default) and token (str, for an http:// authority). The
-    injected clocks of idmint_options are not offered.
+    or None for $IDMINT_AUTHORITY or the default file; @namespace a name
+    ("default" is created on first use). The keyword options are the
+    idmint_options fields of the same names: region, lease_ms, renew_ms,
+    max_borrow_ms, clock_wait_ms, range_block, refill_percent, deadline_ms
+    (ints; None keeps the library's default) and token (str, for an http://
+    authority; None: $IDMINT_TOKEN). The injected clocks are not offered.
 
     @reopen_after_fork: in a child process after fork() the first call opens a
     new handle of the same namespace and options (a new lease or range of its
@@ -85,9 +75,16 @@ class Minter:
         authority=None,
         namespace="default",
         *,
+        region=None,
+        lease_ms=None,
+        renew_ms=None,
+        max_borrow_ms=None,
+        clock_wait_ms=None,
+        range_block=None,
+        refill_percent=None,
+        deadline_ms=None,
         token=None,
         reopen_after_fork=True,
-        **options,
     ):
         # The handle and its lock (a NULL handle once closed: the library
         # refuses NULL with EINVAL, so the hot path needs no check of its own).
@@ -99,10 +96,18 @@ class Minter:
         self._needs_reopen = False
         self._opts = _capi.Options()
         _capi.options_init(ctypes.byref(self._opts))
+        options = {
+            "region": region,
+            "lease_ms": lease_ms,
+            "renew_ms": renew_ms,
+            "max_borrow_ms": max_borrow_ms,
+            "clock_wait_ms": clock_wait_ms,
+            "range_block": range_block,
+            "refill_percent": refill_percent,
+            "deadline_ms": deadline_ms,
+        }
         for name, value in options.items():
-            if name not in _OPTIONS:
-                raise ArgumentTypeError("Minter() got an unexpected keyword argument %r" % name)
-            if value is not None:
+            if value is not None:  # None: the library's default
                 setattr(self._opts, name, _args.u32(name, value))
         self._opts.token = self._token
         self._open_locked()  # nobody else can see this Minter yet
