@@ -38,7 +38,7 @@ fi
 mkdir "$tmp/src"
 (cd "$binding" && tar --exclude=build --exclude='*.egg-info' --exclude=__pycache__ \
     --exclude='*.so' -cf - .) | tar -xf - -C "$tmp/src"
-PIP_DISABLE_PIP_VERSION_CHECK=1 "$tmp/venv/bin/pip" install -q --no-build-isolation --no-index \
+PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 "$tmp/venv/bin/pip" install -q --no-build-isolation --no-index \
     "$tmp/src"
 
 url="sqlite:$tmp/bench.db"

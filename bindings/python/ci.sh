@@ -62,7 +62,7 @@ mkdir "$tmp/src"
 # A copy, so the install writes no build/ or egg-info into the source tree.
 (cd "$here" && tar --exclude=build --exclude='*.egg-info' --exclude=__pycache__ \
     --exclude='*.so' -cf - .) | tar -xf - -C "$tmp/src"
-IDMINT_WERROR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+IDMINT_WERROR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 \
     "$tmp/venv/bin/pip" install -q --no-build-isolation --no-index "$tmp/src"
 
 echo "== pytest"
