@@ -13,16 +13,21 @@ U64_MAX = 2**64 - 1
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
 
-def integer(name, value, lo, hi):
-    """@value as an int in lo..hi; bool is refused, it is never meant as a count."""
+def as_int(name, value):
+    """@value as an int; bool is refused, it is never meant as a count."""
     if isinstance(value, bool):
         raise ArgumentTypeError("%s must be an integer, not bool" % name)
     try:
-        v = operator.index(value)
+        return operator.index(value)
     except TypeError:
         raise ArgumentTypeError(
             "%s must be an integer, not %s" % (name, type(value).__name__)
         ) from None
+
+
+def integer(name, value, lo, hi):
+    """@value as an int in lo..hi."""
+    v = as_int(name, value)
     if v < lo or v > hi:
         raise InvalidArgumentError("%s %d is outside %d..%d" % (name, v, lo, hi))
     return v

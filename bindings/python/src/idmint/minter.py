@@ -24,6 +24,8 @@ from .layout import Layout, as_layout, decode
 # call itself has none but memory (a list of 10^8 ints is about 3.6 GB).
 MAX_BATCH = 100_000_000
 
+# Buffer formats next_into() fills: native or little-endian unsigned 64-bit.
+_U64 = {(f, 8) for f in ("Q", "=Q", "<Q", "L", "=L", "<L")}
 _live = weakref.WeakSet()  # open Minters, for the fork and exit hooks below
 _ZERO = array("Q", [0])
 if _ZERO.itemsize != 8:  # pragma: no cover - every Linux ABI CPython runs on
@@ -165,8 +167,8 @@ class Minter:
     def next_n(self, n):
         """A list of @n IDs (ints, increasing), 1 <= n <= MAX_BATCH. All or nothing."""
         if type(n) is not int:
-            n = _args.integer("n", n, -(2**63), 2**63)
-        if n < 0 or n > MAX_BATCH:
+            n = _args.as_int("n", n)
+        if n < 0 or n > MAX_BATCH:  # 0 is left to the library, which says why
             raise InvalidArgumentError("n %d is outside 1..%d" % (n, MAX_BATCH))
         buf = _ZERO * n
         self._core.fill(buf.buffer_info()[0], n, self._recover)
@@ -182,20 +184,7 @@ class Minter:
                 "next_into() needs a writable buffer, not %s" % type(buffer).__name__
             ) from None
         with mv:
-            if (
-                mv.readonly
-                or not mv.c_contiguous
-                or mv.itemsize != 8
-                or mv.format
-                not in (
-                    "Q",
-                    "=Q",
-                    "<Q",
-                    "L",
-                    "=L",
-                    "<L",
-                )
-            ):
+            if mv.readonly or not mv.c_contiguous or (mv.format, mv.itemsize) not in _U64:
                 raise InvalidArgumentError(
                     "next_into() needs a writable, contiguous buffer of uint64 "
                     "(format %r, itemsize %d, readonly %s)" % (mv.format, mv.itemsize, mv.readonly)
