@@ -34,6 +34,20 @@ def test_ns_create_then_get_and_list_agree_with_the_cli(store):
     assert "layout=40/2/9/12" in store.cli("ns", "list").stdout
 
 
+def test_a_migrated_namespace_shows_its_floor_and_origin(store):
+    with idmint.Minter(store.url, "rg") as m:
+        last = m.next_n(10)[-1]
+    store.cli("ns", "migrate", "rg", "rg2")
+    with idmint.Authority(store.url) as a:
+        new, old = a.ns_get("rg2"), a.ns_get("rg")
+        listed = {n.name: n for n in a.ns_list()}
+    assert (new.origin, old.origin) == ("rg", "")
+    assert old.floor == 0 and new.floor >= last, "every new ID above every old one"
+    assert new.next_value > new.floor
+    assert old.is_disabled and listed["rg2"] == new
+    assert "floor" in store.cli("ns", "show", "rg2").stdout
+
+
 def test_ns_create_takes_a_layout_object(store):
     lay = idmint.Layout.parse("39/0/12/12", unit_ms=1, epoch=1735689600000)
     with idmint.Authority(store.url) as a:
@@ -162,9 +176,19 @@ def test_members_past_an_element_size_are_reported_missing():
     buf = _element_array(_capi.NsInfo, [short, short])
     one, missing = _capi.read_guarded(ctypes.addressof(buf) + short, _capi.NsInfo)
     assert one.name == b"ns1" and one.max_block == 0
-    assert missing == {"block", "max_block"}
+    assert missing == {"block", "max_block", "floor", "origin"}
     with pytest.raises(ValueError, match="below"):
         _capi.read_list(ctypes.addressof(buf), 2, _capi.NsInfo, "max_block")
+
+
+def test_a_first_version_element_has_no_floor_or_origin():
+    # What a 0.1 library writes: idmint_ns_info up to max_block.
+    v1 = _capi.field_end(_capi.NsInfo, "max_block")
+    buf = _element_array(_capi.NsInfo, [v1, v1])
+    rows = _capi.read_list(ctypes.addressof(buf), 2, _capi.NsInfo, "max_block")
+    got = [idmint.authority._ns_from_c(c, missing) for c, missing in rows]
+    assert [n.name for n in got] == ["ns0", "ns1"] and [n.max_block for n in got] == [1000, 1001]
+    assert all(n.floor is None and n.origin is None for n in got)
 
 
 def test_an_authority_is_refused_in_a_fork_child(store):

@@ -38,6 +38,7 @@ ERRORS = {
     -12: "ESTORE",
     -13: "ETIMEDOUT",
     -14: "EACCESS",
+    -15: "ERESTORED",
 }
 EINVAL = -1
 EFORKED = -9
@@ -114,6 +115,9 @@ class NsInfo(Structure):
         ("max_value", c_uint64),
         ("block", c_uint32),
         ("max_block", c_uint32),
+        # Appended in 0.2: filled in only by idmint_ns_info_init_v2() and a 0.2 library.
+        ("floor", c_uint64),
+        ("origin", c_char * 64),
     ]
 
 
@@ -172,7 +176,14 @@ authority_open_existing = _proto(
     "idmint_authority_open_existing", c_int, POINTER(c_void_p), c_char_p, c_uint32
 )
 authority_close = _proto("idmint_authority_close", None, c_void_p)
-ns_info_init = _proto("idmint_ns_info_init", None, POINTER(NsInfo), c_int)
+# The header maps idmint_ns_info_init to _v2 (the whole struct) since 0.2; a 0.1
+# library has only the old symbol, which sets up the first version's size.
+ns_info_init = _proto(
+    "idmint_ns_info_init_v2" if hasattr(lib, "idmint_ns_info_init_v2") else "idmint_ns_info_init",
+    None,
+    POINTER(NsInfo),
+    c_int,
+)
 ns_create = _proto("idmint_ns_create", c_int, c_void_p, POINTER(NsInfo))
 ns_get = _proto("idmint_ns_get", c_int, c_void_p, c_char_p, POINTER(NsInfo))
 ns_list = _proto("idmint_ns_list", c_int, c_void_p, POINTER(c_void_p), POINTER(c_size_t))
@@ -208,6 +219,11 @@ def field_end(cls, name):
     return f.offset + f.size
 
 
+def missing_members(cls, size):
+    """Members of @cls that end past @size bytes: absent from such an element."""
+    return frozenset(name for name, _ in cls._fields_ if field_end(cls, name) > size)
+
+
 def read_guarded(addr, cls):
     """Copy one size-guarded element at @addr into a new @cls.
 
@@ -220,8 +236,7 @@ def read_guarded(addr, cls):
     out = cls()
     n = min(size, ctypes.sizeof(cls))
     ctypes.memmove(ctypes.addressof(out), addr, n)
-    missing = frozenset(name for name, _ in cls._fields_ if field_end(cls, name) > size)
-    return out, missing
+    return out, missing_members(cls, size)
 
 
 def read_list(addr, count, cls, first_member):

@@ -40,6 +40,8 @@ class NamespaceInfo:
     max_value: int  # range: last value that may be issued, inclusive
     block: int  # range: default block
     max_block: int  # range: largest block one reservation may take
+    floor: "int | None"  # no ID at or below it is issued (0: none); None from a 0.1 library
+    origin: "str | None"  # the namespace this one was migrated from ("" if none); as floor
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,11 @@ class AuditEntry:
 
 
 # Elements are read up to their own size (_capi.read_list), which must reach
-# the end of the first guarded version: every member below belongs to it. A
-# member appended later would be read only when it is not in @missing.
+# the end of the first guarded version; a member appended later (floor and
+# origin, 0.2) is None when it is in @missing, past what the library wrote.
 
 
-def _ns_from_c(c, missing=frozenset()):
+def _ns_from_c(c, missing):
     is_range = c.kind == _capi.KIND_RANGE
     return NamespaceInfo(
         _capi.text(c.name),
@@ -82,6 +84,8 @@ def _ns_from_c(c, missing=frozenset()):
         c.max_value,
         c.block,
         c.max_block,
+        None if "floor" in missing else c.floor,
+        None if "origin" in missing else _capi.text(c.origin),
     )
 
 
@@ -206,7 +210,7 @@ class Authority:
         c = _capi.NsInfo()
         _capi.ns_info_init(ctypes.byref(c), 0)
         self._call(_capi.ns_get, _args.text("name", name), ctypes.byref(c))
-        return _ns_from_c(c)
+        return _ns_from_c(c, _capi.missing_members(_capi.NsInfo, c.size))
 
     def _list(self, call, args, cls, first_member, convert):
         """A listing call's array, read by its elements' own size and freed."""

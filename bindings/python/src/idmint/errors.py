@@ -92,6 +92,12 @@ class AccessError(Error, PermissionError):
     code, name = -14, "EACCESS"
 
 
+class RestoredError(Error):
+    """The authority was restored or rolled back behind this handle (0.2)."""
+
+    code, name = -15, "ERESTORED"
+
+
 BY_CODE = {
     cls.code: cls
     for cls in (
@@ -109,6 +115,7 @@ BY_CODE = {
         StoreError,
         TimedOutError,
         AccessError,
+        RestoredError,
     )
 }
 
