@@ -11,7 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static _Thread_local char errmsg_buf[512];
+#define ERRMSG_SIZE 512
+
+/* This thread's message buffer (thread_state.c); NULL when memory ran out. */
+static char *errmsg_buf(void)
+{
+    int is_new;
+
+    return idmint__thread_slot(IDMINT__SLOT_ERRMSG, ERRMSG_SIZE, &is_new);
+}
 
 unsigned idmint_version(void)
 {
@@ -35,22 +43,29 @@ const char *idmint_strerror(int err)
 
 const char *idmint_errmsg(void)
 {
-    return errmsg_buf;
+    const char *buf = errmsg_buf();
+
+    return buf != NULL ? buf : "out of memory (no room for the error message)";
 }
 
 int idmint__fail(int err, const char *fmt, ...)
 {
+    char *buf = errmsg_buf();
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(errmsg_buf, sizeof(errmsg_buf), fmt, ap);
+    if (buf != NULL)
+        vsnprintf(buf, ERRMSG_SIZE, fmt, ap);
     va_end(ap);
     return err;
 }
 
 void idmint__errmsg_clear(void)
 {
-    errmsg_buf[0] = '\0';
+    char *buf = errmsg_buf();
+
+    if (buf != NULL)
+        buf[0] = '\0';
 }
 
 void idmint_free(void *p)

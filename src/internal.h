@@ -294,6 +294,18 @@ struct range_tls {
 #define IDMINT__RANGE_TLS_SLOTS 4
 extern _Thread_local __attribute__((
     tls_model("initial-exec"))) struct range_tls idmint__range_tls[IDMINT__RANGE_TLS_SLOTS];
+/* ==== thread_state.c: per-thread heap blocks ==== */
+
+enum idmint__slot { IDMINT__SLOT_ERRMSG, IDMINT__SLOT_UUID_POOL, IDMINT__SLOT_COUNT };
+
+/*
+ * This thread's block of @p size bytes for @p slot (zeroed when new: then
+ * *is_new is 1), freed when the thread exits; NULL when memory ran out. A
+ * slot's size never changes. Keeps big per-thread state out of TLS, so that
+ * the library can be loaded with dlopen() (thread_state.c).
+ */
+void *idmint__thread_slot(enum idmint__slot slot, size_t size, int *is_new);
+
 /*
  * Where the key under which @p rs caches chunks in idmint__range_tls lives
  * (never reused; replaced when the supply stops after a restore, which

@@ -32,7 +32,6 @@ struct pool {
     unsigned char buf[POOL_SIZE];
 };
 
-static _Thread_local struct pool tl_pool = {.pos = POOL_SIZE};
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static struct clock uuid_clock;
 static _Atomic uint64_t uuid_state; /* ms << 16 | counter of the last UUID; only grows */
@@ -91,11 +90,15 @@ static void put_be64(uint8_t *out, uint64_t v)
 
 int idmint_uuid7(uint8_t out[16])
 {
-    struct pool *p = &tl_pool;
     uint64_t old, next, rand_b, seed = 0, ms;
-    int have_seed = 0, rc;
+    int have_seed = 0, rc, is_new;
+    struct pool *p = idmint__thread_slot(IDMINT__SLOT_UUID_POOL, sizeof(*p), &is_new);
     int64_t now;
 
+    if (p == NULL)
+        return idmint__fail(IDMINT_ENOMEM, "out of memory for this thread's UUIDv7 pool");
+    if (is_new)
+        p->pos = POOL_SIZE;
     pthread_once(&init_once, uuid_init);
     rc = pool_ready(p);
     if (rc != 0)
