@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Benchmark-only addon: the steps of Minter.prototype.next() one by one,
- * without libidmint, so bench.js can say where a single call's time goes.
- * Never shipped: only bench/binding.gyp builds it.
+ * Benchmark-only addon: the steps of a next() call one at a time, without
+ * libidmint, so bench.js can say where a single call's time goes. Built
+ * only by bench/binding.gyp, never shipped.
  */
 #include <node_api.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 
 static const napi_type_tag probe_tag = {0x1234567890abcdefull, 0xfedcba0987654321ull};
 
-/* A call that does nothing: the cost of crossing into C and back. */
+/* Crossing into C and back, nothing else. */
 static napi_value probe_noop(napi_env env, napi_callback_info info)
 {
     (void)env;
@@ -18,65 +18,45 @@ static napi_value probe_noop(napi_env env, napi_callback_info info)
     return NULL;
 }
 
-/* Crossing plus reading `this`. */
-static napi_value probe_this(napi_env env, napi_callback_info info)
+/* Crossing plus what minter.c does to find its minter: read one Number. */
+static napi_value probe_arg(napi_env env, napi_callback_info info)
 {
-    napi_value self;
+    size_t argc = 1;
+    napi_value argv[1];
+    uint64_t *counter;
+    uint32_t id;
 
-    napi_get_cb_info(env, info, NULL, NULL, &self, NULL);
+    napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&counter);
+    napi_get_value_uint32(env, argv[0], &id);
     return NULL;
 }
 
-/* Crossing, `this` and napi_unwrap. */
-static napi_value probe_unwrap(napi_env env, napi_callback_info info)
-{
-    napi_value self;
-    void *p;
-
-    napi_get_cb_info(env, info, NULL, NULL, &self, NULL);
-    napi_unwrap(env, self, &p);
-    return NULL;
-}
-
-/* Crossing, `this`, the type-tag check and napi_unwrap. */
-static napi_value probe_tagged(napi_env env, napi_callback_info info)
-{
-    napi_value self;
-    bool ok;
-    void *p;
-
-    napi_get_cb_info(env, info, NULL, NULL, &self, NULL);
-    napi_check_object_type_tag(env, self, &probe_tag, &ok);
-    napi_unwrap(env, self, &p);
-    return NULL;
-}
-
-/* Everything next() does but mint: tag, unwrap and a new BigInt. */
+/* As probe_arg, then a new BigInt: all of next() but the mint itself. */
 static napi_value probe_bigint(napi_env env, napi_callback_info info)
-{
-    napi_value self, out;
-    bool ok;
-    uint64_t *p;
-
-    napi_get_cb_info(env, info, NULL, NULL, &self, NULL);
-    napi_check_object_type_tag(env, self, &probe_tag, &ok);
-    napi_unwrap(env, self, (void **)&p);
-    napi_create_bigint_uint64(env, ++*p, &out);
-    return out;
-}
-
-/* The slot design: a Number argument picks the state, no unwrap. */
-static uint64_t slot_counter[4];
-
-static napi_value probe_slot(napi_env env, napi_callback_info info)
 {
     size_t argc = 1;
     napi_value argv[1], out;
-    uint32_t slot;
+    uint64_t *counter;
+    uint32_t id;
 
-    napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-    napi_get_value_uint32(env, argv[0], &slot);
-    napi_create_bigint_uint64(env, ++slot_counter[slot & 3u], &out);
+    napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&counter);
+    napi_get_value_uint32(env, argv[0], &id);
+    napi_create_bigint_uint64(env, ++*counter + id, &out);
+    return out;
+}
+
+/* The design minter.c does not use: `this`, a type-tag check and
+ * napi_unwrap() on a wrapped object, then a new BigInt. */
+static napi_value probe_unwrap(napi_env env, napi_callback_info info)
+{
+    napi_value self, out;
+    bool is_ours;
+    uint64_t *p;
+
+    napi_get_cb_info(env, info, NULL, NULL, &self, NULL);
+    napi_check_object_type_tag(env, self, &probe_tag, &is_ours);
+    napi_unwrap(env, self, (void **)&p);
+    napi_create_bigint_uint64(env, ++*p, &out);
     return out;
 }
 
@@ -107,23 +87,26 @@ NAPI_MODULE_EXPORT napi_value NAPI_MODULE_INITIALIZER(napi_env env, napi_value e
 
 NAPI_MODULE_INIT()
 {
-#define METHOD(name, fn)                                                                           \
-    {                                                                                              \
-        name, NULL, fn, NULL, NULL, NULL, napi_default_method, NULL                                \
-    }
-    static const napi_property_descriptor props[] = {
-        METHOD("noop", probe_noop),     METHOD("self", probe_this),
-        METHOD("unwrap", probe_unwrap), METHOD("tagged", probe_tagged),
-        METHOD("bigint", probe_bigint),
+    napi_property_descriptor wrapped[] = {
+        {"unwrap", NULL, probe_unwrap, NULL, NULL, NULL, napi_default_method, NULL},
     };
-#undef METHOD
+    uint64_t *counter = calloc(1, sizeof(*counter));
     napi_value ctor, fn;
 
-    if (napi_define_class(env, "Probe", NAPI_AUTO_LENGTH, probe_new, NULL,
-                          sizeof(props) / sizeof(props[0]), props, &ctor) != napi_ok ||
-        napi_set_named_property(env, exports, "Probe", ctor) != napi_ok ||
-        napi_create_function(env, "slot", NAPI_AUTO_LENGTH, probe_slot, NULL, &fn) != napi_ok ||
-        napi_set_named_property(env, exports, "slot", fn) != napi_ok)
+    /* Per environment, as in the real addon. */
+    if (counter == NULL || napi_set_instance_data(env, counter, probe_free, NULL) != napi_ok)
+        return NULL;
+    if (napi_define_class(env, "Wrapped", NAPI_AUTO_LENGTH, probe_new, NULL, 1, wrapped, &ctor) !=
+            napi_ok ||
+        napi_set_named_property(env, exports, "Wrapped", ctor) != napi_ok)
+        return NULL;
+    if (napi_create_function(env, "noop", NAPI_AUTO_LENGTH, probe_noop, NULL, &fn) != napi_ok ||
+        napi_set_named_property(env, exports, "noop", fn) != napi_ok ||
+        napi_create_function(env, "arg", NAPI_AUTO_LENGTH, probe_arg, counter, &fn) != napi_ok ||
+        napi_set_named_property(env, exports, "arg", fn) != napi_ok ||
+        napi_create_function(env, "bigint", NAPI_AUTO_LENGTH, probe_bigint, counter, &fn) !=
+            napi_ok ||
+        napi_set_named_property(env, exports, "bigint", fn) != napi_ok)
         return NULL;
     return exports;
 }
