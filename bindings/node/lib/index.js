@@ -13,13 +13,13 @@ const native = require(path.join(__dirname, '..', 'build', 'Release', 'idmint.no
  * `errno` its (negative) value, `detail` what idmint_errmsg() said.
  */
 class IdmintError extends Error {
-  constructor(message, code, errno, detail) {
-    super(message);
-    this.name = 'IdmintError';
-    this.code = code;
-    this.errno = errno;
-    this.detail = detail;
-  }
+    constructor(message, code, errno, detail) {
+        super(message);
+        this.name = 'IdmintError';
+        this.code = code;
+        this.errno = errno;
+        this.detail = detail;
+    }
 }
 
 native._setErrorClass(IdmintError);
@@ -28,17 +28,17 @@ const Minter = defineMinter(native);
 
 /** Open a Minter without blocking the event loop: a Promise of a Minter. */
 function open(authority, namespace, options) {
-  return Minter.open(authority, namespace, options);
+    return Minter.open(authority, namespace, options);
 }
 
 module.exports = {
-  Minter,
-  open,
-  uuid7: native.uuid7,
-  decode: native.decode,
-  strerror: native.strerror,
-  codes: native.codes,
-  MAX_COUNT: native.MAX_COUNT,
-  version: native.version,
-  IdmintError,
+    Minter,
+    open,
+    uuid7: native.uuid7,
+    decode: native.decode,
+    strerror: native.strerror,
+    codes: native.codes,
+    MAX_COUNT: native.MAX_COUNT,
+    version: native.version,
+    IdmintError,
 };

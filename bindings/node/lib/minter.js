@@ -8,100 +8,100 @@
 const CLOSED = 0;
 
 function defineMinter(native) {
-  // A Minter the program drops without close() gives its lease back when
-  // collected; whatever is still open when the thread ends is closed by the
-  // addon itself.
-  const registry = new FinalizationRegistry((id) => native.close(id));
-  let adopting = CLOSED;
+    // A Minter the program drops without close() gives its lease back when
+    // collected; whatever is still open when the thread ends is closed by the
+    // addon itself.
+    const registry = new FinalizationRegistry((id) => native.close(id));
+    let adopting = CLOSED;
 
-  class Minter {
-    #id;
-    #kind;
+    class Minter {
+        #id;
+        #kind;
 
-    /**
-     * Open namespace `namespace` of `authority` (a store URL; null or
-     * undefined for $IDMINT_AUTHORITY or the default). Blocks while the
-     * lease is taken or the first range reserved: see Minter.open().
-     */
-    constructor(authority, namespace, options) {
-      if (adopting !== CLOSED) {
-        this.#id = adopting;
-        adopting = CLOSED;
-      } else {
-        this.#id = native.open(authority, namespace, options);
-      }
-      this.#kind = native.kind(this.#id);
-      registry.register(this, this.#id, this);
+        /**
+         * Open namespace `namespace` of `authority` (a store URL; null or
+         * undefined for $IDMINT_AUTHORITY or the default). Blocks while the
+         * lease is taken or the first range reserved: see Minter.open().
+         */
+        constructor(authority, namespace, options) {
+            if (adopting !== CLOSED) {
+                this.#id = adopting;
+                adopting = CLOSED;
+            } else {
+                this.#id = native.open(authority, namespace, options);
+            }
+            this.#kind = native.kind(this.#id);
+            registry.register(this, this.#id, this);
+        }
+
+        /** As the constructor, without blocking the event loop. */
+        static async open(authority, namespace, options) {
+            const id = await native.openAsync(authority, namespace, options);
+            adopting = id;
+            try {
+                return new this();
+            } catch (e) {
+                adopting = CLOSED;
+                native.close(id);
+                throw e;
+            }
+        }
+
+        /** One ID, as a BigInt. */
+        next() {
+            return native.next(this.#id);
+        }
+
+        /** `n` IDs in a new BigUint64Array, increasing. All or nothing. */
+        nextN(n) {
+            return native.nextN(this.#id, n);
+        }
+
+        /** Fill `array` (a BigUint64Array or BigInt64Array) with IDs; returns it. */
+        nextInto(array) {
+            return native.nextInto(this.#id, array);
+        }
+
+        /** What the handle holds (lease, layout, range left). */
+        info() {
+            return native.info(this.#id);
+        }
+
+        /** null while renewals succeed, else the code of the last failed one. */
+        leaseStatus() {
+            return native.leaseStatus(this.#id);
+        }
+
+        /** Take a snowflake ID of this namespace apart. */
+        decode(id) {
+            return native.decodeWith(this.#id, id);
+        }
+
+        /** Release the lease now. Closing again does nothing. */
+        close() {
+            if (this.#id === CLOSED) return;
+            registry.unregister(this);
+            const id = this.#id;
+            this.#id = CLOSED;
+            native.close(id);
+        }
+
+        /** 'snowflake' or 'range'. */
+        get kind() {
+            return this.#kind;
+        }
+
+        get closed() {
+            return this.#id === CLOSED;
+        }
+
+        // `using m = new Minter(...)` closes at the end of the block.
+        [Symbol.dispose]() {
+            this.close();
+        }
     }
 
-    /** As the constructor, without blocking the event loop. */
-    static async open(authority, namespace, options) {
-      const id = await native.openAsync(authority, namespace, options);
-      adopting = id;
-      try {
-        return new this();
-      } catch (e) {
-        adopting = CLOSED;
-        native.close(id);
-        throw e;
-      }
-    }
-
-    /** One ID, as a BigInt. */
-    next() {
-      return native.next(this.#id);
-    }
-
-    /** `n` IDs in a new BigUint64Array, increasing. All or nothing. */
-    nextN(n) {
-      return native.nextN(this.#id, n);
-    }
-
-    /** Fill `array` (a BigUint64Array or BigInt64Array) with IDs; returns it. */
-    nextInto(array) {
-      return native.nextInto(this.#id, array);
-    }
-
-    /** What the handle holds (lease, layout, range left). */
-    info() {
-      return native.info(this.#id);
-    }
-
-    /** null while renewals succeed, else the code of the last failed one. */
-    leaseStatus() {
-      return native.leaseStatus(this.#id);
-    }
-
-    /** Take a snowflake ID of this namespace apart. */
-    decode(id) {
-      return native.decodeWith(this.#id, id);
-    }
-
-    /** Release the lease now. Closing again does nothing. */
-    close() {
-      if (this.#id === CLOSED) return;
-      registry.unregister(this);
-      const id = this.#id;
-      this.#id = CLOSED;
-      native.close(id);
-    }
-
-    /** 'snowflake' or 'range'. */
-    get kind() {
-      return this.#kind;
-    }
-
-    get closed() {
-      return this.#id === CLOSED;
-    }
-
-    // `using m = new Minter(...)` closes at the end of the block.
-    [Symbol.dispose]() {
-      this.close();
-    }
-  }
-
-  return Minter;
+    return Minter;
 }
 
 module.exports = { defineMinter };

@@ -9,26 +9,26 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
 function nodeDir() {
-  if (process.env.IDMINT_NODEDIR) return process.env.IDMINT_NODEDIR;
-  // <prefix>/bin/node ships its headers in <prefix>/include/node.
-  return path.dirname(path.dirname(fs.realpathSync(process.execPath)));
+    if (process.env.IDMINT_NODEDIR) return process.env.IDMINT_NODEDIR;
+    // <prefix>/bin/node ships its headers in <prefix>/include/node.
+    return path.dirname(path.dirname(fs.realpathSync(process.execPath)));
 }
 
 const dir = nodeDir();
 if (!fs.existsSync(path.join(dir, 'include', 'node', 'node_api.h'))) {
-  process.stderr.write(
-    `idmint: no Node headers in ${dir}/include/node: install them (Debian: the nodejs ` +
-      'package ships them) or set IDMINT_NODEDIR\n'
-  );
-  process.exit(1);
+    process.stderr.write(
+        `idmint: no Node headers in ${dir}/include/node: install them (Debian: the nodejs ` +
+            'package ships them) or set IDMINT_NODEDIR\n'
+    );
+    process.exit(1);
 }
 const root = path.join(__dirname, '..');
 let gyp;
 try {
-  gyp = require.resolve('node-gyp/bin/node-gyp.js', { paths: [root] });
+    gyp = require.resolve('node-gyp/bin/node-gyp.js', { paths: [root] });
 } catch (e) {
-  process.stderr.write('idmint: node-gyp is missing: run `npm ci --ignore-scripts` first\n');
-  process.exit(1);
+    process.stderr.write('idmint: node-gyp is missing: run `npm ci --ignore-scripts` first\n');
+    process.exit(1);
 }
 const args = [gyp, 'rebuild', `--nodedir=${dir}`, '--release', ...process.argv.slice(2)];
 const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
