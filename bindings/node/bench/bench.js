@@ -48,6 +48,7 @@ function median(xs) {
 }
 
 function main() {
+    const loadAtStart = os.loadavg()[0];
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idmint-bench-'));
     const url = `sqlite:${dir}/a.db`;
     const handles = [];
@@ -105,7 +106,7 @@ function main() {
         // and one handle's snowflake IDs increase), checked on a fresh sample.
         checkIncreasing(rg, sf);
 
-        report(rates, ratios);
+        report(rates, ratios, loadAtStart);
     } finally {
         for (const close of handles) close();
         fs.rmSync(dir, { recursive: true, force: true });
@@ -128,11 +129,12 @@ function fmt(x) {
     return x >= 1e9 ? `${(x / 1e9).toFixed(2)} G` : `${(x / 1e6).toFixed(1)} M`;
 }
 
-function report(rates, ratios) {
+function report(rates, ratios, loadAtStart) {
     const cpus = os.cpus();
+    const load = `load average ${loadAtStart.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end`;
     console.log(
         `idmint Node binding: node ${process.version}, ${cpus.length} CPUs (${cpus[0].model.trim()}), ` +
-            `${ROUNDS} rounds of ${MS} ms per case, medians`
+            `${ROUNDS} rounds of ${MS} ms per case, medians; ${load}`
     );
     const peer = median(rates['crypto.randomUUID()']);
     console.log(

@@ -12,7 +12,9 @@ function defineMinter(native) {
     // collected; whatever is still open when the thread ends is closed by the
     // addon itself.
     const registry = new FinalizationRegistry((id) => native.close(id));
-    let adopting = CLOSED;
+    // Minter.open() hands the constructor its id behind this token, which no
+    // code outside this closure can name.
+    const ADOPT = Symbol('adopt');
 
     class Minter {
         #id;
@@ -24,24 +26,23 @@ function defineMinter(native) {
          * lease is taken or the first range reserved: see Minter.open().
          */
         constructor(authority, namespace, options) {
-            if (adopting !== CLOSED) {
-                this.#id = adopting;
-                adopting = CLOSED;
-            } else {
-                this.#id = native.open(authority, namespace, options);
+            const id = authority === ADOPT ? namespace : native.open(authority, namespace, options);
+            try {
+                this.#kind = native.kind(id);
+            } catch (e) {
+                native.close(id);
+                throw e;
             }
-            this.#kind = native.kind(this.#id);
-            registry.register(this, this.#id, this);
+            this.#id = id;
+            registry.register(this, id, this);
         }
 
         /** As the constructor, without blocking the event loop. */
         static async open(authority, namespace, options) {
             const id = await native.openAsync(authority, namespace, options);
-            adopting = id;
             try {
-                return new this();
+                return new this(ADOPT, id);
             } catch (e) {
-                adopting = CLOSED;
                 native.close(id);
                 throw e;
             }
