@@ -23,12 +23,17 @@ if (!fs.existsSync(path.join(dir, 'include', 'node', 'node_api.h'))) {
     process.exit(1);
 }
 const root = path.join(__dirname, '..');
-let gyp;
+// Our devDependency in the source tree; an installed package (no dev
+// dependencies) falls back to the node-gyp npm bundles and names in
+// npm_config_node_gyp while it runs the install script.
+let gyp = process.env.npm_config_node_gyp;
 try {
     gyp = require.resolve('node-gyp/bin/node-gyp.js', { paths: [root] });
 } catch (e) {
-    process.stderr.write('idmint: node-gyp is missing: run `npm ci --ignore-scripts` first\n');
-    process.exit(1);
+    if (!gyp) {
+        process.stderr.write('idmint: node-gyp is missing: run `npm ci --ignore-scripts` first\n');
+        process.exit(1);
+    }
 }
 const args = [gyp, 'rebuild', `--nodedir=${dir}`, '--release', ...process.argv.slice(2)];
 const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
