@@ -16,6 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # the test run gets its own process group, ended with it.
 scratch=$(mktemp -d)
 test_pgid=
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
     if [ -n "$test_pgid" ]; then
         kill -KILL -- "-$test_pgid" 2>/dev/null || true

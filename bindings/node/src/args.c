@@ -219,13 +219,14 @@ static int layout_bits(napi_env env, napi_value obj, const char *name, uint8_t *
 static int layout_epoch(napi_env env, napi_value v, int64_t *epoch_ms)
 {
     napi_valuetype t;
-    char *text;
     double d;
-    int rc;
 
     if (type_of(env, v, &t) != 0)
         return -1;
     if (t == napi_string) {
+        char *text;
+        int rc;
+
         if (args_string(env, v, "epoch", &text) != 0)
             return -1;
         rc = idmint_epoch_parse(text, epoch_ms);
@@ -247,13 +248,14 @@ int args_layout(napi_env env, napi_value v, idmint_layout *out)
     idmint_layout l;
     napi_valuetype t;
     napi_value m;
-    char *text;
-    int rc;
 
     idmint_layout_default(&l);
     if (type_of(env, v, &t) != 0)
         return -1;
     if (t == napi_string) {
+        char *text;
+        int rc;
+
         if (args_string(env, v, "layout", &text) != 0)
             return -1;
         rc = idmint_layout_parse(text, &l);

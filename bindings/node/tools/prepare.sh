@@ -1,8 +1,10 @@
+# shellcheck shell=bash
 # Sourced by ci.sh and bench/bench_node.sh (bash, set -euo pipefail), with
 # build_dir (an idmint CMake build tree), here (bindings/node) and scratch
 # (a temp folder the caller removes) set: builds the addon against
 # $build_dir/libidmint.so and the tree's include/idmint.h and exports what
 # node then needs to load it.
+: "${build_dir:?}" "${here:?}" "${scratch:?}"
 for f in libidmint.so idmint; do
     if [ ! -e "$build_dir/$f" ]; then
         echo "$0: $build_dir/$f is missing: build idmint first" >&2
