@@ -273,3 +273,43 @@ test('errors raised in a worker thread carry that thread\u2019s detail', async (
         isIdmint: true,
     });
 });
+
+test(
+    'a failure without detail does not carry the detail of an earlier one',
+    {
+        todo: 'libidmint bug: idmint_next() on an exhausted range returns IDMINT_EEXHAUSTED without setting or clearing idmint_errmsg()',
+    },
+    () => {
+        const tiny = makeAuthority({
+            t: [
+                '--kind',
+                'range',
+                '--start',
+                '1',
+                '--max',
+                '2',
+                '--block',
+                '2',
+                '--max-block',
+                '2',
+            ],
+        });
+        try {
+            const t = new Minter(tiny.url, 't', { deadlineMs: 100 });
+            const got = [t.next(), t.next()];
+            assert.deepEqual(got, [1n, 2n]);
+            assert.throws(() => idmint.decode('abc'), /digits only/); // leaves a detail behind
+            assert.throws(
+                () => t.next(),
+                (e) => {
+                    assert.equal(e.code, 'IDMINT_EEXHAUSTED');
+                    assert.doesNotMatch(e.message, /digits only/);
+                    return true;
+                }
+            );
+            t.close();
+        } finally {
+            tiny.remove();
+        }
+    }
+);
