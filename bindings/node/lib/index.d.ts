@@ -87,7 +87,8 @@ export type ErrorCode =
     | 'IDMINT_ECONFLICT'
     | 'IDMINT_ESTORE'
     | 'IDMINT_ETIMEDOUT'
-    | 'IDMINT_EACCESS';
+    | 'IDMINT_EACCESS'
+    | 'IDMINT_ERESTORED';
 
 export class Minter {
     constructor(authority: string | null | undefined, namespace: string, options?: MinterOptions);
