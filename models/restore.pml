@@ -193,8 +193,9 @@ inline install(start)
 }
 
 /*
- * Probes for check_models.sh; each must fail an assertion, which shows the
- * bounds reach the situation named.
+ * Probes; each must fail an assertion, which shows the bounds reach the
+ * situation named. check_models.sh runs the first two; the other two are
+ * for runs by hand (a twin shows them: FENCE_NO_ABOVE, NO_HISTORY_CHECK).
  * REACH_DISCARD: the marked copy refuses a holder that still holds values.
  * REACH_REPLAY: the restored store answers a retry from its saved record.
  * REACH_FENCE_LIFT: the fence moves next value up.
