@@ -127,6 +127,13 @@ int idmint__incarnation(char out[33]);
 extern _Atomic uint64_t idmint__fork_generation;
 /* Install the atfork handler once. Thread-safe. */
 void idmint__fork_watch(void);
+/*
+ * Around every call into a store or remote authority made by a handle or
+ * its background threads: fork() waits until none is in flight (handle.c).
+ * Never call fork() between enter and leave.
+ */
+void idmint__store_gate_enter(void);
+void idmint__store_gate_leave(void);
 
 /* ==== clock.c: the only reader of the system clocks ==== */
 

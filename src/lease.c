@@ -70,7 +70,9 @@ static void *renew_main(void *arg)
         copy = lk->lease;
         pthread_mutex_unlock(&lk->mu);
 
+        idmint__store_gate_enter();
         rc = idmint__authority_lease_renew(lk->a, &lk->ns, &copy, lk->lease_ms);
+        idmint__store_gate_leave();
         if (rc == 0)
             rc = idmint__history_follow(&lk->history, &copy.history, lk->ns.name);
 
@@ -111,7 +113,9 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
 
     lk = calloc(1, sizeof(*lk));
     if (lk == NULL) {
+        idmint__store_gate_enter();
         idmint_authority_close(a);
+        idmint__store_gate_leave();
         return IDMINT_ENOMEM;
     }
     lk->a = a;
@@ -124,7 +128,9 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     lk->lease.region = opts->region;
     memcpy(lk->lease.holder, incarnation, sizeof(lk->lease.holder));
 
+    idmint__store_gate_enter();
     rc = idmint__authority_lease_acquire(a, ns, lk->lease_ms, opts->clock_wait_ms, &lk->lease);
+    idmint__store_gate_leave();
     if (rc != 0)
         goto fail;
     lk->history = lk->lease.history;
@@ -132,7 +138,9 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     idmint__snowflake_init(sf, l, lk->lease.region, lk->lease.worker_id, lk->lease.fence_found,
                            lk->lease.lease_until, borrow);
     if (pthread_create(&lk->thread, NULL, renew_main, lk) != 0) {
+        idmint__store_gate_enter();
         (void)idmint__authority_lease_release(a, ns, &lk->lease, lk->lease.fence_found);
+        idmint__store_gate_leave();
         rc = idmint__fail(IDMINT_ENOMEM, "cannot start the renewal thread");
         goto fail;
     }
@@ -140,7 +148,9 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     *out = lk;
     return 0;
 fail:
+    idmint__store_gate_enter();
     idmint_authority_close(a);
+    idmint__store_gate_leave();
     pthread_cond_destroy(&lk->cv);
     pthread_mutex_destroy(&lk->mu);
     free(lk);
@@ -176,6 +186,7 @@ void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_for
     pthread_mutex_unlock(&lk->mu);
     if (lk->has_thread)
         pthread_join(lk->thread, NULL);
+    idmint__store_gate_enter();
 
     /* Release so the id can be reused at once; the next taker mints only
      * after the last time value we used. A lost lease is not ours to
@@ -183,6 +194,7 @@ void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_for
     if (atomic_load(&lk->sf->lease_until) != 0)
         (void)idmint__authority_lease_release(lk->a, &lk->ns, &lk->lease, last_time + 1);
     idmint_authority_close(lk->a);
+    idmint__store_gate_leave();
     pthread_cond_destroy(&lk->cv);
     pthread_mutex_destroy(&lk->mu);
     free(lk);

@@ -71,9 +71,14 @@ static int reserve(struct range_supply *rs, uint64_t seq, struct idmint__range *
 {
     char request_id[IDMINT__REQUEST_ID_LEN];
 
+    int rc;
+
     idmint__range_request_id(seq, request_id);
-    return idmint__authority_range_reserve(rs->a, rs->ns, rs->incarnation, request_id, rs->block,
-                                           out);
+    idmint__store_gate_enter();
+    rc =
+        idmint__authority_range_reserve(rs->a, rs->ns, rs->incarnation, request_id, rs->block, out);
+    idmint__store_gate_leave();
+    return rc;
 }
 
 void idmint__range_request_id(uint64_t seq, char out[IDMINT__REQUEST_ID_LEN])
@@ -92,7 +97,9 @@ static void forget_before(struct range_supply *rs, uint64_t seq)
     char before[IDMINT__REQUEST_ID_LEN];
 
     idmint__range_request_id(seq, before);
+    idmint__store_gate_enter();
     (void)idmint__authority_range_forget(rs->a, rs->ns, rs->incarnation, before, NULL);
+    idmint__store_gate_leave();
 }
 
 static int needs_refill_locked(const struct range_supply *rs)
@@ -362,7 +369,9 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
     int rc;
 
     if (rs == NULL) {
+        idmint__store_gate_enter();
         idmint_authority_close(a);
+        idmint__store_gate_leave();
         return IDMINT_ENOMEM;
     }
     rs->a = a;
@@ -395,7 +404,9 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
     *out = rs;
     return 0;
 fail:
+    idmint__store_gate_enter();
     idmint_authority_close(a);
+    idmint__store_gate_leave();
     pthread_cond_destroy(&rs->cv_done);
     pthread_cond_destroy(&rs->cv_work);
     pthread_mutex_destroy(&rs->mu);
@@ -424,7 +435,9 @@ void idmint__range_close(struct range_supply *rs, int is_forked_child)
      * would wait out the store's retries for a few records. */
     if (!is_transient(rs->last_err))
         forget_before(rs, rs->request_seq);
+    idmint__store_gate_enter();
     idmint_authority_close(rs->a);
+    idmint__store_gate_leave();
     pthread_cond_destroy(&rs->cv_done);
     pthread_cond_destroy(&rs->cv_work);
     pthread_mutex_destroy(&rs->mu);

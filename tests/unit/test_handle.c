@@ -365,6 +365,54 @@ static void test_handle__forked_child_cannot_mint_while_the_parent_goes_on(void 
     idmint_close(m);
 }
 
+/*
+ * fork() while the refill thread is inside a store transaction (blocks of
+ * 100, refills all the time): without the store gate the child inherits a
+ * held SQLite lock with no thread to end it, and its own new handle waits
+ * on it forever or fails "database is locked".
+ */
+static void test_handle__a_child_forked_during_refills_opens_its_own_handle(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t *ids = malloc(5000 * sizeof(*ids));
+    idmint_options o;
+    idmint *m;
+
+#ifdef __SANITIZE_THREAD__
+    /* TSan cannot start threads in the child of a threaded fork(). */
+    free(ids);
+    skip();
+#endif
+    assert_non_null(ids);
+    create_range(f, "busy", 1, UINT64_C(1) << 40, 100);
+    idmint_options_init(&o);
+    o.range_block = 100;
+    assert_int_equal(idmint_open(&m, f->url, "busy", &o), 0);
+    for (int round = 0; round < 30; round++) {
+        pid_t pid;
+        int status;
+
+        assert_int_equal(idmint_next_n(m, ids, 5000), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            idmint *child = NULL;
+            uint64_t got[50];
+
+            alarm(20); /* a wedged child fails the test instead of hanging it */
+            if (idmint_open(&child, f->url, "busy", &o) != 0 || idmint_next_n(child, got, 50) != 0)
+                _exit(1);
+            idmint_close(child);
+            _exit(0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    idmint_close(m);
+    free(ids);
+}
+
 static void test_handle__range_reaches_its_maximum_with_exhausted_and_no_wrap(void **state)
 {
     struct fixture *f = *state;
@@ -699,6 +747,7 @@ int main(void)
         T(test_handle__refused_renewal_makes_the_next_mint_fail),
         T(test_handle__disabled_namespace_mints_until_the_lease_end_then_fails),
         T(test_handle__outage_mints_until_the_lease_end_then_fails),
+        T(test_handle__a_child_forked_during_refills_opens_its_own_handle),
         T(test_handle__forked_child_cannot_mint_while_the_parent_goes_on),
         T(test_handle__range_reaches_its_maximum_with_exhausted_and_no_wrap),
         T(test_handle__disabled_namespace_refuses_open_and_refill),
