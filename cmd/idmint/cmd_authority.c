@@ -29,6 +29,8 @@ static const char authority_usage[] =
     "give less only if no holder was ever given longer), every range namespace\n"
     "moves above N (the highest ID in use downstream) or forward by K, and each\n"
     "range namespace must be named. Nothing moves backwards. Both are audited.\n"
+    "Read N after every process of the lost history has stopped: a running one\n"
+    "may still hand out up to two blocks it holds (docs/operations.md).\n"
     "Run fence after ANY restore: a file copied back, pg_restore, a point-in-time\n"
     "recovery, an etcd snapshot restore, a promoted replica.\n";
 
