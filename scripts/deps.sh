@@ -10,6 +10,7 @@ pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev cpp
       libssl-dev libjansson-dev libinih-dev libpq-dev python3 curl spin faketime etcd-server
       chromium fonts-dejavu-core # headless Chromium: tests/daemon/test_status.py
       golang-go                  # bindings/go
+      python3-pytest python3-venv python3-setuptools python3-wheel python3-dev # bindings/python
       file dpkg-dev)             # the Debian package: tests/install/test_install.sh
 missing=()
 for p in "${pkgs[@]}"; do
@@ -18,4 +19,9 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
     echo "deps: installing ${missing[*]}"
     bash tests/support/apt-no-start.sh "${missing[@]}"
+fi
+# The Node.js binding's build tool (node-gyp), pinned by its package-lock.json.
+if [ ! -x bindings/node/node_modules/.bin/node-gyp ]; then
+    echo "deps: npm ci in bindings/node (node-gyp)"
+    (cd bindings/node && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
 fi
