@@ -32,20 +32,15 @@ fail() {
     echo "pg_restore: FAIL: $*" >&2
     exit 1
 }
+# shellcheck source=../support/restore_drill.sh
+. "$(dirname "$0")/../support/restore_drill.sh"
 
 as_super -d postgres -c "CREATE DATABASE $DB"
 export IDMINT_AUTHORITY="postgresql://postgres@$HOST:$PORT/$DB"
 "$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null
 "$IDMINT" ns create rg --kind range --block 100 >/dev/null
 
-pids=()
-for i in 1 2; do
-    "$IDMINT" mint --ns sf -n 1000000 --rate 2000 --lease 2 --renew 1 >"$d/lost.sf.$i" \
-        2>"$d/err.sf.$i" &
-    pids+=($!)
-    "$IDMINT" mint --ns rg -n 1000000 --rate 2000 >"$d/lost.rg.$i" 2>"$d/err.rg.$i" &
-    pids+=($!)
-done
+drill_start "$d"
 sleep 1.5
 "$BIN/pg_dump" -h "$HOST" -p "$PORT" -U postgres -Fc -f "$d/dump" "$DB"
 sleep 1.5 # minting goes on past the dump
@@ -53,15 +48,7 @@ sleep 1.5 # minting goes on past the dump
     -d "$DB" "$d/dump"
 restored=$SECONDS
 
-for i in "${!pids[@]}"; do
-    rc=0
-    timeout $((15 * scale)) tail --pid="${pids[$i]}" -f /dev/null || fail "minter $i did not stop"
-    wait "${pids[$i]}" || rc=$?
-    [ "$rc" = 1 ] || fail "minter $i exited $rc, not 1"
-done
-for f in "$d"/err.*; do
-    grep -q "authority restored or rewound" "$f" || fail "$f: $(cat "$f")"
-done
+drill_stopped "$d" pg
 echo "all 4 live processes stopped at their next contact, $((SECONDS - restored)) s after the restore"
 
 rc=0
@@ -69,16 +56,5 @@ rc=0
 [ "$rc" = 1 ] && grep -q "needs --above rg=N" "$d/fence.err" || fail "fence without --above: $rc"
 max_rg=$(cat "$d"/lost.rg.* | sort -n | tail -1)
 "$IDMINT" authority fence --above "rg=$max_rg" --max-lease 3 >/dev/null
-"$IDMINT" mint --ns sf -n 3000 >"$d/fresh.sf"
-"$IDMINT" mint --ns rg -n 3000 >"$d/fresh.rg"
-for ns in sf rg; do
-    lost_n=$(cat "$d"/lost.$ns.* | wc -l)
-    [ "$lost_n" -gt 1000 ] || fail "only $lost_n $ns IDs before the restore"
-    dups=$(cat "$d"/lost.$ns.* "$d/fresh.$ns" | sort | uniq -d | wc -l)
-    [ "$dups" = 0 ] || fail "$dups duplicate $ns IDs"
-    fresh_min=$(sort -n "$d/fresh.$ns" | sed -n 1p)
-    lost_max=$(cat "$d"/lost.$ns.* | sort -n | tail -1)
-    [ "$fresh_min" -gt "$lost_max" ] || fail "fresh $ns ID $fresh_min <= $lost_max of the lost history"
-    echo "$ns: $lost_n IDs before and across the restore, 3000 after the fence, 0 duplicates"
-done
+drill_fresh "$d" pg
 echo "pg restore drill: ok"

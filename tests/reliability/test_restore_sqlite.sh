@@ -20,24 +20,17 @@ fail() {
     echo "FAIL: $*" >&2
     exit 1
 }
+# shellcheck source=../support/restore_drill.sh
+. "$(dirname "$0")/../support/restore_drill.sh"
 
 drill() {
-    local mode=$1 d="$dir/$1" i rc
+    local mode=$1 d="$dir/$1" rc
     mkdir -p "$d"
     export IDMINT_AUTHORITY="sqlite:$d/a.db"
     "$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null
     "$IDMINT" ns create rg --kind range --block 100 >/dev/null
 
-    # Two of each kind, 2,000 IDs a second: renewals every second, a range
-    # refill every 25 ms.
-    local pids=()
-    for i in 1 2; do
-        "$IDMINT" mint --ns sf -n 1000000 --rate 2000 --lease 2 --renew 1 >"$d/lost.sf.$i" \
-            2>"$d/err.sf.$i" &
-        pids+=($!)
-        "$IDMINT" mint --ns rg -n 1000000 --rate 2000 >"$d/lost.rg.$i" 2>"$d/err.rg.$i" &
-        pids+=($!)
-    done
+    drill_start "$d"
     sleep 1.5
     if [ "$mode" = backup ]; then
         "$IDMINT" authority backup "$d/b.db" >/dev/null
@@ -51,15 +44,7 @@ drill() {
     sqlite3 "$d/a.db" ".timeout 5000" ".restore $d/b.db"
     local restored=$SECONDS
 
-    for i in "${!pids[@]}"; do
-        rc=0
-        timeout $((10 * scale)) tail --pid="${pids[$i]}" -f /dev/null || fail "$mode: minter $i did not stop"
-        wait "${pids[$i]}" || rc=$?
-        [ "$rc" = 1 ] || fail "$mode: minter $i exited $rc, not 1"
-    done
-    for f in "$d"/err.*; do
-        grep -q "authority restored or rewound" "$f" || fail "$mode: $f: $(cat "$f")"
-    done
+    drill_stopped "$d" "$mode"
     [ $((SECONDS - restored)) -le $((5 * scale)) ] || fail "$mode: minters took $((SECONDS - restored)) s to stop"
     echo "$mode: all 4 live processes stopped at their next contact"
 
@@ -95,20 +80,7 @@ drill() {
     [ "$mode" != backup ] || sqlite3 "$d/a.db" "SELECT action FROM audit" | grep -q "authority.backup" ||
         fail "backup not audited"
 
-    "$IDMINT" mint --ns sf -n 3000 >"$d/fresh.sf"
-    "$IDMINT" mint --ns rg -n 3000 >"$d/fresh.rg"
-    for ns in sf rg; do
-        local lost_n fresh_min lost_max
-        lost_n=$(cat "$d"/lost.$ns.* | wc -l)
-        [ "$lost_n" -gt 1000 ] || fail "$mode: only $lost_n $ns IDs before the restore"
-        [ "$(wc -l <"$d/fresh.$ns")" = 3000 ] || fail "$mode: fresh $ns minter"
-        dups=$(cat "$d"/lost.$ns.* "$d/fresh.$ns" | sort | uniq -d | wc -l)
-        [ "$dups" = 0 ] || fail "$mode: $dups duplicate $ns IDs"
-        fresh_min=$(sort -n "$d/fresh.$ns" | sed -n 1p)
-        lost_max=$(cat "$d"/lost.$ns.* | sort -n | tail -1)
-        [ "$fresh_min" -gt "$lost_max" ] || fail "$mode: fresh $ns ID $fresh_min <= $lost_max of the lost history"
-        echo "$mode: $ns: $lost_n IDs before and across the restore, 3000 after the fence, 0 duplicates"
-    done
+    drill_fresh "$d" "$mode"
 }
 
 drill backup
