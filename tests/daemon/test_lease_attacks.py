@@ -284,6 +284,35 @@ def test_deleted_database_turns_readyz_red():
     S.stop_daemon(d, "second daemon: SIGTERM exits 0")
 
 
+def test_restored_authority_stops_the_daemon():
+    """Issue 14: a backup put back under a running daemon. Its next renewal sees
+    the history go backwards: minting stops, /readyz turns red with the fix, and
+    the daemon takes no new lease from the rewound store by itself."""
+    config = "[mint]\nnamespaces = default\nlease_ms = 4000\nrenew_ms = 300\n"
+    d = S.daemon(IDMINTD, config=config)
+    S.ok(H.wait_for(lambda: d.get("/readyz").status == 200, 15), "third daemon ready",
+         d.log()[-800:])
+    backup = os.path.join(d.dir, "backup.db")
+    subprocess.run([IDMINT, "--authority", d.authority, "authority", "backup", backup],
+                   check=True, capture_output=True)
+    j = S.json_ok(d.get("/v1/ids?count=10"), 200, "mint before the restore")
+    time.sleep(1)  # renewals go on past the backup
+    subprocess.run(["sqlite3", d.db, ".timeout 5000", ".restore " + backup], check=True)
+    # Red at once (the lease is gone), with the reason once the 1 s tick has seen why.
+    red = H.wait_for(lambda: "went backwards" in d.get("/readyz").text, 5)
+    r = d.get("/readyz")
+    S.ok(red and "went backwards" in r.text and "idmint authority fence" in r.text,
+         "/readyz turns red and names the fix", "%s %s" % (r.status, r.text))
+    S.ok("the authority went backwards" in d.log(), "the log says why", d.log()[-1200:])
+    r = d.get("/v1/ids?count=1")
+    S.ok(r.status == 503, "no more IDs from the rewound history", "%s %s" % (r.status,
+                                                                            H.snip(r.body)))
+    time.sleep(1.5)  # past the recovery backoff: still no new lease of its own
+    S.ok(d.get("/readyz").status == 503, "still red: no new lease from the rewound store")
+    S.ok(j is not None and len(j["ids"]) == 10, "minted before the restore", repr(j))
+    S.stop_daemon(d, "third daemon: SIGTERM exits 0")
+
+
 def test_no_duplicates():
     ids = State.ids
     dups = len(ids) - len(set(ids))
@@ -311,6 +340,7 @@ def main():
     S.run("duplicates", test_no_duplicates)
     S.stop_daemon(d, "SIGTERM exits 0")
     S.run("deleted database", test_deleted_database_turns_readyz_red)
+    S.run("restored authority", test_restored_authority_stops_the_daemon)
     S.finish()
 
 
