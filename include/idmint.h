@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define IDMINT_VERSION_MAJOR 0
-#define IDMINT_VERSION_MINOR 1
+#define IDMINT_VERSION_MINOR 2
 #define IDMINT_VERSION_PATCH 0
 #define IDMINT_VERSION_NUM                                                                         \
     ((IDMINT_VERSION_MAJOR << 16) | (IDMINT_VERSION_MINOR << 8) | IDMINT_VERSION_PATCH)

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DAEMON_VERSION    "0.1.0"
+#define DAEMON_VERSION    "0.2.0"
 #define DAEMON_MAX_TOKENS 64
 #define HANDLES_MAX       METRICS_MAX_NS /* namespaces one daemon mints from */
 
