@@ -264,8 +264,8 @@ static int ns_info_size_check(const idmint_ns_info *info)
  * Check and store namespace @p info (the library's own copy) with the floor
  * and origin given: idmint_ns_create passes none, idmint_ns_migrate its own.
  */
-static int ns_create_checked(struct idmint_authority *a, const idmint_ns_info *info, uint64_t floor,
-                             const char *origin)
+int idmint__authority_ns_create_floor(struct idmint_authority *a, const idmint_ns_info *info,
+                                      uint64_t floor, const char *origin)
 {
     idmint_ns_info ns;
     char actor[64];
@@ -331,13 +331,7 @@ int idmint_ns_create(idmint_authority *a, const idmint_ns_info *info)
     if (a->remote != NULL)
         return a->remote->ops->ns_create(a->remote, &in);
     /* A floor and an origin are a migration's to set (idmint_ns_migrate). */
-    return ns_create_checked(a, &in, 0, "");
-}
-
-int idmint__authority_ns_create_floor(struct idmint_authority *a, const idmint_ns_info *info,
-                                      uint64_t floor, const char *origin)
-{
-    return ns_create_checked(a, info, floor, origin);
+    return idmint__authority_ns_create_floor(a, &in, 0, "");
 }
 
 /* Read @p name from the store into @p info, creating "default" on first use. */

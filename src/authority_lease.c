@@ -64,7 +64,7 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
 {
     const idmint_layout *l;
     char actor[64];
-    uint64_t now_unit;
+    uint64_t now_unit, floor_unit;
     int64_t now_ms;
     int rc = check_args(a, ns, lease);
 
@@ -84,8 +84,9 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
                                   lease_end(l, now_ms, lease_ms), lease, actor, now_ms);
     /* A migrated or fenced namespace never mints at or below its floor: the
      * first time unit this holder may use lies past it. */
-    if (rc == 0 && lease->fence_found < idmint__floor_fence_unit(l, ns->floor))
-        lease->fence_found = idmint__floor_fence_unit(l, ns->floor);
+    floor_unit = idmint__floor_fence_unit(l, ns->floor);
+    if (rc == 0 && lease->fence_found < floor_unit)
+        lease->fence_found = floor_unit;
     if (rc == 0)
         lease->fence_ahead_ms =
             lease->fence_found > now_unit ? (lease->fence_found - now_unit) * l->unit_ms : 0;

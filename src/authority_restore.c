@@ -74,7 +74,7 @@ static int snowflake_passes(const idmint_ns_info *info, uint64_t floor, int64_t 
 {
     const idmint_layout *l = &info->layout;
     uint64_t first = idmint__floor_fence_unit(l, floor) + 1;
-    char when[32];
+    char when[32], advice[96] = "more time bits";
     int64_t epoch_max;
 
     if (first <= idmint__unit_max(l))
@@ -84,20 +84,13 @@ static int snowflake_passes(const idmint_ns_info *info, uint64_t floor, int64_t 
                                        ? INT64_MAX
                                        : (int64_t)(first * l->unit_ms));
     if (epoch_max > 0 && idmint_format_iso8601(epoch_max, when, sizeof(when)) == 0)
-        return idmint__fail(IDMINT_EINVAL,
-                            "namespace '%s': its IDs cannot pass the floor %llu before its %u time "
-                            "bits run out (the first ID above it would need time unit %llu); an "
-                            "epoch at or before %s, a longer unit, or fewer region, worker or "
-                            "sequence bits would work",
-                            info->name, (unsigned long long)floor, (unsigned)l->time_bits,
-                            (unsigned long long)first, when);
+        snprintf(advice, sizeof(advice), "an epoch at or before %s", when);
     return idmint__fail(IDMINT_EINVAL,
                         "namespace '%s': its IDs cannot pass the floor %llu before its %u time "
-                        "bits run out (the first ID above it would need time unit %llu); more "
-                        "time bits, a longer unit, or fewer region, worker or sequence bits "
-                        "would work",
+                        "bits run out (the first ID above it would need time unit %llu); %s, a "
+                        "longer unit, or fewer region, worker or sequence bits would work",
                         info->name, (unsigned long long)floor, (unsigned)l->time_bits,
-                        (unsigned long long)first);
+                        (unsigned long long)first, advice);
 }
 
 /* Create @p in (the library's copy) above @p floor as a migration from @p old. */
@@ -285,7 +278,6 @@ int idmint_authority_fence(idmint_authority *a, const idmint_fence_range *ranges
     struct idmint__fence_step *steps = NULL;
     idmint_ns_info *list = NULL, probe;
     char actor[64], history[33];
-    uint8_t raw[16];
     size_t count = 0, i;
     int64_t until_ms;
     int rc = idmint__authority_check(a);
@@ -322,9 +314,8 @@ int idmint_authority_fence(idmint_authority *a, const idmint_fence_range *ranges
     for (i = 0; i < count && rc == 0; i++)
         rc = plan_step(&list[i], ranges, n, until_ms, &steps[i]);
     free(list);
-    if (rc == 0 && (rc = idmint__entropy(raw, sizeof(raw))) == 0) {
-        for (i = 0; i < sizeof(raw); i++)
-            snprintf(history + 2 * i, 3, "%02x", raw[i]);
+    /* A history id is made like a holder's incarnation: 128 random bits. */
+    if (rc == 0 && (rc = idmint__incarnation(history)) == 0) {
         idmint__authority_actor(a, actor, sizeof(actor));
         rc = idmint__store_fence(a->st, steps, count, history, actor, idmint__authority_now_ms(a));
     }

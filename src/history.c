@@ -8,6 +8,16 @@
 #include <stdio.h>
 #include <string.h>
 
+int idmint__history_id_valid(const char *id)
+{
+    size_t i;
+
+    for (i = 0; i < 32; i++)
+        if (idmint__hex_value(id[i]) < 0 || (id[i] >= 'A' && id[i] <= 'F'))
+            return 0;
+    return id[32] == '\0';
+}
+
 int idmint__history_follow(struct idmint__history *seen, const struct idmint__history *got,
                            const char *ns)
 {

@@ -25,10 +25,9 @@ struct lease_keeper {
     struct snowflake *sf; /* borrowed from the handle */
     uint32_t lease_ms;
     uint32_t renew_ms;
-    pthread_mutex_t mu; /* guards lease and is_stopping */
-    pthread_cond_t cv;  /* wakes the renewal thread to stop */
-    struct idmint__lease lease;
-    struct idmint__history history; /* the latest the store showed us */
+    pthread_mutex_t mu;         /* guards lease and is_stopping */
+    pthread_cond_t cv;          /* wakes the renewal thread to stop */
+    struct idmint__lease lease; /* its history: the latest the store showed us */
     int is_stopping;
     int has_thread;
     _Atomic int renew_err; /* last renewal's failure, 0 after a success */
@@ -73,8 +72,11 @@ static void *renew_main(void *arg)
         idmint__store_gate_enter();
         rc = idmint__authority_lease_renew(lk->a, &lk->ns, &copy, lk->lease_ms);
         idmint__store_gate_leave();
-        if (rc == 0)
-            rc = idmint__history_follow(&lk->history, &copy.history, lk->ns.name);
+        if (rc == 0) {
+            struct idmint__history seen = lk->lease.history; /* only this thread writes it */
+
+            rc = idmint__history_follow(&seen, &copy.history, lk->ns.name);
+        }
 
         pthread_mutex_lock(&lk->mu);
         atomic_store(&lk->renew_err, rc);
@@ -133,7 +135,6 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     idmint__store_gate_leave();
     if (rc != 0)
         goto fail;
-    lk->history = lk->lease.history;
     borrow = (opts->max_borrow_ms + l->unit_ms - 1) / l->unit_ms;
     idmint__snowflake_init(sf, l, lk->lease.region, lk->lease.worker_id, lk->lease.fence_found,
                            lk->lease.lease_until, borrow);

@@ -41,13 +41,11 @@ struct range_supply {
     uint64_t nxt_end;
     int has_next;
     int is_wanted;        /* a caller is waiting: try even after a refusal */
-    int last_err;         /* outcome of the last reservation attempt */
+    int last_err;         /* outcome of the last reservation; IDMINT_ERESTORED is final */
     char last_why[512];   /* its message: set on the refill thread, shown on the caller's */
     uint64_t attempts;    /* reservation attempts completed */
     uint64_t request_seq; /* request id of the next reservation; refill thread only */
     int is_stopping;
-    int is_restored; /* the store went backwards: final, nothing more is handed out */
-    char restored_why[512];
     struct idmint__history history; /* the latest the store showed us */
     int has_thread;
     pthread_t thread;
@@ -125,15 +123,11 @@ static void install_locked(struct range_supply *rs, const struct idmint__range *
  */
 static void stop_restored_locked(struct range_supply *rs)
 {
-    char why[512];
-
-    snprintf(why, sizeof(why), "%s", idmint_errmsg());
-    rs->is_restored = 1;
-    rs->last_err = IDMINT_ERESTORED;
+    snprintf(rs->last_why, sizeof(rs->last_why), "%s", idmint_errmsg());
+    rs->last_err = IDMINT_ERESTORED; /* final: the refill thread ends */
     rs->cur_next = rs->cur_end;
     rs->has_next = 0;
     atomic_store(&rs->cache_id, atomic_fetch_add(&next_cache_id, 1));
-    snprintf(rs->restored_why, sizeof(rs->restored_why), "%s", why);
     pthread_cond_broadcast(&rs->cv_done);
 }
 
@@ -207,8 +201,8 @@ static int take_shared(struct range_supply *rs, uint64_t want, uint64_t *start, 
     pthread_mutex_lock(&rs->mu);
     seen_attempts = rs->attempts;
     for (;;) {
-        if (rs->is_restored) {
-            rc = idmint__fail(IDMINT_ERESTORED, "%s", rs->restored_why);
+        if (rs->last_err == IDMINT_ERESTORED) {
+            rc = idmint__fail(IDMINT_ERESTORED, "%s", rs->last_why);
             break;
         }
         if (rs->cur_next < rs->cur_end) {
@@ -345,7 +339,7 @@ int idmint__range_status(struct range_supply *rs)
     int restored;
 
     pthread_mutex_lock(&rs->mu);
-    restored = rs->is_restored;
+    restored = rs->last_err == IDMINT_ERESTORED;
     pthread_mutex_unlock(&rs->mu);
     return restored ? IDMINT_ERESTORED : 0;
 }

@@ -71,11 +71,14 @@ static int backup(int argc, char **argv, struct args_common *common)
     return rc;
 }
 
-/* "NS=N" into @p r; CLI_EXIT_USAGE with a message when malformed. */
-static int parse_range_arg(const char *flag, const char *text, int is_skip, idmint_fence_range *r)
+/*
+ * "NS=N" into @p r, the name copied into @p name (64 bytes, owned by the
+ * caller for as long as @p r), and *n counted up; CLI_EXIT_USAGE with a
+ * message when malformed.
+ */
+static int parse_range_arg(const char *flag, const char *text, int is_skip, char *name,
+                           idmint_fence_range *r, size_t *n)
 {
-    static char names[64][64];
-    static size_t used;
     const char *eq = strchr(text, '=');
     size_t len = eq != NULL ? (size_t)(eq - text) : 0;
     char cmd[64];
@@ -83,20 +86,18 @@ static int parse_range_arg(const char *flag, const char *text, int is_skip, idmi
     int rc;
 
     snprintf(cmd, sizeof(cmd), "authority fence %s", flag);
-    if (eq == NULL || len == 0 || len >= sizeof(names[0]))
+    if (eq == NULL || len == 0 || len >= 64)
         return cli_usage("authority fence: %s '%s': want NS=N", flag, text);
-    if (used >= sizeof(names) / sizeof(names[0]))
-        return cli_usage("authority fence: more than %zu range namespaces",
-                         sizeof(names) / sizeof(names[0]));
-    memcpy(names[used], text, len);
-    names[used][len] = '\0';
-    if ((rc = args_ns_name("authority fence", names[used])) != CLI_EXIT_OK)
+    memcpy(name, text, len);
+    name[len] = '\0';
+    if ((rc = args_ns_name("authority fence", name)) != CLI_EXIT_OK)
         return rc;
-    if ((rc = args_u64(cmd, names[used], eq + 1, is_skip ? 1 : 0, MAX_ID_VALUE, &v)) != CLI_EXIT_OK)
+    if ((rc = args_u64(cmd, name, eq + 1, is_skip ? 1 : 0, MAX_ID_VALUE, &v)) != CLI_EXIT_OK)
         return rc;
-    r->ns = names[used++];
+    r->ns = name;
     r->is_skip = is_skip;
     r->value = v;
+    (*n)++;
     return CLI_EXIT_OK;
 }
 
@@ -122,13 +123,17 @@ static const char *option_value(int argc, char **argv, int *i, const char *name,
 static int fence(int argc, char **argv, struct args_common *common)
 {
     idmint_fence_range *ranges = calloc((size_t)argc + 1, sizeof(*ranges));
+    char(*names)[64] = calloc((size_t)argc + 1, sizeof(*names));
     idmint_authority *a = NULL;
     uint64_t max_lease_s = MAX_LEASE_SECONDS;
     size_t n = 0;
     int i, rc = CLI_EXIT_OK;
 
-    if (ranges == NULL)
+    if (ranges == NULL || names == NULL) {
+        free(ranges);
+        free(names);
         return cli_error("authority fence: out of memory");
+    }
     /* --above and --skip repeat, so this command reads its own flags. */
     for (i = 0; i < argc && rc == CLI_EXIT_OK; i++) {
         const char *v;
@@ -136,9 +141,9 @@ static int fence(int argc, char **argv, struct args_common *common)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
             common->wants_help = 1;
         else if ((v = option_value(argc, argv, &i, "--above", &rc)) != NULL)
-            rc = parse_range_arg("--above", v, 0, &ranges[n++]);
+            rc = parse_range_arg("--above", v, 0, names[n], &ranges[n], &n);
         else if (rc == CLI_EXIT_OK && (v = option_value(argc, argv, &i, "--skip", &rc)) != NULL)
-            rc = parse_range_arg("--skip", v, 1, &ranges[n++]);
+            rc = parse_range_arg("--skip", v, 1, names[n], &ranges[n], &n);
         else if (rc == CLI_EXIT_OK &&
                  (v = option_value(argc, argv, &i, "--max-lease", &rc)) != NULL)
             rc = args_u64("authority fence", "--max-lease", v, 1, MAX_LEASE_SECONDS, &max_lease_s);
@@ -166,6 +171,7 @@ static int fence(int argc, char **argv, struct args_common *common)
     }
     idmint_authority_close(a);
     free(ranges);
+    free(names);
     return rc;
 }
 

@@ -612,18 +612,14 @@ static int http_ns_set_disabled(struct remote *st, const char *name, int disable
 static int history_from_json(const struct http_remote *h, json_t *o, struct idmint__history *out)
 {
     struct idmint__history res = {"", 0};
-    size_t i;
 
     if (json_object_get(o, "history") == NULL) {
         *out = res;
         return 0;
     }
-    if (get_text(o, "history", res.id, sizeof(res.id)) != 0 || strlen(res.id) != 32 ||
+    if (get_text(o, "history", res.id, sizeof(res.id)) != 0 || !idmint__history_id_valid(res.id) ||
         get_u64(o, "grant_seq", &res.seq) != 0)
         return http_bad_reply(h, "'history' or 'grant_seq'");
-    for (i = 0; i < 32; i++)
-        if (idmint__hex_value(res.id[i]) < 0)
-            return http_bad_reply(h, "'history'");
     *out = res;
     return 0;
 }

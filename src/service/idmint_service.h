@@ -124,6 +124,8 @@ struct idmint__history {
  */
 int idmint__history_follow(struct idmint__history *seen, const struct idmint__history *got,
                            const char *ns);
+/* 1 when @p id is a history id: exactly 32 lowercase hex digits. */
+int idmint__history_id_valid(const char *id);
 
 /* ==== worker leases (authority_lease.c) ==== */
 

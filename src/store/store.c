@@ -297,12 +297,11 @@ int idmint__store_backup(struct store *st, const char *dest, const char *actor, 
 int idmint__store_fence(struct store *st, const struct idmint__fence_step *steps, size_t n,
                         const char *history_id, const char *actor, int64_t now_ms)
 {
-    int rc;
-
     if (st == NULL || (n > 0 && steps == NULL))
         return idmint__fail(IDMINT_EINVAL, "fence: no store or no steps");
-    if ((rc = check_id(history_id, "history id")) != 0)
-        return rc;
+    if (history_id == NULL || !idmint__history_id_valid(history_id))
+        return idmint__fail(IDMINT_EINVAL, "fence: history id '%.40s' is not 32 hex digits",
+                            history_id != NULL ? history_id : "(null)");
     if (st->ops->version < STORE_OPS_V3 || st->ops->fence == NULL)
         return idmint__fail(IDMINT_EINVAL, "fence: the %s store cannot be fenced by this idmint",
                             st->ops->scheme);

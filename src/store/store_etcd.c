@@ -1009,17 +1009,6 @@ static json_t *audit_result(const struct etcd_store *s, const struct etcd_kv *kv
 
 /* ==== the authority's history ==== */
 
-/* 1 when @p id is a history id: 32 lowercase hex digits. */
-static int is_history_id(const char *id)
-{
-    size_t i;
-
-    for (i = 0; i < 32; i++)
-        if (id[i] == '\0' || idmint__hex_value(id[i]) < 0 || (id[i] >= 'A' && id[i] <= 'F'))
-            return 0;
-    return id[32] == '\0';
-}
-
 /* IDMINT_ERESTORED: a granting write found P/history gone, and changed nothing. */
 static int history_missing(const struct etcd_store *s)
 {
@@ -1039,7 +1028,7 @@ static int history_id_of(const struct etcd_store *s, const struct etcd_kv *kv, c
 
     if (o == NULL)
         return IDMINT_ESTORE;
-    if (v == NULL || !is_history_id(v))
+    if (v == NULL || !idmint__history_id_valid(v))
         rc = etcd_bad_value(s, kv->key, "a history id");
     else
         memcpy(id, v, 33);
@@ -2314,9 +2303,6 @@ static int etcd_fence(struct store *st, const struct idmint__fence_step *steps, 
     size_t i, j;
     int rc, lost;
 
-    if (!is_history_id(history_id))
-        return idmint__fail(IDMINT_EINVAL, "fence: history id '%.40s' is not 32 hex digits",
-                            history_id);
     /* One txn puts a key once. */
     for (i = 0; i < n; i++)
         for (j = 0; j < i; j++)

@@ -503,17 +503,6 @@ static void col_text(const PGresult *r, int row, int col, char *buf, size_t size
     snprintf(buf, size, "%s", pq.getvalue(r, row, col));
 }
 
-/* 1 when @p id is a history id: 32 lowercase hex digits. */
-static int is_history_id(const char *id)
-{
-    size_t i;
-
-    for (i = 0; i < 32; i++)
-        if (id[i] == '\0' || idmint__hex_value(id[i]) < 0 || (id[i] >= 'A' && id[i] <= 'F'))
-            return 0;
-    return id[32] == '\0';
-}
-
 /*
  * The history of the granting write whose only row is @p r, from its
  * HISTORY_COLUMNS at @p col. IDMINT_ERESTORED without the history row (a
@@ -528,7 +517,7 @@ static int history_from(const struct pg_store *s, const PGresult *r, int col,
 {
     const char *id = pq.getvalue(r, 0, col + 1);
 
-    if (!is_history_id(id))
+    if (!idmint__history_id_valid(id))
         return idmint__fail(IDMINT_ERESTORED,
                             "postgres %s: idmint.history holds no history id: a partial restore, "
                             "or the row was deleted; run 'idmint authority fence' on it "
@@ -1754,9 +1743,6 @@ static int postgres_fence(struct store *st, const struct idmint__fence_step *ste
     struct fence_call c = {steps, n, history_id, actor, now_ms, NULL};
     int rc;
 
-    if (!is_history_id(history_id))
-        return idmint__fail(IDMINT_EINVAL, "fence: history id '%.40s' is not 32 hex digits",
-                            history_id);
     if (n > 0 && (c.details = calloc(n, sizeof(*c.details))) == NULL)
         return idmint__fail(IDMINT_ENOMEM, "fence: out of memory");
     /* Not retried after a lost connection: a repeat would audit twice. */

@@ -190,14 +190,11 @@ static const char sq_migrate_2_sql[] =
  */
 static int sq_history_insert_sql(char *buf, size_t size)
 {
-    uint8_t raw[16];
     char hex[33];
-    size_t i;
+    int rc = idmint__incarnation(hex); /* 128 random bits, as a holder's */
 
-    if (idmint__entropy(raw, sizeof(raw)) != 0)
-        return idmint__fail(IDMINT_EUNAVAILABLE, "no randomness for a new history id");
-    for (i = 0; i < sizeof(raw); i++)
-        snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+    if (rc != 0)
+        return rc;
     snprintf(buf, size, "INSERT INTO history (id, seq, backup_ms) VALUES ('%s', 1, 0)", hex);
     return 0;
 }
