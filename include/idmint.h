@@ -695,6 +695,139 @@ IDMINT_API IDMINT_NODISCARD int idmint_audit_list(idmint_authority *a, int64_t a
                                                   size_t limit, idmint_audit_entry **out,
                                                   size_t *n);
 
+/* ==== Provenance: who minted an ID, and duplicates seen downstream ==== */
+
+/**
+ * One recorded grant, an element of idmint_trace()'s array: step with
+ * idmint_grant_info_at(). A grant is a worker-id lease (from its take to its
+ * last renewal or release) or a reserved range. Members are only ever
+ * appended. What a holder said of itself (host, pid, program) is recorded,
+ * never trusted: token is the name of the token it came with over HTTP.
+ */
+typedef struct idmint_grant_info {
+    size_t size;         /**< this element's size in bytes, set by the library; ABI guard */
+    idmint_kind kind;    /**< IDMINT_KIND_SNOWFLAKE: a worker lease; IDMINT_KIND_RANGE: a range */
+    uint32_t region;     /**< snowflake: region of the worker id */
+    uint32_t worker_id;  /**< snowflake: the worker id */
+    uint64_t generation; /**< snowflake: the worker id's generation under this grant */
+    uint64_t first;      /**< snowflake: E found at take (time units); range: start */
+    uint64_t last;       /**< exclusive: snowflake: the last E stored for it; range: end */
+    char holder[33];     /**< fingerprint of the holder (worker) or incarnation (range) */
+    char host[64];       /**< host name the holder gave */
+    uint32_t pid;        /**< process id the holder gave */
+    char program[32];    /**< program name the holder gave */
+    char token[64];      /**< token name it came with over HTTP; "" when local */
+    int64_t granted_ms;  /**< Unix ms of the take or reservation */
+    int64_t updated_ms;  /**< Unix ms of the last renewal or release (= granted_ms for a range) */
+} idmint_grant_info;
+
+/**
+ * Element @p i (below the count) of an array from idmint_trace(), stepping
+ * by the elements' own size as idmint_ns_info_at() does.
+ * Thread-safety: safe.
+ */
+static inline const idmint_grant_info *idmint_grant_info_at(const idmint_grant_info *list,
+                                                            size_t i)
+{
+    return (const idmint_grant_info *)(const void *)((const char *)list + i * list->size);
+}
+
+/**
+ * Which recorded grants of namespace @p ns could have minted @p id: for a
+ * snowflake namespace, the grants of the ID's region and worker id whose
+ * [first, last) holds the ID's time unit; for a range namespace, the
+ * grants whose [start, end) holds it. *n == 0: no grant this authority
+ * knows covers it (forged, from another authority, or older than the
+ * provenance retention); *n >= 2: two holders could have minted it, a
+ * duplicate by provenance. At most 16 grants, oldest first.
+ *
+ * @param[out] out  the array; written only on success (NULL when *n == 0)
+ * @param[out] n    its count; written only on success
+ * @return 0, IDMINT_EINVAL (NULL, a bad name, 0 or an ID past 2^63-1, an ID
+ *         whose region or time lies outside the layout), IDMINT_ENOTFOUND
+ *         (no such namespace), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE or
+ *         IDMINT_ESTORE.
+ * Ownership: *out is malloc'd; free it with idmint_free().
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_trace(idmint_authority *a, const char *ns, uint64_t id,
+                                             idmint_grant_info **out, size_t *n);
+
+/**
+ * @p g as one line of text into @p buf (@p size bytes, cut to fit and always
+ * terminated): "host=H pid=P program=X incarnation=FP generation=G
+ * worker=R/W token=T granted=ISO-8601" for a worker grant, with
+ * "range=[S,E)" in place of generation and worker for a range grant. The
+ * owners of a collision record are written this way.
+ * Thread-safety: safe.
+ */
+IDMINT_API void idmint_grant_format(const idmint_grant_info *g, char *buf, size_t size);
+
+/**
+ * One collision record, an element of idmint_collisions_list()'s array:
+ * step with idmint_collision_at(). Members are only ever appended.
+ */
+typedef struct idmint_collision {
+    size_t size;             /**< this element's size in bytes, set by the library; ABI guard */
+    int64_t seq;             /**< grows with every record */
+    char ns[64];             /**< namespace */
+    uint64_t id;             /**< the ID seen twice */
+    char first_owner[256];   /**< the oldest grant covering it, as text; "" when none */
+    char second_owner[256];  /**< the next grant covering it; "" when provenance knows one or none */
+    char verdict[16];        /**< "duplicate": two grants cover the ID; "reported": fewer */
+    char reporter[64];       /**< who reported it (the actor of the audit log) */
+    int64_t observed_ms;     /**< Unix ms the reporter saw it (its word; at most now) */
+    int64_t reported_ms;     /**< Unix ms it was recorded */
+    char note[128];          /**< the reporter's words, printable ASCII */
+} idmint_collision;
+
+/**
+ * Element @p i (below the count) of an array from idmint_collisions_list(),
+ * stepping by the elements' own size as idmint_ns_info_at() does.
+ * Thread-safety: safe.
+ */
+static inline const idmint_collision *idmint_collision_at(const idmint_collision *list, size_t i)
+{
+    return (const idmint_collision *)(const void *)((const char *)list + i * list->size);
+}
+
+/**
+ * Record that @p id of @p ns was seen twice downstream (for example a
+ * unique-constraint violation on insert), at @p observed_ms (0: now; a time
+ * ahead of the authority's clock is cut to now), with @p note (NULL: none).
+ * The authority resolves the owners through provenance (idmint_trace) and
+ * stores the record with its verdict, audited ("collision.report"), in one
+ * transaction. Nothing else changes: a report never stops or moves a lease.
+ *
+ * @param[out] out  the stored record (may be NULL); out->size must be set
+ *                  up (sizeof(idmint_collision) or an older one); written
+ *                  only on success
+ * @return 0, IDMINT_EINVAL (NULL, a bad name, 0 or an ID past 2^63-1, an ID
+ *         outside the layout, a note over 127 bytes or not printable ASCII,
+ *         a negative @p observed_ms), IDMINT_ENOTFOUND (no such namespace),
+ *         IDMINT_ENOMEM, IDMINT_EACCESS (http:// without the mint role),
+ *         IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_collision_report(idmint_authority *a, const char *ns,
+                                                        uint64_t id, int64_t observed_ms,
+                                                        const char *note, idmint_collision *out);
+
+/**
+ * Collision records with seq > @p after_seq, oldest first, at most @p limit.
+ * Step with idmint_collision_at().
+ *
+ * @param[out] out  the array; written only on success (may be NULL when *n == 0)
+ * @param[out] n    its count; written only on success
+ * @return 0, IDMINT_EINVAL (NULL), IDMINT_ENOMEM, IDMINT_EACCESS (http://
+ *         without the admin role), IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ * Ownership: *out is malloc'd; free it with idmint_free().
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_collisions_list(idmint_authority *a, int64_t after_seq,
+                                                       size_t limit, idmint_collision **out,
+                                                       size_t *n);
+
 /**
  * Free memory returned by a listing call. NULL is a no-op.
  * Thread-safety: safe; no other thread may still use @p p.

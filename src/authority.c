@@ -131,6 +131,7 @@ static int authority_open(struct idmint_authority **out, const char *url, uint32
         return rc;
     }
     a->region = region;
+    idmint__authority_provenance_init(a);
     idmint__clock_init(&a->own_clock, NULL, NULL, NULL);
     a->clk = clk != NULL ? clk : &a->own_clock;
     *out = a;

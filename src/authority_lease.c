@@ -70,6 +70,7 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
 
     if (rc != 0)
         return rc;
+    lease->origin = a->origin;
     if (a->remote != NULL)
         return a->remote->ops->lease_take(a->remote, ns->name, lease_ms, lease);
     if ((rc = idmint__lease_ms_check(lease_ms)) != 0)
@@ -82,6 +83,8 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
     idmint__authority_actor(a, actor, sizeof(actor));
     rc = idmint__store_lease_take(a->st, ns->name, UINT64_C(1) << l->worker_bits, now_unit,
                                   lease_end(l, now_ms, lease_ms), lease, actor, now_ms);
+    if (rc == 0)
+        idmint__authority_note_record(a, IDMINT__KEEP_WORKER_GRANTS);
     /* A migrated or fenced namespace never mints at or below its floor: the
      * first time unit this holder may use lies past it. */
     floor_unit = idmint__floor_fence_unit(l, ns->floor);
@@ -96,6 +99,7 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
 int idmint__authority_lease_renew(idmint_authority *a, const idmint_ns_info *ns,
                                   struct idmint__lease *lease, uint32_t lease_ms)
 {
+    int64_t now_ms;
     int rc = check_args(a, ns, lease);
 
     if (rc != 0)
@@ -104,8 +108,9 @@ int idmint__authority_lease_renew(idmint_authority *a, const idmint_ns_info *ns,
         return a->remote->ops->lease_renew(a->remote, ns->name, lease, lease_ms);
     if ((rc = idmint__lease_ms_check(lease_ms)) != 0)
         return rc;
+    now_ms = idmint__authority_now_ms(a);
     return idmint__store_lease_renew(a->st, ns->name, lease,
-                                     lease_end(&ns->layout, idmint__authority_now_ms(a), lease_ms));
+                                     lease_end(&ns->layout, now_ms, lease_ms), now_ms);
 }
 
 int idmint__authority_lease_release(idmint_authority *a, const idmint_ns_info *ns,

@@ -18,10 +18,16 @@ int idmint__authority_range_reserve(idmint_authority *a, const char *ns, const c
 
     if (rc != 0 || (rc = idmint__ns_name_check(ns)) != 0)
         return rc;
+    if (out == NULL)
+        return idmint__fail(IDMINT_EINVAL, "range output is NULL");
+    out->origin = a->origin;
     if (a->remote != NULL)
         return a->remote->ops->range_reserve(a->remote, ns, incarnation, request_id, count, out);
-    return idmint__store_range_reserve(a->st, ns, incarnation, request_id, count,
-                                       idmint__authority_now_ms(a), out);
+    rc = idmint__store_range_reserve(a->st, ns, incarnation, request_id, count,
+                                     idmint__authority_now_ms(a), out);
+    if (rc == 0 && out->history.seq != 0) /* a replay made no new grant */
+        idmint__authority_note_record(a, IDMINT__KEEP_RANGE_GRANTS);
+    return rc;
 }
 
 int idmint__authority_range_forget(idmint_authority *a, const char *ns, const char *incarnation,

@@ -249,7 +249,20 @@ struct idmint_authority {
     struct clock *clk; /* &own_clock, or borrowed from the handle */
     char actor[64];    /* who the audit log names; "" for the OS user */
     struct clock own_clock;
+    struct idmint__origin origin;            /* who the grants are recorded as asked by */
+    int64_t keep_ms[IDMINT__KEEP__COUNT];    /* retention of each kind of record */
+    unsigned since_prune[IDMINT__KEEP__COUNT]; /* records made since the last prune */
 };
+
+/* authority_provenance.c: set up origin and retention of a new authority. */
+void idmint__authority_provenance_init(struct idmint_authority *a);
+/*
+ * A record of @p what was just made through @p a: every so often prune a
+ * bounded batch of old ones, more than were made meanwhile, so that the
+ * table cannot outgrow its retention. Errors are dropped: housekeeping
+ * never fails a grant.
+ */
+void idmint__authority_note_record(struct idmint_authority *a, enum idmint__retained what);
 
 /* 0, or IDMINT_EINVAL when @p a is NULL or closed. */
 int idmint__authority_check(const struct idmint_authority *a);

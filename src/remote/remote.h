@@ -49,6 +49,13 @@ struct remote_ops {
                         const char *before_request_id, uint64_t *forgotten);
     int (*audit_list)(struct remote *r, int64_t after_seq, size_t limit, idmint_audit_entry **out,
                       size_t *n);
+    int (*trace)(struct remote *r, const char *ns, uint64_t id, idmint_grant_info **out,
+                 size_t *n);
+    /* @p out: the library's own struct (size = sizeof), filled from the reply. */
+    int (*collision_report)(struct remote *r, const char *ns, uint64_t id, int64_t observed_ms,
+                            const char *note, idmint_collision *out);
+    int (*collisions_list)(struct remote *r, int64_t after_seq, size_t limit,
+                           idmint_collision **out, size_t *n);
 };
 
 /* Every remote's private struct starts with this. */

@@ -645,6 +645,21 @@ static int lease_from_json(const struct http_remote *h, json_t *o, int is_take,
 }
 
 /*
+ * Add what @p o says of this process to request @p body (freed and NULL on
+ * failure): the daemon records it with the grant, beside the token's name.
+ */
+static json_t *origin_into(json_t *body, const struct idmint__origin *o)
+{
+    if (body != NULL && (json_object_set_new(body, "host", json_string(o->host)) != 0 ||
+                         json_object_set_new(body, "pid", json_integer((json_int_t)o->pid)) != 0 ||
+                         json_object_set_new(body, "program", json_string(o->program)) != 0)) {
+        json_decref(body);
+        body = NULL;
+    }
+    return body;
+}
+
+/*
  * Never retried. If the reply to a take is lost, the daemon may have given
  * us a worker id we do not know about: it stays held until its E (lease_ms
  * from now) and then returns to the pool. That costs one worker id for one
@@ -658,9 +673,10 @@ static int http_lease_take(struct remote *st, const char *ns, uint32_t lease_ms,
     int rc;
 
     /* The daemon audits the token we authenticate with, at its own clock. */
-    body = json_pack("{s:s, s:s, s:I, s:s, s:I}", "op", "take", "namespace", ns, "region",
-                     (json_int_t)lease->region, "holder", lease->holder, "lease_ms",
-                     (json_int_t)lease_ms);
+    body = origin_into(json_pack("{s:s, s:s, s:I, s:s, s:I}", "op", "take", "namespace", ns,
+                                 "region", (json_int_t)lease->region, "holder", lease->holder,
+                                 "lease_ms", (json_int_t)lease_ms),
+                       &lease->origin);
     rc = http_post(h, "lease take", "/internal/workers/lease", body, 0, &reply);
     if (rc == 0)
         rc = lease_from_json(h, reply, 1, lease);
@@ -776,8 +792,9 @@ static int http_range_reserve(struct remote *st, const char *ns, const char *inc
     if (count > (uint64_t)INT64_MAX)
         return idmint__fail(IDMINT_EINVAL, "range count %llu is too large",
                             (unsigned long long)count);
-    body = json_pack("{s:s, s:s, s:s, s:I}", "namespace", ns, "incarnation", incarnation,
-                     "request_id", request_id, "count", (json_int_t)count);
+    body = origin_into(json_pack("{s:s, s:s, s:s, s:I}", "namespace", ns, "incarnation",
+                                 incarnation, "request_id", request_id, "count", (json_int_t)count),
+                       &out->origin);
     rc = http_post(h, "range reserve", "/internal/ranges/lease", body, 1, &reply);
     if (rc == 0) {
         if (get_u64(reply, "start", &res.start) != 0 || get_u64(reply, "end", &res.end) != 0 ||
@@ -855,6 +872,100 @@ static int http_audit_list(struct remote *st, int64_t after_seq, size_t limit,
     return 0;
 }
 
+/* ==== provenance ==== */
+
+static int grant_row(const struct http_remote *h, json_t *o, void *out)
+{
+    idmint_grant_info *g = out;
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+
+    memset(g, 0, sizeof(*g));
+    g->size = sizeof(*g);
+    g->kind = kind != NULL && strcmp(kind, "range") == 0 ? IDMINT_KIND_RANGE
+                                                         : IDMINT_KIND_SNOWFLAKE;
+    if (kind == NULL || get_u32(o, "region", &g->region) != 0 ||
+        get_u32(o, "worker_id", &g->worker_id) != 0 ||
+        get_u64(o, "generation", &g->generation) != 0 || get_u64(o, "first", &g->first) != 0 ||
+        get_u64(o, "last", &g->last) != 0 ||
+        get_text(o, "incarnation", g->holder, sizeof(g->holder)) != 0 ||
+        get_text(o, "host", g->host, sizeof(g->host)) != 0 || get_u32(o, "pid", &g->pid) != 0 ||
+        get_text(o, "program", g->program, sizeof(g->program)) != 0 ||
+        get_text(o, "token", g->token, sizeof(g->token)) != 0 ||
+        get_i64(o, "granted_ms", &g->granted_ms) != 0 ||
+        get_i64(o, "updated_ms", &g->updated_ms) != 0)
+        return http_bad_reply(h, "grant");
+    return 0;
+}
+
+static int http_trace(struct remote *st, const char *ns, uint64_t id, idmint_grant_info **out,
+                      size_t *n)
+{
+    char path[160];
+    void *list;
+    int rc;
+
+    snprintf(path, sizeof(path), "/v1/ids/%llu/trace?namespace=%s", (unsigned long long)id, ns);
+    rc = http_get_list((struct http_remote *)st, path, "grants", sizeof(**out), grant_row, &list,
+                       n);
+    if (rc == 0)
+        *out = *n > 0 ? list : NULL;
+    if (rc == 0 && *n == 0)
+        free(list);
+    return rc;
+}
+
+static int collision_row(const struct http_remote *h, json_t *o, void *out)
+{
+    idmint_collision *c = out;
+
+    memset(c, 0, sizeof(*c));
+    c->size = sizeof(*c);
+    if (get_i64(o, "seq", &c->seq) != 0 || get_name(o, "namespace", c->ns, sizeof(c->ns)) != 0 ||
+        get_u64(o, "id", &c->id) != 0 ||
+        get_text(o, "first_owner", c->first_owner, sizeof(c->first_owner)) != 0 ||
+        get_text(o, "second_owner", c->second_owner, sizeof(c->second_owner)) != 0 ||
+        get_text(o, "verdict", c->verdict, sizeof(c->verdict)) != 0 ||
+        get_text(o, "reporter", c->reporter, sizeof(c->reporter)) != 0 ||
+        get_i64(o, "observed_ms", &c->observed_ms) != 0 ||
+        get_i64(o, "reported_ms", &c->reported_ms) != 0 ||
+        get_text(o, "note", c->note, sizeof(c->note)) != 0)
+        return http_bad_reply(h, "collision record");
+    return 0;
+}
+
+/* Not retried: each report is a record of its own and audited. */
+static int http_collision_report(struct remote *st, const char *ns, uint64_t id,
+                                 int64_t observed_ms, const char *note, idmint_collision *out)
+{
+    struct http_remote *h = (struct http_remote *)st;
+    json_t *body, *reply = NULL;
+    int rc;
+
+    body = json_pack("{s:s, s:o, s:o, s:s}", "namespace", ns, "id", json_u64_text(id),
+                     "observed_ms", json_i64_text(observed_ms), "note", note);
+    rc = http_post(h, "collision report", "/v1/collisions", body, 0, &reply);
+    if (rc == 0)
+        rc = collision_row(h, json_object_get(reply, "collision"), out);
+    json_decref(reply);
+    return rc;
+}
+
+static int http_collisions_list(struct remote *st, int64_t after_seq, size_t limit,
+                                idmint_collision **out, size_t *n)
+{
+    char path[96];
+    void *list;
+    int rc;
+
+    snprintf(path, sizeof(path), "/v1/collisions?after=%lld&limit=%zu", (long long)after_seq,
+             limit);
+    rc = http_get_list((struct http_remote *)st, path, "collisions", sizeof(**out), collision_row,
+                       &list, n);
+    if (rc == 0)
+        *out = list;
+    return rc;
+}
+
 const struct remote_ops idmint__remote_http = {
     .scheme = "http",
     .open = http_open,
@@ -871,6 +982,9 @@ const struct remote_ops idmint__remote_http = {
     .range_reserve = http_range_reserve,
     .range_forget = http_range_forget,
     .audit_list = http_audit_list,
+    .trace = http_trace,
+    .collision_report = http_collision_report,
+    .collisions_list = http_collisions_list,
 };
 
 const struct remote_ops *idmint__remote_find(const char *url)

@@ -99,6 +99,107 @@ int idmint__authority_ns_resolve(idmint_authority *a, const char *name, idmint_n
 #define IDMINT_HOLDER_FP_LEN 8
 void idmint__holder_fingerprint(const char *holder, char *out);
 
+/* ==== provenance (provenance.c) ==== */
+
+/*
+ * Who asks for a grant, as it says of itself: recorded with the grant
+ * (idmint_grant_info), never used to decide anything. Every field is
+ * printable ASCII without quotes or backslashes, "" when unknown.
+ */
+struct idmint__origin {
+    char host[64];    /* host name */
+    uint32_t pid;     /* process id; 0 unknown */
+    char program[32]; /* program name */
+    char token[64];   /* the token's name when the grant came over HTTP; set by idmintd only */
+};
+
+/* @p o for this process: gethostname(), getpid(), the program's short name; no token. */
+void idmint__origin_self(struct idmint__origin *o);
+/*
+ * 0 when every text field of @p o is terminated, printable ASCII without
+ * '"' or '\\'; else IDMINT_EINVAL naming the field (a request's body).
+ */
+int idmint__origin_check(const struct idmint__origin *o);
+/*
+ * The grants @p a makes from now on are recorded as asked by @p o (copied;
+ * idmintd: what a remote generator said of itself, with its token's name),
+ * NULL goes back to this process. As idmint__authority_act_as.
+ */
+void idmint__authority_on_behalf(idmint_authority *a, const struct idmint__origin *o);
+
+/* What a retention applies to (idmint__authority_set_retention). */
+enum idmint__retained {
+    IDMINT__KEEP_WORKER_GRANTS, /* a worker grant, from its last renewal or release */
+    IDMINT__KEEP_RANGE_GRANTS,  /* a range grant, from its reservation */
+    IDMINT__KEEP_BATCHES,       /* an idempotent batch, from its first request */
+    IDMINT__KEEP__COUNT
+};
+#define IDMINT__KEEP_WORKER_GRANTS_MS (30LL * 86400000) /* defaults: 30 days, */
+#define IDMINT__KEEP_RANGE_GRANTS_MS  (7LL * 86400000)  /* 7 days, */
+#define IDMINT__KEEP_BATCHES_MS       (86400000LL)      /* 24 hours */
+
+/*
+ * Keep @p what for @p ms (1 s .. 10 years) from now on: @p a prunes older
+ * records in bounded batches as it grants (so that a table grows no
+ * faster than it shrinks), and in idmint__authority_prune. Every process
+ * prunes at its own retention, so the shortest one in a fleet wins.
+ * 0 or IDMINT_EINVAL.
+ */
+int idmint__authority_set_retention(idmint_authority *a, enum idmint__retained what, int64_t ms);
+/*
+ * Delete up to @p limit records of @p what older than its retention;
+ * *pruned (if not NULL) gets how many. 0, IDMINT_EINVAL (a remote
+ * authority: its own prunes), IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
+ */
+int idmint__authority_prune(idmint_authority *a, enum idmint__retained what, size_t limit,
+                            uint64_t *pruned);
+
+/* ==== idempotent batches (authority_batch.c) ==== */
+
+#define IDMINT_BATCH_KEY_MAX 64   /* bytes of an idempotency key */
+#define IDMINT_BATCH_MAX     100000u /* IDs in one batch */
+
+/*
+ * A batch minted under an idempotency key, as the store keeps it: the IDs
+ * as runs of consecutive values, "START+LEN" joined by ',' in mint order.
+ */
+struct idmint__batch {
+    char ns[64];
+    char key[IDMINT_BATCH_KEY_MAX + 1]; /* idmint__batch_key_check */
+    char owner[64];                     /* the caller (its token's name); another is a conflict */
+    uint32_t count;
+    char *runs; /* malloc'd, owned by the struct: idmint__batch_clear */
+    int64_t created_ms;
+};
+
+/* 0 when @p key is 1..IDMINT_BATCH_KEY_MAX of [A-Za-z0-9._:-]; else IDMINT_EINVAL. */
+int idmint__batch_key_check(const char *key);
+/* Free b->runs and zero @p b. NULL-safe. */
+void idmint__batch_clear(struct idmint__batch *b);
+/* b->runs for @p ids (@p n of them, n >= 1). 0 or IDMINT_ENOMEM. */
+int idmint__batch_runs_encode(struct idmint__batch *b, const uint64_t *ids, size_t n);
+/*
+ * The b->count IDs of b->runs into @p ids (room for b->count). 0, or
+ * IDMINT_ESTORE when the runs are malformed or do not add up to b->count.
+ */
+int idmint__batch_runs_decode(const struct idmint__batch *b, uint64_t *ids);
+/*
+ * The saved batch of (@p ns, @p key) into @p out (cleared first). 0,
+ * IDMINT_ENOTFOUND (none: mint it), IDMINT_EINVAL (a bad key or name; a
+ * remote authority), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
+ */
+int idmint__authority_batch_get(idmint_authority *a, const char *ns, const char *key,
+                                struct idmint__batch *out);
+/*
+ * Save @p b (its created_ms is set here) unless a batch of (b->ns, b->key)
+ * is saved already; @p saved gets the one that is (b's or the earlier
+ * one: compare it before answering). Durable before it returns. Every
+ * 64th call also prunes batches past their retention. 0, IDMINT_EINVAL,
+ * IDMINT_ENOMEM, IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
+ */
+int idmint__authority_batch_claim(idmint_authority *a, struct idmint__batch *b,
+                                  struct idmint__batch *saved);
+
 /* ==== the authority's history (history.c) ==== */
 
 /*
@@ -144,6 +245,7 @@ struct idmint__lease {
      */
     uint64_t fence_ahead_ms;
     struct idmint__history history; /* of the last write: take, renewal, release */
+    struct idmint__origin origin;   /* in, for a take: who asks (recorded, never judged) */
 };
 
 /* The longest worker lease anyone is granted: 1 day. */
@@ -198,6 +300,7 @@ struct idmint__range {
     uint64_t start;
     uint64_t end;
     struct idmint__history history; /* of the reservation; seq 0 for a replay */
+    struct idmint__origin origin;   /* in: who asks (recorded with a new grant, never judged) */
 };
 
 /*

@@ -13,6 +13,7 @@
 
 #define STORE_MAX_BACKENDS 8
 #define STORE_MAX_ID_LEN   128 /* incarnation and request id, bytes */
+#define STORE_MAX_LIST     10000 /* rows one collision_list returns at most */
 
 static const struct store_ops *registry[STORE_MAX_BACKENDS] = {
     &idmint__store_sqlite, &idmint__store_postgres, &idmint__store_postgresql, &idmint__store_etcd};
@@ -202,14 +203,14 @@ int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_c
 }
 
 int idmint__store_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
-                              uint64_t until_unit)
+                              uint64_t until_unit, int64_t now_ms)
 {
     int rc = check_ns(st, ns);
 
     if (rc != 0 || (rc = check_holder(lease)) != 0 ||
         (rc = check_u63(until_unit, "lease end")) != 0)
         return rc;
-    return st->ops->lease_renew(st, ns, lease, until_unit);
+    return st->ops->lease_renew(st, ns, lease, until_unit, now_ms);
 }
 
 int idmint__store_lease_release(struct store *st, const char *ns, struct idmint__lease *lease,
@@ -371,6 +372,140 @@ void idmint__store_force_detail(uint32_t region, uint32_t worker_id, const char 
              (unsigned)region, (unsigned)worker_id, (unsigned long long)generation,
              (unsigned long long)(generation + 1), fp[0] != '\0' ? fp : "(none)",
              (unsigned long long)e_before, (unsigned long long)e_after);
+}
+
+/* ==== version 4: provenance, batches, collisions ==== */
+
+/* Whether the backend of @p st has version 4 member @p m. */
+#define HAS_V4(st, m)                                                                              \
+    ((st) != NULL && (st)->ops != NULL && (st)->ops->version >= STORE_OPS_V4 && (st)->ops->m != NULL)
+
+static int check_v4(const struct store *st, int has, const char *what)
+{
+    int rc = check_store(st);
+
+    if (rc != 0)
+        return rc;
+    if (!has)
+        return idmint__fail(IDMINT_EINVAL, "the %s store keeps no %s", st->ops->scheme, what);
+    return 0;
+}
+
+int idmint__store_grant_find(struct store *st, const char *ns, const struct idmint__grant_query *q,
+                             idmint_grant_info **out, size_t *n)
+{
+    int rc = check_v4(st, HAS_V4(st, grant_find), "provenance");
+
+    if (rc != 0 || (rc = idmint__ns_name_check(ns)) != 0)
+        return rc;
+    if (q == NULL || out == NULL || n == NULL)
+        return idmint__fail(IDMINT_EINVAL, "grant query or output is NULL");
+    if (q->kind == IDMINT_KIND_RANGE) {
+        if ((rc = check_u63(q->value, "traced value")) != 0)
+            return rc;
+    } else if (q->kind != IDMINT_KIND_SNOWFLAKE) {
+        return idmint__fail(IDMINT_EINVAL, "grant query of unknown kind %d", (int)q->kind);
+    } else if ((rc = check_u63(q->unit, "traced time unit")) != 0) {
+        return rc;
+    }
+    return st->ops->grant_find(st, ns, q, out, n);
+}
+
+int idmint__store_prune(struct store *st, int what, int64_t before_ms, size_t limit,
+                        uint64_t *pruned)
+{
+    int rc = check_v4(st, HAS_V4(st, prune), "provenance");
+
+    if (rc != 0)
+        return rc;
+    if (what < 0 || what >= IDMINT__KEEP__COUNT || limit == 0 || limit > STORE_MAX_LIST)
+        return idmint__fail(IDMINT_EINVAL, "prune of kind %d, %zu records: not a prune", what,
+                            limit);
+    return st->ops->prune(st, what, before_ms, limit, pruned);
+}
+
+static int check_batch_key(const struct store *st, const char *ns, const char *key)
+{
+    int rc = check_v4(st, HAS_V4(st, batch_get),
+                      "idempotent batches");
+
+    if (rc != 0 || (rc = idmint__ns_name_check(ns)) != 0)
+        return rc;
+    return idmint__batch_key_check(key);
+}
+
+int idmint__store_batch_get(struct store *st, const char *ns, const char *key,
+                            struct idmint__batch *out)
+{
+    int rc = check_batch_key(st, ns, key);
+
+    if (rc != 0)
+        return rc;
+    if (out == NULL)
+        return idmint__fail(IDMINT_EINVAL, "batch output is NULL");
+    memset(out, 0, sizeof(*out));
+    return st->ops->batch_get(st, ns, key, out);
+}
+
+int idmint__store_batch_claim(struct store *st, const struct idmint__batch *b,
+                              struct idmint__batch *saved, int *inserted)
+{
+    int rc;
+
+    if (b == NULL || saved == NULL || inserted == NULL)
+        return idmint__fail(IDMINT_EINVAL, "batch, its output or the flag is NULL");
+    if ((rc = check_batch_key(st, b->ns, b->key)) != 0)
+        return rc;
+    if (b->count == 0 || b->count > IDMINT_BATCH_MAX || b->runs == NULL || b->runs[0] == '\0' ||
+        memchr(b->owner, '\0', sizeof(b->owner)) == NULL)
+        return idmint__fail(IDMINT_EINVAL, "batch of %u IDs without runs or owner",
+                            (unsigned)b->count);
+    memset(saved, 0, sizeof(*saved));
+    *inserted = 0;
+    return st->ops->batch_claim(st, b, saved, inserted);
+}
+
+int idmint__store_collision_add(struct store *st, const idmint_collision *c, const char *actor,
+                                int64_t now_ms, int64_t *seq)
+{
+    int rc = check_v4(st, HAS_V4(st, collision_add), "collisions");
+
+    if (rc != 0)
+        return rc;
+    if (c == NULL || actor == NULL || seq == NULL)
+        return idmint__fail(IDMINT_EINVAL, "collision, actor or seq is NULL");
+    if ((rc = idmint__ns_name_check(c->ns)) != 0 || (rc = check_u63(c->id, "collision id")) != 0)
+        return rc;
+    if (memchr(c->first_owner, '\0', sizeof(c->first_owner)) == NULL ||
+        memchr(c->second_owner, '\0', sizeof(c->second_owner)) == NULL ||
+        memchr(c->verdict, '\0', sizeof(c->verdict)) == NULL ||
+        memchr(c->reporter, '\0', sizeof(c->reporter)) == NULL ||
+        memchr(c->note, '\0', sizeof(c->note)) == NULL)
+        return idmint__fail(IDMINT_EINVAL, "collision record with an unterminated field");
+    return st->ops->collision_add(st, c, actor, now_ms, seq);
+}
+
+int idmint__store_collision_list(struct store *st, int64_t after_seq, size_t limit,
+                                 idmint_collision **out, size_t *n)
+{
+    int rc = check_v4(st, HAS_V4(st, collision_list), "collisions");
+
+    if (rc != 0)
+        return rc;
+    if (out == NULL || n == NULL)
+        return idmint__fail(IDMINT_EINVAL, "collision list output is NULL");
+    if (limit > STORE_MAX_LIST)
+        limit = STORE_MAX_LIST;
+    return st->ops->collision_list(st, after_seq, limit, out, n);
+}
+
+/* ==== details and refusals the backends share ==== */
+
+void idmint__store_collision_detail(const idmint_collision *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "id=%llu verdict=%s observed_ms=%lld first=[%.80s] second=[%.80s]",
+             (unsigned long long)c->id, c->verdict, (long long)c->observed_ms, c->first_owner,
+             c->second_owner);
 }
 
 int idmint__store_lease_lost(const char *ns, const struct idmint__lease *lease)

@@ -21,6 +21,9 @@
 #define STORE_OPS_V1 1u
 #define STORE_OPS_V2 2u /* range_forget */
 #define STORE_OPS_V3 3u /* backup, fence; history in every lease and range write */
+#define STORE_OPS_V4 4u /* provenance, idempotent batches, collisions, prune */
+
+#define STORE_GRANTS_MAX 16 /* grants one grant_find returns at most */
 
 enum {
     STORE_CAP_TXN = 1u << 0, /* multi-row atomic update */
@@ -39,6 +42,15 @@ struct idmint__fence_step {
     idmint_kind kind;
     uint64_t floor;      /* the namespace never issues an ID at or below it */
     uint64_t next_value; /* range: the next value to reserve; snowflake: 0 */
+};
+
+/* What grant_find looks for: a snowflake ID's coordinates, or a range value. */
+struct idmint__grant_query {
+    idmint_kind kind;
+    uint32_t region;    /* snowflake */
+    uint32_t worker_id; /* snowflake */
+    uint64_t unit;      /* snowflake: the ID's time unit */
+    uint64_t value;     /* range: the ID */
 };
 
 struct store_ops {
@@ -90,7 +102,7 @@ struct store_ops {
      * lease->lease_until is the stored E.
      */
     int (*lease_renew)(struct store *st, const char *ns, struct idmint__lease *lease,
-                       uint64_t until_unit);
+                       uint64_t until_unit, int64_t now_ms);
     /*
      * If holder and generation match: E = min(max(@p final_unit, the row's
      * fence), the row's E), holder cleared, and a "worker.release" audit
@@ -169,6 +181,61 @@ struct store_ops {
      */
     int (*fence)(struct store *st, const struct idmint__fence_step *steps, size_t n,
                  const char *history_id, const char *actor, int64_t now_ms);
+    /* ---- end of version 3 ---- */
+
+    /*
+     * Version 4 also binds these members above, each in its own transaction:
+     * - lease_take records a worker grant keyed (ns, region, worker_id,
+     *   generation): holder fingerprint (idmint__holder_fingerprint),
+     *   lease->origin, granted_ms = updated_ms = @p now_ms, first = the E
+     *   found (fence_found), last = the stored E;
+     * - lease_renew and lease_release set that grant's last to the stored E
+     *   and its updated_ms to their @p now_ms (no grant row: nothing to set,
+     *   not an error: it was pruned or predates version 4);
+     * - range_reserve (not its replays) records a range grant keyed
+     *   (ns, start): end, the incarnation's fingerprint, out->origin,
+     *   granted_ms = updated_ms = @p now_ms. out->origin is read as input.
+     * lease_force_release leaves the grant as it is: its holder may have
+     * minted up to its last E.
+     */
+
+    /*
+     * The grants of @p ns that cover @p q (store.h's idmint__grant_query):
+     * snowflake, those of (region, worker_id) with first <= unit < last;
+     * range, those with start <= value < end; oldest granted first, at most
+     * STORE_GRANTS_MAX. *out malloc'd (NULL when *n == 0); elements of
+     * sizeof(idmint_grant_info) with size set. No namespace check: a
+     * namespace with no grants gives *n == 0.
+     */
+    int (*grant_find)(struct store *st, const char *ns, const struct idmint__grant_query *q,
+                      idmint_grant_info **out, size_t *n);
+    /*
+     * Delete up to @p limit records of @p what (enum idmint__retained) whose
+     * age stamp is below @p before_ms, oldest first: worker grants by
+     * updated_ms, range grants by granted_ms, batches by created_ms. A
+     * worker grant whose lease is still held is renewed, so never that old.
+     * *pruned (if not NULL) gets how many.
+     */
+    int (*prune)(struct store *st, int what, int64_t before_ms, size_t limit, uint64_t *pruned);
+    /* The batch of (@p ns, @p key) into @p out (runs malloc'd). ENOTFOUND if none. */
+    int (*batch_get)(struct store *st, const char *ns, const char *key, struct idmint__batch *out);
+    /*
+     * Insert @p b unless (b->ns, b->key) exists, in one transaction; @p saved
+     * gets the stored record either way (runs malloc'd), and *inserted 1 when
+     * it is @p b's. Durable on return.
+     */
+    int (*batch_claim)(struct store *st, const struct idmint__batch *b,
+                       struct idmint__batch *saved, int *inserted);
+    /*
+     * Append collision record @p c (its seq is assigned: *seq gets it) and a
+     * "collision.report" audit record naming @p actor at @p now_ms, in one
+     * transaction. c->reported_ms is @p now_ms.
+     */
+    int (*collision_add)(struct store *st, const idmint_collision *c, const char *actor,
+                         int64_t now_ms, int64_t *seq);
+    /* Collision records with seq > @p after_seq, oldest first, at most @p limit; as audit_list. */
+    int (*collision_list)(struct store *st, int64_t after_seq, size_t limit,
+                          idmint_collision **out, size_t *n);
 };
 
 /* Every backend's private struct starts with this. */
@@ -209,7 +276,7 @@ int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_c
                              uint64_t now_unit, uint64_t until_unit, struct idmint__lease *lease,
                              const char *actor, int64_t now_ms);
 int idmint__store_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
-                              uint64_t until_unit);
+                              uint64_t until_unit, int64_t now_ms);
 int idmint__store_lease_release(struct store *st, const char *ns, struct idmint__lease *lease,
                                 uint64_t final_unit, const char *actor, int64_t now_ms);
 int idmint__store_lease_list(struct store *st, const char *ns, idmint_worker_info **out, size_t *n);
@@ -229,6 +296,26 @@ int idmint__store_range_forget(struct store *st, const char *ns, const char *inc
 int idmint__store_backup(struct store *st, const char *dest, const char *actor, int64_t now_ms);
 int idmint__store_fence(struct store *st, const struct idmint__fence_step *steps, size_t n,
                         const char *history_id, const char *actor, int64_t now_ms);
+
+/*
+ * As the version 4 ops above; IDMINT_EINVAL (with a message) when the
+ * backend has none: "this store keeps no provenance".
+ */
+int idmint__store_grant_find(struct store *st, const char *ns, const struct idmint__grant_query *q,
+                             idmint_grant_info **out, size_t *n);
+int idmint__store_prune(struct store *st, int what, int64_t before_ms, size_t limit,
+                        uint64_t *pruned);
+int idmint__store_batch_get(struct store *st, const char *ns, const char *key,
+                            struct idmint__batch *out);
+int idmint__store_batch_claim(struct store *st, const struct idmint__batch *b,
+                              struct idmint__batch *saved, int *inserted);
+int idmint__store_collision_add(struct store *st, const idmint_collision *c, const char *actor,
+                                int64_t now_ms, int64_t *seq);
+int idmint__store_collision_list(struct store *st, int64_t after_seq, size_t limit,
+                                 idmint_collision **out, size_t *n);
+
+/* The audit detail of collision record @p c, for the backends. */
+void idmint__store_collision_detail(const idmint_collision *c, char *buf, size_t size);
 
 /* IDMINT_ELEASELOST naming @p lease: renew or release found another holder or generation. */
 int idmint__store_lease_lost(const char *ns, const struct idmint__lease *lease);

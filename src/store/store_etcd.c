@@ -1794,8 +1794,9 @@ static int lease_is_held(struct etcd_store *s, const struct etcd_range *r,
 }
 
 static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
-                            uint64_t until_unit)
+                            uint64_t until_unit, int64_t now_ms)
 {
+    (void)now_ms; /* version 4: the grant's updated_ms */
     struct etcd_store *s = (struct etcd_store *)st;
     char nkey[ETCD_KEY_MAX], wkey[ETCD_KEY_MAX];
     struct etcd_range r[3]; /* row, ns key, history key */

@@ -1372,8 +1372,9 @@ static int lease_renew_body(struct pg_store *s, void *ctx)
 }
 
 static int postgres_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
-                                uint64_t until_unit)
+                                uint64_t until_unit, int64_t now_ms)
 {
+    (void)now_ms; /* version 4: the grant's updated_ms */
     struct lease_renew_call c = {ns, lease, until_unit, 0, {"", 0}};
     /* E = max(E, until) under a holder and generation match: a repeat is harmless. */
     int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, lease_renew_body, &c);

@@ -28,7 +28,8 @@
 #define SQ_BUSY_AGED_MS       50
 #define SQ_BUSY_AGED_SLEEP_US 200
 #define SQ_RETRY_MS           10000 /* our extra bound on retrying BEGIN on SQLITE_BUSY */
-#define SQ_SCHEMA_VERSION     3     /* 2: worker_leases.fence; 3: history, floor, origin */
+#define SQ_SCHEMA_VERSION     4     /* 2: worker_leases.fence; 3: history, floor, origin; 4: provenance */
+#define SQ_GRANT_SCAN         16    /* range grants read below a traced value */
 #define SQ_FILE_MODE          0640  /* owner writes, its group reads: never others */
 
 /* ==== statements ==== */
@@ -60,8 +61,26 @@ enum sq_stmt_id {
     ST_HISTORY_BUMP,
     ST_HISTORY_FENCE,
     ST_NS_FENCE,
+    ST_WGRANT_INSERT,
+    ST_WGRANT_UPDATE,
+    ST_WGRANT_FIND,
+    ST_RGRANT_INSERT,
+    ST_RGRANT_FIND,
+    ST_PRUNE_WGRANTS,
+    ST_PRUNE_RGRANTS,
+    ST_PRUNE_BATCHES,
+    ST_BATCH_GET,
+    ST_BATCH_INSERT,
+    ST_COLLISION_INSERT,
+    ST_COLLISION_LIST,
     ST__COUNT
 };
+
+#define SQ_STR_(x) #x
+#define SQ_STR(x)  SQ_STR_(x)
+#define GRANT_COLUMNS                                                                              \
+    "region, worker_id, generation, first, last, holder, host, pid, program, token, granted_ms, "  \
+    "updated_ms"
 
 #define NS_COLUMNS                                                                                 \
     "name, kind, time_bits, region_bits, worker_bits, sequence_bits, unit_ms, epoch_ms, "          \
@@ -127,7 +146,65 @@ static const char *const sq_sql[ST__COUNT] = {
     [ST_HISTORY_BUMP] = "UPDATE history SET seq = seq + 1 RETURNING id, seq, backup_ms",
     [ST_HISTORY_FENCE] = "UPDATE history SET id = ?1, backup_ms = 0, seq = seq + 1",
     [ST_NS_FENCE] = "UPDATE namespaces SET floor = max(floor, ?2), next_value = ?3 WHERE name = ?1",
+    [ST_WGRANT_INSERT] = "INSERT INTO worker_grants (namespace, region, worker_id, generation, "
+                         "holder, host, pid, program, token, first, last, granted_ms, updated_ms) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
+    [ST_WGRANT_UPDATE] = "UPDATE worker_grants SET last = ?5, updated_ms = ?6 WHERE namespace = ?1 "
+                         "AND region = ?2 AND worker_id = ?3 AND generation = ?4",
+    [ST_WGRANT_FIND] = "SELECT " GRANT_COLUMNS " FROM worker_grants WHERE namespace = ?1 "
+                       "AND region = ?2 AND worker_id = ?3 AND first <= ?4 AND last > ?4 "
+                       "ORDER BY granted_ms, generation LIMIT " SQ_STR(STORE_GRANTS_MAX),
+    [ST_RGRANT_INSERT] = "INSERT INTO range_grants (namespace, start, \"end\", holder, host, pid, "
+                         "program, token, granted_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    /* Ranges never overlap, so the one holding a value starts at or below it,
+     * latest first; a few more below show an overlap a faulty store made. */
+    [ST_RGRANT_FIND] = "SELECT 0, 0, 0, start, \"end\", holder, host, pid, program, token, "
+                       "granted_ms, granted_ms FROM range_grants WHERE namespace = ?1 "
+                       "AND start <= ?2 ORDER BY start DESC LIMIT " SQ_STR(SQ_GRANT_SCAN),
+    [ST_PRUNE_WGRANTS] = "DELETE FROM worker_grants WHERE rowid IN (SELECT rowid FROM "
+                         "worker_grants WHERE updated_ms < ?1 ORDER BY updated_ms LIMIT ?2)",
+    [ST_PRUNE_RGRANTS] = "DELETE FROM range_grants WHERE rowid IN (SELECT rowid FROM "
+                         "range_grants WHERE granted_ms < ?1 ORDER BY granted_ms LIMIT ?2)",
+    [ST_PRUNE_BATCHES] = "DELETE FROM batches WHERE rowid IN (SELECT rowid FROM "
+                         "batches WHERE created_ms < ?1 ORDER BY created_ms LIMIT ?2)",
+    [ST_BATCH_GET] = "SELECT namespace, key, owner, count, runs, created_ms FROM batches "
+                     "WHERE namespace = ?1 AND key = ?2",
+    [ST_BATCH_INSERT] = "INSERT INTO batches (namespace, key, owner, count, runs, created_ms) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+    [ST_COLLISION_INSERT] = "INSERT INTO collisions (namespace, id, first_owner, second_owner, "
+                            "verdict, reporter, observed_ms, reported_ms, note) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING seq",
+    [ST_COLLISION_LIST] = "SELECT seq, namespace, id, first_owner, second_owner, verdict, "
+                          "reporter, observed_ms, reported_ms, note FROM collisions "
+                          "WHERE seq > ?1 ORDER BY seq LIMIT ?2",
 };
+
+
+#define SQ_V4_TABLES                                                                               \
+    "CREATE TABLE worker_grants ("                                                                 \
+    " namespace TEXT NOT NULL, region INTEGER NOT NULL, worker_id INTEGER NOT NULL,"               \
+    " generation INTEGER NOT NULL, holder TEXT NOT NULL, host TEXT NOT NULL,"                      \
+    " pid INTEGER NOT NULL, program TEXT NOT NULL, token TEXT NOT NULL,"                           \
+    " first INTEGER NOT NULL, last INTEGER NOT NULL,"                                              \
+    " granted_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL);"                                  \
+    "CREATE UNIQUE INDEX worker_grants_key ON worker_grants"                                       \
+    " (namespace, region, worker_id, generation);"                                                 \
+    "CREATE INDEX worker_grants_age ON worker_grants (updated_ms);"                                \
+    "CREATE TABLE range_grants ("                                                                  \
+    " namespace TEXT NOT NULL, start INTEGER NOT NULL, \"end\" INTEGER NOT NULL,"                   \
+    " holder TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,"                             \
+    " program TEXT NOT NULL, token TEXT NOT NULL, granted_ms INTEGER NOT NULL);"                   \
+    "CREATE INDEX range_grants_at ON range_grants (namespace, start);"                             \
+    "CREATE INDEX range_grants_age ON range_grants (granted_ms);"                                  \
+    "CREATE TABLE batches ("                                                                       \
+    " namespace TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, count INTEGER NOT NULL,"    \
+    " runs TEXT NOT NULL, created_ms INTEGER NOT NULL, PRIMARY KEY (namespace, key));"             \
+    "CREATE INDEX batches_age ON batches (created_ms);"                                            \
+    "CREATE TABLE collisions ("                                                                    \
+    " seq INTEGER PRIMARY KEY AUTOINCREMENT, namespace TEXT NOT NULL, id INTEGER NOT NULL,"        \
+    " first_owner TEXT NOT NULL, second_owner TEXT NOT NULL, verdict TEXT NOT NULL,"               \
+    " reporter TEXT NOT NULL, observed_ms INTEGER NOT NULL, reported_ms INTEGER NOT NULL,"         \
+    " note TEXT NOT NULL);"
 
 /*
  * Written into a private temporary file that is then linked into place
@@ -160,7 +237,7 @@ static const char sq_schema_sql[] =
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, actor TEXT NOT NULL,"
     " action TEXT NOT NULL, namespace TEXT NOT NULL, detail TEXT NOT NULL);"
     "CREATE TABLE history (id TEXT NOT NULL, seq INTEGER NOT NULL, backup_ms INTEGER NOT NULL);"
-    "INSERT INTO schema_version (version) VALUES (3);";
+    SQ_V4_TABLES "INSERT INTO schema_version (version) VALUES (4);";
 
 /*
  * Version 1 to 2, in one BEGIN IMMEDIATE transaction that first reads the
@@ -182,6 +259,9 @@ static const char sq_migrate_2_sql[] =
     "ALTER TABLE namespaces ADD COLUMN origin TEXT NOT NULL DEFAULT '';"
     "CREATE TABLE history (id TEXT NOT NULL, seq INTEGER NOT NULL, backup_ms INTEGER NOT NULL);"
     "UPDATE schema_version SET version = 3;";
+
+/* Version 3 to 4: provenance, idempotent batches and collisions, empty. */
+static const char sq_migrate_3_sql[] = SQ_V4_TABLES "UPDATE schema_version SET version = 4;";
 
 /*
  * The statement that starts a history, with a new id from the kernel's
@@ -823,6 +903,12 @@ static int sq_migrate(struct sqlite_store *s)
             rc = sqlite3_exec(s->db, history, NULL, NULL, &err);
         sqlite3_free(err);
         rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 2 to 3");
+        version = 3;
+    }
+    if (rc == 0 && version == 3) {
+        rc = sqlite3_exec(s->db, sq_migrate_3_sql, NULL, NULL, &err);
+        sqlite3_free(err);
+        rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 3 to 4");
     }
     return sq_finish(s, rc);
 }
@@ -1176,6 +1262,59 @@ static int sq_lease_take(struct sqlite_store *s, const char *ns, uint64_t worker
     return sq_run(s, q, "add worker id");
 }
 
+/* ==== provenance: grants recorded in the transaction that makes them ==== */
+
+static void bind_origin(struct sqlite_store *s, sqlite3_stmt *q, int first,
+                        const struct idmint__origin *o)
+{
+    bind_text(s, q, first, o->host);
+    bind_i64(s, q, first + 1, o->pid);
+    bind_text(s, q, first + 2, o->program);
+    bind_text(s, q, first + 3, o->token);
+}
+
+/* Record the worker grant of the take @p res (a new generation of its row). */
+static int sq_worker_grant(struct sqlite_store *s, const char *ns, const struct idmint__lease *res,
+                           int64_t now_ms)
+{
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_WGRANT_INSERT, &q);
+
+    if (rc != 0)
+        return rc;
+    idmint__holder_fingerprint(res->holder, fp);
+    bind_text(s, q, 1, ns);
+    bind_i64(s, q, 2, res->region);
+    bind_i64(s, q, 3, res->worker_id);
+    bind_u64(s, q, 4, res->generation);
+    bind_text(s, q, 5, fp);
+    bind_origin(s, q, 6, &res->origin);
+    bind_u64(s, q, 10, res->fence_found);
+    bind_u64(s, q, 11, res->lease_until);
+    bind_i64(s, q, 12, now_ms);
+    return sq_run(s, q, "record worker grant");
+}
+
+/* The grant of @p lease now ends at @p stored (renewal or release at @p now_ms). */
+static int sq_worker_grant_update(struct sqlite_store *s, const char *ns,
+                                  const struct idmint__lease *lease, uint64_t stored,
+                                  int64_t now_ms)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_WGRANT_UPDATE, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_i64(s, q, 2, lease->region);
+    bind_i64(s, q, 3, lease->worker_id);
+    bind_u64(s, q, 4, lease->generation);
+    bind_u64(s, q, 5, stored);
+    bind_i64(s, q, 6, now_ms);
+    return sq_run(s, q, "update worker grant");
+}
+
 static int sqlite_lease_take(struct store *st, const char *ns, uint64_t worker_count,
                              uint64_t now_unit, uint64_t until_unit, struct idmint__lease *lease,
                              const char *actor, int64_t now_ms)
@@ -1190,6 +1329,8 @@ static int sqlite_lease_take(struct store *st, const char *ns, uint64_t worker_c
     rc = sq_history(s, &res.history);
     if (rc == 0)
         rc = sq_lease_take(s, ns, worker_count, now_unit, until_unit, lease, &res);
+    if (rc == 0)
+        rc = sq_worker_grant(s, ns, &res, now_ms);
     if (rc == 0) {
         idmint__store_lease_detail(&res, res.fence_found, res.lease_until, detail, sizeof(detail));
         rc = sq_audit(s, now_ms, actor, "worker.take", ns, detail);
@@ -1269,7 +1410,7 @@ static int sq_lease_held(struct sqlite_store *s, const char *ns, const struct id
 }
 
 static int sqlite_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
-                              uint64_t until_unit)
+                              uint64_t until_unit, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     struct idmint__history history = {"", 0};
@@ -1296,7 +1437,9 @@ static int sqlite_lease_renew(struct store *st, const char *ns, struct idmint__l
                               "stops at its end",
                               ns);
     }
-    rc = sq_finish(s, rc == 1 ? 0 : rc);
+    if (rc == 1)
+        rc = sq_worker_grant_update(s, ns, lease, stored, now_ms);
+    rc = sq_finish(s, rc);
     if (rc == 0) {
         lease->lease_until = stored;
         lease->history = history;
@@ -1323,6 +1466,8 @@ static int sq_lease_release(struct sqlite_store *s, const char *ns,
     if (rc == 0)
         return idmint__store_lease_lost(ns, lease);
     if (rc < 0)
+        return rc;
+    if ((rc = sq_worker_grant_update(s, ns, lease, *stored, now_ms)) != 0)
         return rc;
     idmint__store_lease_detail(lease, before, *stored, detail, sizeof(detail));
     return sq_audit(s, now_ms, actor, "worker.release", ns, detail);
@@ -1422,6 +1567,26 @@ static int sqlite_lease_force_release(struct store *st, const char *ns, uint32_t
 
 /* ==== ranges ==== */
 
+/* Record the range grant @p res of @p incarnation, asked by res->origin. */
+static int sq_range_grant(struct sqlite_store *s, const char *ns, const char *incarnation,
+                          const struct idmint__range *res, int64_t now_ms)
+{
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_RGRANT_INSERT, &q);
+
+    if (rc != 0)
+        return rc;
+    idmint__holder_fingerprint(incarnation, fp);
+    bind_text(s, q, 1, ns);
+    bind_u64(s, q, 2, res->start);
+    bind_u64(s, q, 3, res->end);
+    bind_text(s, q, 4, fp);
+    bind_origin(s, q, 5, &res->origin);
+    bind_i64(s, q, 9, now_ms);
+    return sq_run(s, q, "record range grant");
+}
+
 static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *incarnation,
                             const char *request_id, uint64_t count, int64_t now_ms,
                             struct idmint__range *res)
@@ -1467,7 +1632,8 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
     bind_u64(s, q, 5, res->start);
     bind_u64(s, q, 6, res->end);
     bind_i64(s, q, 7, now_ms);
-    if ((rc = sq_run(s, q, "record range request")) != 0)
+    if ((rc = sq_run(s, q, "record range request")) != 0 ||
+        (rc = sq_range_grant(s, ns, incarnation, res, now_ms)) != 0)
         return rc;
     if ((rc = sq_prep(s, ST_NS_ADVANCE, &q)) != 0)
         return rc;
@@ -1481,7 +1647,7 @@ static int sqlite_range_reserve(struct store *st, const char *ns, const char *in
                                 struct idmint__range *out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    struct idmint__range res = {.start = 0};
+    struct idmint__range res = {.start = 0, .origin = out->origin};
     int rc = sq_begin(s);
 
     if (rc != 0)
@@ -1541,6 +1707,249 @@ static int sqlite_audit_list(struct store *st, int64_t after_seq, size_t limit,
     bind_i64(s, q, 1, after_seq);
     bind_i64(s, q, 2, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
     if ((rc = sq_list(s, q, "list audit records", sizeof(**out), audit_row, &list, n)) == 0)
+        *out = list;
+    return rc;
+}
+
+/* ==== version 4: trace, prune, batches, collisions ==== */
+
+static void grant_row(sqlite3_stmt *q, void *out)
+{
+    idmint_grant_info *g = out;
+
+    g->size = sizeof(*g);
+    g->region = (uint32_t)sqlite3_column_int64(q, 0);
+    g->worker_id = (uint32_t)sqlite3_column_int64(q, 1);
+    g->generation = col_u64(q, 2);
+    g->first = col_u64(q, 3);
+    g->last = col_u64(q, 4);
+    col_text(q, 5, g->holder, sizeof(g->holder));
+    col_text(q, 6, g->host, sizeof(g->host));
+    g->pid = (uint32_t)sqlite3_column_int64(q, 7);
+    col_text(q, 8, g->program, sizeof(g->program));
+    col_text(q, 9, g->token, sizeof(g->token));
+    g->granted_ms = sqlite3_column_int64(q, 10);
+    g->updated_ms = sqlite3_column_int64(q, 11);
+}
+
+/* Keep the range grants of @p list that hold @p value, oldest granted first. */
+static void keep_covering(idmint_grant_info *list, size_t *n, uint64_t value)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < *n; i++) {
+        idmint_grant_info g = list[i];
+        size_t j = k;
+
+        if (!(g.first <= value && value < g.last))
+            continue;
+        g.kind = IDMINT_KIND_RANGE;
+        while (j > 0 && list[j - 1].granted_ms > g.granted_ms) {
+            list[j] = list[j - 1];
+            j--;
+        }
+        list[j] = g;
+        k++;
+    }
+    *n = k;
+}
+
+static int sqlite_grant_find(struct store *st, const char *ns, const struct idmint__grant_query *gq,
+                             idmint_grant_info **out, size_t *n)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    int range = gq->kind == IDMINT_KIND_RANGE;
+    sqlite3_stmt *q = NULL;
+    void *list = NULL;
+    int rc = sq_prep(s, range ? ST_RGRANT_FIND : ST_WGRANT_FIND, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    if (range) {
+        bind_u64(s, q, 2, gq->value);
+    } else {
+        bind_i64(s, q, 2, gq->region);
+        bind_i64(s, q, 3, gq->worker_id);
+        bind_u64(s, q, 4, gq->unit);
+    }
+    if ((rc = sq_list(s, q, "find grants", sizeof(**out), grant_row, &list, n)) != 0)
+        return rc;
+    if (range)
+        keep_covering(list, n, gq->value);
+    else
+        for (size_t i = 0; i < *n; i++)
+            ((idmint_grant_info *)list)[i].kind = IDMINT_KIND_SNOWFLAKE;
+    if (*n == 0) {
+        free(list);
+        list = NULL;
+    }
+    *out = list;
+    return 0;
+}
+
+static int sqlite_prune(struct store *st, int what, int64_t before_ms, size_t limit,
+                        uint64_t *pruned)
+{
+    static const enum sq_stmt_id stmt[IDMINT__KEEP__COUNT] = {
+        [IDMINT__KEEP_WORKER_GRANTS] = ST_PRUNE_WGRANTS,
+        [IDMINT__KEEP_RANGE_GRANTS] = ST_PRUNE_RGRANTS,
+        [IDMINT__KEEP_BATCHES] = ST_PRUNE_BATCHES,
+    };
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q = NULL;
+    int rc = sq_begin(s);
+
+    if (rc != 0)
+        return rc;
+    if ((rc = sq_prep(s, stmt[what], &q)) == 0) {
+        bind_i64(s, q, 1, before_ms);
+        bind_i64(s, q, 2, (int64_t)limit);
+        rc = sq_run(s, q, "prune old records");
+    }
+    if (rc == 0 && pruned != NULL)
+        *pruned = (uint64_t)sqlite3_changes(s->db);
+    return sq_finish(s, rc);
+}
+
+/* Read the batch of (@p ns, @p key) into @p out: 1, 0 when none, else an error. */
+static int sq_batch_read(struct sqlite_store *s, const char *ns, const char *key,
+                         struct idmint__batch *out)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_BATCH_GET, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_text(s, q, 2, key);
+    rc = sq_step(s, q, "read batch");
+    if (rc == 1) {
+        const unsigned char *runs = sqlite3_column_text(q, 4);
+
+        col_text(q, 0, out->ns, sizeof(out->ns));
+        col_text(q, 1, out->key, sizeof(out->key));
+        col_text(q, 2, out->owner, sizeof(out->owner));
+        out->count = (uint32_t)sqlite3_column_int64(q, 3);
+        out->created_ms = sqlite3_column_int64(q, 5);
+        free(out->runs);
+        out->runs = strdup(runs != NULL ? (const char *)runs : "");
+        if (out->runs == NULL)
+            rc = idmint__fail(IDMINT_ENOMEM, "out of memory reading batch '%s'", key);
+    }
+    sqlite3_reset(q);
+    return rc;
+}
+
+static int sqlite_batch_get(struct store *st, const char *ns, const char *key,
+                            struct idmint__batch *out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    int rc = sq_batch_read(s, ns, key, out);
+
+    if (rc == 0)
+        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no batch '%s'", ns, key);
+    return rc < 0 ? rc : 0;
+}
+
+static int sqlite_batch_claim(struct store *st, const struct idmint__batch *b,
+                              struct idmint__batch *saved, int *inserted)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q = NULL;
+    int rc = sq_begin(s);
+
+    if (rc != 0)
+        return rc;
+    if ((rc = sq_prep(s, ST_BATCH_INSERT, &q)) == 0) {
+        bind_text(s, q, 1, b->ns);
+        bind_text(s, q, 2, b->key);
+        bind_text(s, q, 3, b->owner);
+        bind_i64(s, q, 4, b->count);
+        bind_text(s, q, 5, b->runs);
+        bind_i64(s, q, 6, b->created_ms);
+        rc = sq_run(s, q, "save batch");
+    }
+    if (rc == 0) {
+        *inserted = sqlite3_changes(s->db) == 1;
+        rc = sq_batch_read(s, b->ns, b->key, saved);
+        rc = rc == 1 ? 0
+             : rc == 0
+                 ? idmint__fail(IDMINT_ESTORE, "sqlite %s: batch '%s' vanished", s->path, b->key)
+                 : rc;
+    }
+    rc = sq_finish(s, rc);
+    if (rc != 0)
+        idmint__batch_clear(saved);
+    return rc;
+}
+
+static int sqlite_collision_add(struct store *st, const idmint_collision *c, const char *actor,
+                                int64_t now_ms, int64_t *seq)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q = NULL;
+    char detail[256];
+    int rc = sq_begin(s), row = 0;
+
+    if (rc != 0)
+        return rc;
+    if ((rc = sq_prep(s, ST_COLLISION_INSERT, &q)) == 0) {
+        bind_text(s, q, 1, c->ns);
+        bind_u64(s, q, 2, c->id);
+        bind_text(s, q, 3, c->first_owner);
+        bind_text(s, q, 4, c->second_owner);
+        bind_text(s, q, 5, c->verdict);
+        bind_text(s, q, 6, c->reporter);
+        bind_i64(s, q, 7, c->observed_ms);
+        bind_i64(s, q, 8, now_ms);
+        bind_text(s, q, 9, c->note);
+        while ((rc = sq_step(s, q, "record collision")) == 1) {
+            row = 1;
+            *seq = sqlite3_column_int64(q, 0);
+        }
+        sqlite3_reset(q);
+        if (rc == 0 && !row)
+            rc = idmint__fail(IDMINT_ESTORE, "sqlite %s: collision insert returned no seq",
+                              s->path);
+    }
+    if (rc == 0) {
+        idmint__store_collision_detail(c, detail, sizeof(detail));
+        rc = sq_audit(s, now_ms, actor, "collision.report", c->ns, detail);
+    }
+    return sq_finish(s, rc);
+}
+
+static void collision_row(sqlite3_stmt *q, void *out)
+{
+    idmint_collision *c = out;
+
+    c->size = sizeof(*c);
+    c->seq = sqlite3_column_int64(q, 0);
+    col_text(q, 1, c->ns, sizeof(c->ns));
+    c->id = col_u64(q, 2);
+    col_text(q, 3, c->first_owner, sizeof(c->first_owner));
+    col_text(q, 4, c->second_owner, sizeof(c->second_owner));
+    col_text(q, 5, c->verdict, sizeof(c->verdict));
+    col_text(q, 6, c->reporter, sizeof(c->reporter));
+    c->observed_ms = sqlite3_column_int64(q, 7);
+    c->reported_ms = sqlite3_column_int64(q, 8);
+    col_text(q, 9, c->note, sizeof(c->note));
+}
+
+static int sqlite_collision_list(struct store *st, int64_t after_seq, size_t limit,
+                                 idmint_collision **out, size_t *n)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q = NULL;
+    void *list;
+    int rc = sq_prep(s, ST_COLLISION_LIST, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_i64(s, q, 1, after_seq);
+    bind_i64(s, q, 2, (int64_t)limit);
+    if ((rc = sq_list(s, q, "list collisions", sizeof(**out), collision_row, &list, n)) == 0)
         *out = list;
     return rc;
 }
@@ -1687,7 +2096,7 @@ static int sqlite_fence(struct store *st, const struct idmint__fence_step *steps
 }
 
 const struct store_ops idmint__store_sqlite = {
-    .version = STORE_OPS_V3,
+    .version = STORE_OPS_V4,
     .scheme = "sqlite",
     .caps = STORE_CAP_TXN,
     .open = sqlite_open,
@@ -1706,4 +2115,10 @@ const struct store_ops idmint__store_sqlite = {
     .range_forget = sqlite_range_forget,
     .backup = sqlite_backup,
     .fence = sqlite_fence,
+    .grant_find = sqlite_grant_find,
+    .prune = sqlite_prune,
+    .batch_get = sqlite_batch_get,
+    .batch_claim = sqlite_batch_claim,
+    .collision_add = sqlite_collision_add,
+    .collision_list = sqlite_collision_list,
 };

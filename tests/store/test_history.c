@@ -444,9 +444,9 @@ static void test_history__the_counter_grows_with_every_grant_of_two_stores_inter
     assert_follows(&seen, &b.history, "take (store 2)");
     assert_int_equal(idmint__store_range_reserve(f->st, "rg", "inc-1", "r1", 10, NOW_MS, &r), 0);
     assert_follows(&seen, &r.history, "reserve (store 1)");
-    assert_int_equal(idmint__store_lease_renew(other, "sf", &a, 1700), 0);
+    assert_int_equal(idmint__store_lease_renew(other, "sf", &a, 1700, NOW_MS), 0);
     assert_follows(&seen, &a.history, "renew (store 2)");
-    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &b, 1700), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &b, 1700, NOW_MS), 0);
     assert_follows(&seen, &b.history, "renew (store 1)");
     assert_int_equal(idmint__store_range_reserve(other, "rg", "inc-2", "r1", 10, NOW_MS, &r), 0);
     assert_follows(&seen, &r.history, "reserve (store 2)");
@@ -500,7 +500,7 @@ static void test_history__the_id_is_32_hex_digits_and_survives_a_reopen(void **s
     f->st = open_again(f);
     got = reserve_one(f->st, "rg", "req-1");
     assert_follows(&seen, &got, "reserve after a reopen");
-    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700, NOW_MS), 0);
     assert_follows(&seen, &a.history, "renew after a reopen");
 }
 
@@ -789,7 +789,7 @@ static void test_history__postgres_a_sequence_set_back_shows_the_counter_going_b
     snprintf(sql, sizeof(sql), "SELECT setval('idmint.history_seq', %llu)",
              (unsigned long long)a.history.seq);
     assert_int_equal(psql(f, f->pg_db, sql, NULL, 0), 0);
-    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700, NOW_MS), 0);
     assert_string_equal(a.history.id, seen.id);
     assert_true(a.history.seq <= seen.seq);
     assert_int_equal(idmint__history_follow(&seen, &a.history, "sf"), IDMINT_ERESTORED);
@@ -825,7 +825,7 @@ static void test_history__postgres_a_dump_restored_under_running_holders_is_caug
         got = reserve_one(f->st, "rg", req);
         assert_follows(&seen, &got, "reserve after the dump");
     }
-    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700, NOW_MS), 0);
     assert_follows(&seen, &a.history, "renew after the dump");
     /* ...and the dump comes back under the running holders. */
     snprintf(f->pg_db2, sizeof(f->pg_db2), "%s_r", f->pg_db);
@@ -838,7 +838,7 @@ static void test_history__postgres_a_dump_restored_under_running_holders_is_caug
     assert_int_equal(idmint__store_ns_get(restored, "rg", &info), 0);
     assert_int_equal(info.next_value, 1); /* as dumped */
     /* The holder's next contact: the same history, a counter gone back. */
-    assert_int_equal(idmint__store_lease_renew(restored, "sf", &a, 1800), 0);
+    assert_int_equal(idmint__store_lease_renew(restored, "sf", &a, 1800, NOW_MS), 0);
     assert_string_equal(a.history.id, seen.id);
     assert_true(a.history.seq <= seen.seq);
     assert_int_equal(idmint__history_follow(&seen, &a.history, "sf"), IDMINT_ERESTORED);
@@ -1029,7 +1029,7 @@ static void test_history__etcd_a_missing_history_key_refuses_every_grant_until_a
     assert_int_equal(idmint__store_lease_take(f->st, "sf", 16, 1000, 1600, &b, ACTOR, NOW_MS),
                      IDMINT_ERESTORED);
     assert_non_null(strstr(idmint_errmsg(), "history key"));
-    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700), IDMINT_ERESTORED);
+    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700, NOW_MS), IDMINT_ERESTORED);
     assert_int_equal(idmint__store_lease_release(f->st, "sf", &a, 1100, ACTOR, NOW_MS),
                      IDMINT_ERESTORED);
     assert_int_equal(idmint__store_range_reserve(f->st, "rg", "inc", "req-2", 1, NOW_MS, &r),
@@ -1049,7 +1049,7 @@ static void test_history__etcd_a_missing_history_key_refuses_every_grant_until_a
     assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID, ACTOR, NOW_MS), 0);
     got = reserve_one(f->st, "rg", "req-3");
     assert_string_equal(got.id, NEW_ID);
-    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700, NOW_MS), 0);
     assert_string_equal(a.history.id, NEW_ID);
     assert_true(a.history.seq > got.seq);
 }

@@ -585,9 +585,9 @@ static void test_store__lease_renew_by_the_holder_extends_and_never_shortens(voi
     make_snowflake(f, ns, 0, 3);
     lease_init(&l, 0, HOLDER_A);
     assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l, ACTOR, NOW_MS), 0);
-    assert_int_equal(idmint__store_lease_renew(f->st, ns, &l, 2000), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &l, 2000, NOW_MS), 0);
     assert_int_equal(l.lease_until, 2000);
-    assert_int_equal(idmint__store_lease_renew(f->st, ns, &l, 1800), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &l, 1800, NOW_MS), 0);
     assert_int_equal(l.lease_until, 2000);
     assert_int_equal(l.generation, 1);
 }
@@ -608,14 +608,14 @@ static void test_store__lease_renew_with_a_stale_generation_or_holder_is_lost(vo
     stale = l;
     stale.generation = l.generation + 1;
     keep = stale;
-    assert_int_equal(idmint__store_lease_renew(f->st, ns, &stale, 5000), IDMINT_ELEASELOST);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &stale, 5000, NOW_MS), IDMINT_ELEASELOST);
     assert_memory_equal(&stale, &keep, sizeof(stale));
     snap_same(f, ns, &before);
 
     stale = l;
     snprintf(stale.holder, sizeof(stale.holder), "%s", HOLDER_B);
     keep = stale;
-    assert_int_equal(idmint__store_lease_renew(f->st, ns, &stale, 5000), IDMINT_ELEASELOST);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &stale, 5000, NOW_MS), IDMINT_ELEASELOST);
     assert_memory_equal(&stale, &keep, sizeof(stale));
     snap_same(f, ns, &before);
 }
@@ -697,10 +697,10 @@ static void test_store__lease_release_by_another_holder_changes_nothing(void **s
     memcpy(forged.holder, HOLDER_B, sizeof(forged.holder));
     assert_int_equal(idmint__store_lease_release(f->st, ns, &forged, 0, ACTOR, NOW_MS),
                      IDMINT_ELEASELOST);
-    assert_int_equal(idmint__store_lease_renew(f->st, ns, &forged, 9000), IDMINT_ELEASELOST);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &forged, 9000, NOW_MS), IDMINT_ELEASELOST);
     snap_same(f, ns, &before);
     /* The real holder still renews. */
-    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 1700), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 1700, NOW_MS), 0);
     assert_int_equal(a.lease_until, 1700);
 }
 
@@ -717,11 +717,11 @@ static void test_store__lease_renew_in_a_disabled_namespace_is_refused(void **st
     assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &a, ACTOR, NOW_MS), 0);
     assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, 1, ACTOR, NOW_MS), 0);
     snap_take(f, ns, &before);
-    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 2000), IDMINT_EDISABLED);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 2000, NOW_MS), IDMINT_EDISABLED);
     snap_same(f, ns, &before);
     /* Release still works, so a closing holder frees its id. */
     assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, 0, ACTOR, NOW_MS), 0);
-    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 2000), 0);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 2000, NOW_MS), 0);
     assert_int_equal(a.lease_until, 2000);
     assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, 1, ACTOR, NOW_MS), 0);
     assert_int_equal(idmint__store_lease_release(f->st, ns, &a, 1100, ACTOR, NOW_MS), 0);
@@ -832,7 +832,7 @@ static void test_store__force_release_makes_the_old_holder_lose_its_lease(void *
     free(w);
 
     snap_take(f, ns, &before);
-    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 3000), IDMINT_ELEASELOST);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 3000, NOW_MS), IDMINT_ELEASELOST);
     snap_same(f, ns, &before);
 
     assert_int_equal(audit_of(f, ns, au, 4), 3);
@@ -1373,6 +1373,414 @@ static void test_store__range_repeats_racing_their_original_get_the_same_range(v
     free(all);
 }
 
+
+/* ==== version 4: provenance, batches, collisions ==== */
+
+static void origin_set(struct idmint__origin *o, const char *host, uint32_t pid, const char *token)
+{
+    memset(o, 0, sizeof(*o));
+    snprintf(o->host, sizeof(o->host), "%s", host);
+    o->pid = pid;
+    snprintf(o->program, sizeof(o->program), "prog-%u", (unsigned)pid);
+    snprintf(o->token, sizeof(o->token), "%s", token);
+}
+
+/* The grants of @p ns covering time unit @p unit of worker (0, @p worker); *out to free. */
+static size_t grants_at_unit(struct fx *f, const char *ns, uint32_t worker, uint64_t unit,
+                             idmint_grant_info **out)
+{
+    struct idmint__grant_query q = {.kind = IDMINT_KIND_SNOWFLAKE, .worker_id = worker, .unit = unit};
+    size_t n = 99;
+
+    *out = NULL;
+    assert_int_equal(idmint__store_grant_find(f->st, ns, &q, out, &n), 0);
+    assert_true(n <= STORE_GRANTS_MAX);
+    return n;
+}
+
+static size_t grants_at_value(struct fx *f, const char *ns, uint64_t value, idmint_grant_info **out)
+{
+    struct idmint__grant_query q = {.kind = IDMINT_KIND_RANGE, .value = value};
+    size_t n = 99;
+
+    *out = NULL;
+    assert_int_equal(idmint__store_grant_find(f->st, ns, &q, out, &n), 0);
+    return n;
+}
+
+static void test_store__take_records_a_grant_that_renew_and_release_extend(void **state)
+{
+    struct fx *f = *state;
+    idmint_grant_info *g = NULL;
+    struct idmint__lease l;
+    char ns[64];
+
+    ns_name(f, "prov", ns);
+    make_snowflake(f, ns, 0, 3);
+    lease_init(&l, 0, HOLDER_A);
+    origin_set(&l.origin, "host-a", 4242, "tok-a");
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 8, 1000, 1600, &l, ACTOR, NOW_MS), 0);
+
+    assert_int_equal(grants_at_unit(f, ns, l.worker_id, 1599, &g), 1);
+    assert_int_equal(g[0].size, sizeof(g[0]));
+    assert_int_equal(g[0].kind, IDMINT_KIND_SNOWFLAKE);
+    assert_int_equal(g[0].worker_id, l.worker_id);
+    assert_int_equal(g[0].generation, l.generation);
+    assert_int_equal(g[0].first, 0);
+    assert_int_equal(g[0].last, 1600);
+    assert_string_equal(g[0].holder, "aaaaaaaa"); /* the fingerprint, never the secret */
+    assert_string_equal(g[0].host, "host-a");
+    assert_int_equal(g[0].pid, 4242);
+    assert_string_equal(g[0].program, "prog-4242");
+    assert_string_equal(g[0].token, "tok-a");
+    assert_int_equal(g[0].granted_ms, NOW_MS);
+    assert_int_equal(g[0].updated_ms, NOW_MS);
+    free(g);
+    assert_int_equal(grants_at_unit(f, ns, l.worker_id, 1600, &g), 0); /* [first, last) */
+    assert_null(g);
+    assert_int_equal(grants_at_unit(f, ns, l.worker_id + 1, 1500, &g), 0);
+
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &l, 2000, NOW_MS + 7), 0);
+    assert_int_equal(grants_at_unit(f, ns, l.worker_id, 1999, &g), 1);
+    assert_int_equal(g[0].last, 2000);
+    assert_int_equal(g[0].updated_ms, NOW_MS + 7);
+    assert_int_equal(g[0].granted_ms, NOW_MS);
+    free(g);
+
+    assert_int_equal(idmint__store_lease_release(f->st, ns, &l, 1700, ACTOR, NOW_MS + 9), 0);
+    assert_int_equal(grants_at_unit(f, ns, l.worker_id, 1699, &g), 1);
+    assert_int_equal(g[0].last, 1700);
+    assert_int_equal(g[0].updated_ms, NOW_MS + 9);
+    free(g);
+    assert_int_equal(grants_at_unit(f, ns, l.worker_id, 1700, &g), 0);
+}
+
+/* Generations of one worker id own disjoint spans: each ID has one owner. */
+static void test_store__each_generation_owns_the_units_from_its_fence(void **state)
+{
+    struct fx *f = *state;
+    idmint_grant_info *g = NULL;
+    struct idmint__lease a, b;
+    char ns[64];
+
+    ns_name(f, "gens", ns);
+    make_snowflake(f, ns, 0, 0); /* one worker id */
+    lease_init(&a, 0, HOLDER_A);
+    origin_set(&a.origin, "host-a", 1, "");
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    lease_init(&b, 0, HOLDER_B);
+    origin_set(&b.origin, "host-b", 2, "");
+    assert_int_equal(idmint__store_lease_take(f->st, ns, 1, 1700, 2300, &b, ACTOR, NOW_MS + 1), 0);
+    assert_int_equal(b.fence_found, 1600);
+    assert_int_equal(b.generation, a.generation + 1);
+
+    assert_int_equal(grants_at_unit(f, ns, 0, 1599, &g), 1);
+    assert_string_equal(g[0].host, "host-a");
+    free(g);
+    assert_int_equal(grants_at_unit(f, ns, 0, 1600, &g), 1);
+    assert_string_equal(g[0].host, "host-b");
+    assert_int_equal(g[0].first, 1600);
+    assert_int_equal(g[0].generation, b.generation);
+    assert_string_equal(g[0].token, "");
+    free(g);
+    /* A forced release leaves the grant covering what its holder may have minted. */
+    assert_int_equal(idmint__store_lease_force_release(f->st, ns, 0, 0, 5000, ACTOR, NOW_MS + 2),
+                     0);
+    assert_int_equal(grants_at_unit(f, ns, 0, 2299, &g), 1);
+    assert_string_equal(g[0].host, "host-b");
+    free(g);
+}
+
+static void test_store__range_grants_are_found_by_value_and_replays_add_none(void **state)
+{
+    struct fx *f = *state;
+    idmint_grant_info *g = NULL;
+    struct idmint__range r1, r2, again;
+    char ns[64];
+
+    ns_name(f, "rprov", ns);
+    make_range(f, ns, 1, IDMINT_MAX_VALUE, 1000);
+    memset(&r1, 0, sizeof(r1));
+    origin_set(&r1.origin, "host-r1", 11, "tok-r");
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, HOLDER_A, "r1", 100, NOW_MS, &r1), 0);
+    memset(&r2, 0, sizeof(r2));
+    origin_set(&r2.origin, "host-r2", 22, "");
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, HOLDER_B, "r1", 50, NOW_MS + 1, &r2),
+                     0);
+    again = r1;
+    assert_int_equal(idmint__store_range_reserve(f->st, ns, HOLDER_A, "r1", 100, NOW_MS + 2, &again),
+                     0);
+    assert_int_equal(again.start, r1.start);
+
+    assert_int_equal(grants_at_value(f, ns, r1.start, &g), 1);
+    assert_int_equal(g[0].kind, IDMINT_KIND_RANGE);
+    assert_int_equal(g[0].first, r1.start);
+    assert_int_equal(g[0].last, r1.end);
+    assert_string_equal(g[0].host, "host-r1");
+    assert_int_equal(g[0].pid, 11);
+    assert_string_equal(g[0].token, "tok-r");
+    assert_string_equal(g[0].holder, "aaaaaaaa");
+    assert_int_equal(g[0].granted_ms, NOW_MS);
+    free(g);
+    assert_int_equal(grants_at_value(f, ns, r1.end - 1, &g), 1);
+    assert_string_equal(g[0].host, "host-r1");
+    free(g);
+    assert_int_equal(grants_at_value(f, ns, r2.start, &g), 1);
+    assert_string_equal(g[0].host, "host-r2");
+    assert_string_equal(g[0].holder, "bbbbbbbb");
+    free(g);
+    assert_int_equal(grants_at_value(f, ns, r2.end, &g), 0);
+    assert_null(g);
+    assert_int_equal(grants_at_value(f, ns, IDMINT_MAX_VALUE, &g), 0);
+}
+
+/* Make a worker grant, a range grant and a batch stamped @p at_ms, in @p sf / @p rg. */
+static void make_old_records(struct fx *f, const char *sf, const char *rg, unsigned i,
+                             int64_t at_ms)
+{
+    struct idmint__batch b;
+    struct idmint__batch saved;
+    struct idmint__lease l;
+    struct idmint__range r;
+    char req[16], runs[] = "7+3";
+    int inserted = 0;
+
+    lease_init(&l, 0, HOLDER_A);
+    /* Each take finds the last one's E passed: one more grant of worker 0. */
+    assert_int_equal(idmint__store_lease_take(f->st, sf, 1, 100 * i + 50, 100 * i + 60, &l, ACTOR,
+                                              at_ms),
+                     0);
+    memset(&r, 0, sizeof(r));
+    snprintf(req, sizeof(req), "q%02u", i);
+    assert_int_equal(idmint__store_range_reserve(f->st, rg, HOLDER_A, req, 10, at_ms, &r), 0);
+    memset(&b, 0, sizeof(b));
+    snprintf(b.ns, sizeof(b.ns), "%s", sf);
+    snprintf(b.key, sizeof(b.key), "key-%u", i);
+    snprintf(b.owner, sizeof(b.owner), "owner");
+    b.count = 3;
+    b.runs = runs;
+    b.created_ms = at_ms;
+    memset(&saved, 0, sizeof(saved));
+    assert_int_equal(idmint__store_batch_claim(f->st, &b, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    idmint__batch_clear(&saved);
+}
+
+static void test_store__prune_deletes_only_old_records_and_at_most_its_limit(void **state)
+{
+    struct fx *f = *state;
+    const int64_t day = 86400000, old_ms = NOW_MS - 10 * day;
+    idmint_grant_info *g = NULL;
+    struct idmint__batch b;
+    char sf[64], rg[64];
+    uint64_t pruned;
+
+    ns_name(f, "psf", sf);
+    ns_name(f, "prg", rg);
+    make_snowflake(f, sf, 0, 0);
+    make_range(f, rg, 1, IDMINT_MAX_VALUE, 100);
+    for (unsigned i = 0; i < 5; i++)
+        make_old_records(f, sf, rg, i, old_ms + i);
+    make_old_records(f, sf, rg, 5, NOW_MS);
+
+    for (int what = 0; what < IDMINT__KEEP__COUNT; what++) {
+        pruned = 99;
+        assert_int_equal(idmint__store_prune(f->st, what, NOW_MS - 5 * day, 3, &pruned), 0);
+        assert_int_equal(pruned, 3);
+        assert_int_equal(idmint__store_prune(f->st, what, NOW_MS - 5 * day, 3, &pruned), 0);
+        assert_int_equal(pruned, 2);
+        assert_int_equal(idmint__store_prune(f->st, what, NOW_MS - 5 * day, 3, &pruned), 0);
+        assert_int_equal(pruned, 0);
+    }
+    /* The old ones are gone (oldest first), the new ones stay. */
+    assert_int_equal(grants_at_unit(f, sf, 0, 455, &g), 0);
+    assert_int_equal(grants_at_unit(f, sf, 0, 555, &g), 1);
+    free(g);
+    assert_int_equal(grants_at_value(f, rg, 41, &g), 0);
+    assert_int_equal(grants_at_value(f, rg, 51, &g), 1);
+    assert_int_equal(g[0].granted_ms, NOW_MS);
+    free(g);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(idmint__store_batch_get(f->st, sf, "key-4", &b), IDMINT_ENOTFOUND);
+    assert_int_equal(idmint__store_batch_get(f->st, sf, "key-5", &b), 0);
+    idmint__batch_clear(&b);
+    assert_int_equal(idmint__store_prune(f->st, IDMINT__KEEP__COUNT, NOW_MS, 3, &pruned),
+                     IDMINT_EINVAL);
+    assert_int_equal(idmint__store_prune(f->st, 0, NOW_MS, 0, &pruned), IDMINT_EINVAL);
+}
+
+static void batch_set(struct idmint__batch *b, const char *ns, const char *key, uint32_t count,
+                      char *runs)
+{
+    memset(b, 0, sizeof(*b));
+    snprintf(b->ns, sizeof(b->ns), "%s", ns);
+    snprintf(b->key, sizeof(b->key), "%s", key);
+    snprintf(b->owner, sizeof(b->owner), "tok-1");
+    b->count = count;
+    b->runs = runs;
+    b->created_ms = NOW_MS;
+}
+
+static void test_store__batch_claim_saves_the_first_and_returns_it_to_every_repeat(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__batch first, second, saved, got;
+    char ns[64], ns2[64], runs1[] = "100+1000,5000+3", runs2[] = "9+5";
+    int inserted = 7;
+
+    ns_name(f, "batch", ns);
+    ns_name(f, "batch2", ns2);
+    batch_set(&first, ns, "k-1:A.b_c", 1003, runs1);
+    memset(&saved, 0, sizeof(saved));
+    assert_int_equal(idmint__store_batch_claim(f->st, &first, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    assert_string_equal(saved.runs, "100+1000,5000+3");
+    assert_int_equal(saved.count, 1003);
+    assert_string_equal(saved.owner, "tok-1");
+    assert_int_equal(saved.created_ms, NOW_MS);
+    idmint__batch_clear(&saved);
+
+    batch_set(&second, ns, "k-1:A.b_c", 5, runs2);
+    assert_int_equal(idmint__store_batch_claim(f->st, &second, &saved, &inserted), 0);
+    assert_int_equal(inserted, 0);
+    assert_string_equal(saved.runs, "100+1000,5000+3");
+    assert_int_equal(saved.count, 1003);
+    idmint__batch_clear(&saved);
+
+    memset(&got, 0, sizeof(got));
+    assert_int_equal(idmint__store_batch_get(f->st, ns, "k-1:A.b_c", &got), 0);
+    assert_string_equal(got.runs, "100+1000,5000+3");
+    assert_string_equal(got.ns, ns);
+    assert_string_equal(got.key, "k-1:A.b_c");
+    idmint__batch_clear(&got);
+    assert_int_equal(idmint__store_batch_get(f->st, ns, "k-2", &got), IDMINT_ENOTFOUND);
+    assert_int_equal(idmint__store_batch_get(f->st, ns2, "k-1:A.b_c", &got), IDMINT_ENOTFOUND);
+    /* Bad keys never reach the store. */
+    assert_int_equal(idmint__store_batch_get(f->st, ns, "has space", &got), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_batch_get(f->st, ns, "", &got), IDMINT_EINVAL);
+    batch_set(&second, ns, "k-3", 0, runs2);
+    assert_int_equal(idmint__store_batch_claim(f->st, &second, &saved, &inserted), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_batch_get(f->st, ns, "k-3", &got), IDMINT_ENOTFOUND);
+}
+
+/* Children claim one key at once, each with its own runs; all read back one answer. */
+static void test_store__batch_claims_racing_from_8_processes_agree(void **state)
+{
+    struct fx *f = *state;
+    enum { PROCS = 8 };
+    char ns[64], first[64] = "";
+    int res[2], winners = 0;
+    pid_t pids[PROCS];
+
+    ns_name(f, "brace", ns);
+    assert_int_equal(pipe(res), 0);
+    for (unsigned i = 0; i < PROCS; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            struct store *st = NULL;
+            struct idmint__batch b, saved;
+            char runs[32], line[64];
+            int inserted = 0, rc;
+
+            close(res[0]);
+            snprintf(runs, sizeof(runs), "%u+10", 1000 * (i + 1));
+            batch_set(&b, ns, "race-key", 10, runs);
+            memset(&saved, 0, sizeof(saved));
+            rc = idmint__store_open(f->url, NULL, &st);
+            if (rc == 0)
+                rc = idmint__store_batch_claim(st, &b, &saved, &inserted);
+            memset(line, 0, sizeof(line));
+            snprintf(line, sizeof(line), "%d %d %s\n", rc, inserted, rc == 0 ? saved.runs : "-");
+            if (write(res[1], line, 48) != 48)
+                _exit(3);
+            _exit(0);
+        }
+    }
+    close(res[1]);
+    for (unsigned i = 0; i < PROCS; i++) {
+        char line[49] = "", runs[48];
+        int rc = -1, inserted = -1;
+
+        assert_int_equal(read(res[0], line, 48), 48);
+        assert_int_equal(sscanf(line, "%d %d %47s", &rc, &inserted, runs), 3);
+        assert_int_equal(rc, 0);
+        winners += inserted;
+        if (first[0] == '\0')
+            snprintf(first, sizeof(first), "%s", runs);
+        assert_string_equal(runs, first);
+    }
+    close(res[0]);
+    for (unsigned i = 0; i < PROCS; i++) {
+        int status;
+
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    assert_int_equal(winners, 1);
+}
+
+static void test_store__collisions_are_listed_in_order_and_audited(void **state)
+{
+    struct fx *f = *state;
+    idmint_collision c, *list = NULL;
+    idmint_audit_entry a[4];
+    int64_t seq1 = 0, seq2 = 0;
+    char ns[64];
+    size_t n = 0, mine = 0;
+
+    ns_name(f, "coll", ns);
+    memset(&c, 0, sizeof(c));
+    c.size = sizeof(c);
+    snprintf(c.ns, sizeof(c.ns), "%s", ns);
+    c.id = 123456789;
+    snprintf(c.first_owner, sizeof(c.first_owner), "host=a pid=1");
+    snprintf(c.second_owner, sizeof(c.second_owner), "host=b pid=2");
+    snprintf(c.verdict, sizeof(c.verdict), "duplicate");
+    snprintf(c.reporter, sizeof(c.reporter), "token:db");
+    c.observed_ms = NOW_MS - 5;
+    snprintf(c.note, sizeof(c.note), "unique violation on orders.id");
+    assert_int_equal(idmint__store_collision_add(f->st, &c, "token:db", NOW_MS, &seq1), 0);
+    c.id = 42;
+    snprintf(c.verdict, sizeof(c.verdict), "reported");
+    assert_int_equal(idmint__store_collision_add(f->st, &c, "token:db", NOW_MS + 1, &seq2), 0);
+    assert_true(seq2 > seq1);
+
+    assert_int_equal(idmint__store_collision_list(f->st, seq1 - 1, 100, &list, &n), 0);
+    for (size_t i = 0; i < n; i++) {
+        const idmint_collision *e = idmint_collision_at(list, i);
+
+        if (strcmp(e->ns, ns) != 0)
+            continue;
+        if (mine == 0) {
+            assert_int_equal(e->seq, seq1);
+            assert_int_equal(e->id, 123456789);
+            assert_string_equal(e->first_owner, "host=a pid=1");
+            assert_string_equal(e->second_owner, "host=b pid=2");
+            assert_string_equal(e->verdict, "duplicate");
+            assert_string_equal(e->reporter, "token:db");
+            assert_int_equal(e->observed_ms, NOW_MS - 5);
+            assert_int_equal(e->reported_ms, NOW_MS);
+            assert_string_equal(e->note, "unique violation on orders.id");
+        } else {
+            assert_int_equal(e->seq, seq2);
+            assert_int_equal(e->id, 42);
+            assert_string_equal(e->verdict, "reported");
+        }
+        mine++;
+    }
+    free(list);
+    assert_int_equal(mine, 2);
+    assert_int_equal(idmint__store_collision_list(f->st, seq2, 100, &list, &n), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_true(idmint_collision_at(list, i)->seq > seq2);
+    free(list);
+    assert_int_equal(audit_of(f, ns, a, 4), 2);
+    assert_string_equal(a[0].action, "collision.report");
+    assert_string_equal(a[0].actor, "token:db");
+    assert_non_null(strstr(a[0].detail, "id=123456789"));
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1416,6 +1824,13 @@ int main(void)
         T(test_store__lease_take_race_of_16_processes_gives_8_distinct_ids),
         T(test_store__range_race_of_8_processes_never_overlaps),
         T(test_store__range_repeats_racing_their_original_get_the_same_range),
+        T(test_store__take_records_a_grant_that_renew_and_release_extend),
+        T(test_store__each_generation_owns_the_units_from_its_fence),
+        T(test_store__range_grants_are_found_by_value_and_replays_add_none),
+        T(test_store__prune_deletes_only_old_records_and_at_most_its_limit),
+        T(test_store__batch_claim_saves_the_first_and_returns_it_to_every_repeat),
+        T(test_store__batch_claims_racing_from_8_processes_agree),
+        T(test_store__collisions_are_listed_in_order_and_audited),
     };
     const struct backend *b = backend_chosen();
 

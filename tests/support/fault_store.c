@@ -202,14 +202,14 @@ static int fault_lease_take(struct store *st, const char *ns, uint64_t worker_co
 }
 
 static int fault_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
-                             uint64_t until_unit)
+                             uint64_t until_unit, int64_t now_ms)
 {
     struct idmint__lease tmp = *lease;
     int f = fault_enter("lease_renew"), rc;
 
     if (f < 0)
         return f;
-    rc = idmint__store_lease_renew(inner(st), ns, &tmp, until_unit);
+    rc = idmint__store_lease_renew(inner(st), ns, &tmp, until_unit, now_ms);
     if (f == FAULT_LOSE)
         return fault_lost("lease_renew", rc);
     if (rc == 0)

@@ -235,7 +235,7 @@ static void test_sqlite_safety__a_new_file_is_complete_when_it_first_appears(voi
             if (stat(f->path, &sb) == 0) {
                 if (sb.st_size == 0)
                     _exit(2);
-                _exit(sql_int(f->path, "SELECT version FROM schema_version") == 3 ? 0 : 3);
+                _exit(sql_int(f->path, "SELECT version FROM schema_version") == 4 ? 0 : 3);
             }
             clock_gettime(CLOCK_MONOTONIC, &t);
         } while (t.tv_sec - t0.tv_sec < 10);
@@ -249,7 +249,7 @@ static void test_sqlite_safety__a_new_file_is_complete_when_it_first_appears(voi
     idmint__store_close(st);
     /* WAL is set in the file itself, and nothing of the making is left behind. */
     assert_int_equal(dir_entries(f->dir), 1);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 3);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 4);
     {
         size_t n = 0;
         char *head = slurp(f->path, &n);
@@ -381,9 +381,9 @@ static void test_sqlite_safety__a_newer_schema_is_refused(void **state)
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
     idmint__store_close(st);
     st = NULL;
-    sql_exec(f->path, "UPDATE schema_version SET version = 4");
+    sql_exec(f->path, "UPDATE schema_version SET version = 5");
     assert_int_equal(idmint__store_open(f->url, NULL, &st), IDMINT_ESTORE);
-    assert_non_null(strstr(idmint_errmsg(), "schema version 4 is not supported"));
+    assert_non_null(strstr(idmint_errmsg(), "schema version 5 is not supported"));
     assert_null(st);
 }
 
@@ -446,7 +446,7 @@ static void test_sqlite_safety__a_removed_file_is_never_written(void **state)
                                             "use; refusing to write to a file no other process "
                                             "can see"));
     assert_non_null(strstr(idmint_errmsg(), f->path));
-    assert_int_equal(idmint__store_lease_renew(st, "before", &l, 2000), IDMINT_ESTORE);
+    assert_int_equal(idmint__store_lease_renew(st, "before", &l, 2000, INT64_C(1780000000000)), IDMINT_ESTORE);
     assert_int_equal(l.lease_until, 1600);
     assert_int_equal(idmint__store_lease_release(st, "before", &l, 1200, ACTOR, NOW_MS),
                      IDMINT_ESTORE);
@@ -503,7 +503,7 @@ static void test_sqlite_safety__a_version_1_file_gets_fences_at_its_e(void **sta
     assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 1);
 
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 3);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 4);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 0"), 5000);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 1"), 3000);
 
@@ -568,7 +568,7 @@ static void test_sqlite_safety__many_processes_migrate_one_file_once(void **stat
         assert_true(WIFEXITED(status));
         assert_int_equal(WEXITSTATUS(status), 0);
     }
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 3);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 4);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM schema_version"), 1);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM history"), 1);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 0"), 5000);

@@ -546,7 +546,7 @@ static void test_store_etcd__a_take_whose_reply_was_lost_is_found_not_taken_agai
     free(w);
     assert_int_equal(audit_count(st, "lost", "worker.take"), 1);
     /* It is ours: we renew it; the next taker gets the next id. */
-    assert_int_equal(idmint__store_lease_renew(st, "lost", &a, 1700), 0);
+    assert_int_equal(idmint__store_lease_renew(st, "lost", &a, 1700, INT64_C(1780000000000)), 0);
     lease_init(&b, HOLDER_B);
     assert_int_equal(idmint__store_lease_take(st, "lost", 8, 1000, 1600, &b, ACTOR, NOW_MS), 0);
     assert_int_equal(b.worker_id, 1);
