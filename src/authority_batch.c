@@ -22,8 +22,7 @@ static int local_only(idmint_authority *a)
     return 0;
 }
 
-int idmint__authority_batch_get(idmint_authority *a, const char *ns, const char *key,
-                                struct idmint__batch *out)
+int idmint__authority_batch_get(idmint_authority *a, const char *key, struct idmint__batch *out)
 {
     int rc = local_only(a);
 
@@ -32,7 +31,7 @@ int idmint__authority_batch_get(idmint_authority *a, const char *ns, const char 
     if (out == NULL)
         return idmint__fail(IDMINT_EINVAL, "batch output is NULL");
     idmint__batch_clear(out);
-    return idmint__store_batch_get(a->st, ns, key, out);
+    return idmint__store_batch_get(a->st, key, out);
 }
 
 int idmint__authority_batch_claim(idmint_authority *a, struct idmint__batch *b,

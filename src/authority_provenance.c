@@ -26,16 +26,14 @@ static const int64_t keep_default_ms[IDMINT__KEEP__COUNT] = {
 
 void idmint__authority_provenance_init(struct idmint_authority *a)
 {
-    idmint__origin_self(&a->origin);
+    idmint__origin_self(&a->self);
+    a->origin = a->self;
     memcpy(a->keep_ms, keep_default_ms, sizeof(a->keep_ms));
 }
 
 void idmint__authority_on_behalf(idmint_authority *a, const struct idmint__origin *o)
 {
-    if (o != NULL)
-        a->origin = *o;
-    else
-        idmint__origin_self(&a->origin);
+    a->origin = o != NULL ? *o : a->self;
 }
 
 int idmint__authority_set_retention(idmint_authority *a, enum idmint__retained what, int64_t ms)

@@ -26,8 +26,10 @@ int routes_authority(struct worker *w, idmint_authority **out)
             return rc;
         }
     }
-    /* Audited changes name the caller of this request, not the daemon's uid. */
+    /* Audited changes name the caller of this request, not the daemon's uid;
+     * grants are this process's until a route says whom they are for. */
     idmint__authority_act_as(w->auth, w->actor);
+    idmint__authority_on_behalf(w->auth, NULL);
     *out = w->auth;
     return 0;
 }

@@ -80,6 +80,52 @@ static int is_hex32(const char *s)
     return s[32] == '\0';
 }
 
+/* Copy text field @p key of @p body into @p buf (@p size bytes). 0, or replied. */
+static int origin_text(struct http_req *r, const struct json *body, const char *key, char *buf,
+                       size_t size)
+{
+    const char *s;
+    int q = json_get_str(body, key, &s);
+
+    if (q == 0)
+        return 0;
+    if (q != 1 || strlen(s) >= size) {
+        char what[96];
+
+        snprintf(what, sizeof(what), "must be a string of at most %zu bytes", size - 1);
+        return bad(r, key, what);
+    }
+    memcpy(buf, s, strlen(s) + 1);
+    return 0;
+}
+
+/*
+ * What a remote generator says of itself (host, pid, program: recorded with
+ * its grant, never trusted), and the token it came with, into @p o; then
+ * the thread's authority records its grants so. 0, or replied.
+ */
+static int body_origin(struct http_req *r, struct worker *w, const struct json *body,
+                       idmint_authority *a, struct idmint__origin *o)
+{
+    int64_t pid = 0;
+
+    memset(o, 0, sizeof(*o));
+    if (origin_text(r, body, "host", o->host, sizeof(o->host)) != 0 ||
+        origin_text(r, body, "program", o->program, sizeof(o->program)) != 0)
+        return -1;
+    if (json_get_int(body, "pid", &pid) < 0 || pid < 0 || pid > UINT32_MAX)
+        return bad(r, "pid", "must be a whole number from 0 to 4294967295");
+    o->pid = (uint32_t)pid;
+    if (w->d->cfg.n_tokens > 0)
+        snprintf(o->token, sizeof(o->token), "%s", w->actor);
+    if (idmint__origin_check(o) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return -1;
+    }
+    idmint__authority_on_behalf(a, o);
+    return 0;
+}
+
 /*
  * A take that finds E ahead of our clock: a release sets E to the last time
  * its holder minted + 1, so an E a second or more ahead means that holder's
@@ -195,8 +241,16 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
         need_u64(r, body, "fence_found", &lease.fence_found) != 0)
         return;
 
+    if (!is_take && (json_get_str(body, "host", &ns_unused) != 0 ||
+                     json_get_str(body, "program", &ns_unused) != 0 ||
+                     json_get_int(body, "pid", &v) != 0)) {
+        bad(r, "host, pid and program", "are only for take");
+        return;
+    }
     if (routes_snowflake_ns(r, w, ns, &a, &info,
                             "worker leases are for snowflake namespaces; this one is a range") != 0)
+        return;
+    if (is_take && body_origin(r, w, body, a, &lease.origin) != 0)
         return;
     t0 = metrics_now_ns();
     if (is_force) {
@@ -239,9 +293,10 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
 
 void routes_internal_workers(struct http_req *r, struct worker *w, const struct route_match *m)
 {
-    static const char *const known[] = {"op",          "namespace",    "region",   "holder",
-                                        "worker_id",   "generation",   "lease_ms", "final_time",
-                                        "fence_found", "max_ahead_ms", NULL};
+    static const char *const known[] = {
+        "op",         "namespace",   "region",       "holder", "worker_id", "generation",
+        "lease_ms",   "final_time",  "fence_found",  "max_ahead_ms", "host", "pid",
+        "program",    NULL};
     char err[256];
     struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
     const char *op, *unknown;
@@ -295,7 +350,8 @@ static struct json *range_body(struct http_req *r, const char *const *known, con
 
 void routes_internal_ranges(struct http_req *r, struct worker *w, const struct route_match *m)
 {
-    static const char *const known[] = {"namespace", "incarnation", "request_id", "count", NULL};
+    static const char *const known[] = {"namespace", "incarnation", "request_id", "count",
+                                        "host",      "pid",         "program",    NULL};
     const char *ns, *incarnation, *request_id;
     struct json *body = range_body(r, known, "request_id", &ns, &incarnation, &request_id), *o;
     idmint_authority *a;
@@ -315,6 +371,8 @@ void routes_internal_ranges(struct http_req *r, struct worker *w, const struct r
         routes_fail(r, rc, NULL);
         goto out;
     }
+    if (body_origin(r, w, body, a, &range.origin) != 0)
+        goto out;
     t0 = metrics_now_ns();
     rc = idmint__authority_range_reserve(a, ns, incarnation, request_id, (uint64_t)count, &range);
     routes_store_done(w, t0);

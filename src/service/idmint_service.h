@@ -184,18 +184,18 @@ int idmint__batch_runs_encode(struct idmint__batch *b, const uint64_t *ids, size
  */
 int idmint__batch_runs_decode(const struct idmint__batch *b, uint64_t *ids);
 /*
- * The saved batch of (@p ns, @p key) into @p out (cleared first). 0,
- * IDMINT_ENOTFOUND (none: mint it), IDMINT_EINVAL (a bad key or name; a
- * remote authority), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
+ * The batch saved under @p key (in whatever namespace: compare out->ns)
+ * into @p out (cleared first). 0, IDMINT_ENOTFOUND (none: mint it),
+ * IDMINT_EINVAL (a bad key; a remote authority), IDMINT_ENOMEM,
+ * IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
  */
-int idmint__authority_batch_get(idmint_authority *a, const char *ns, const char *key,
-                                struct idmint__batch *out);
+int idmint__authority_batch_get(idmint_authority *a, const char *key, struct idmint__batch *out);
 /*
- * Save @p b (its created_ms is set here) unless a batch of (b->ns, b->key)
- * is saved already; @p saved gets the one that is (b's or the earlier
- * one: compare it before answering). Durable before it returns. Every
- * 64th call also prunes batches past their retention. 0, IDMINT_EINVAL,
- * IDMINT_ENOMEM, IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
+ * Save @p b (its created_ms is set here) unless a batch of b->key is saved
+ * already; @p saved gets the one that is (b's or the earlier one: compare
+ * its namespace, owner and count before answering). Durable before it
+ * returns. Every so often also prunes batches past their retention.
+ * 0, IDMINT_EINVAL, IDMINT_ENOMEM, IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
  */
 int idmint__authority_batch_claim(idmint_authority *a, struct idmint__batch *b,
                                   struct idmint__batch *saved);

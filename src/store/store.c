@@ -424,27 +424,23 @@ int idmint__store_prune(struct store *st, int what, int64_t before_ms, size_t li
     return st->ops->prune(st, what, before_ms, limit, pruned);
 }
 
-static int check_batch_key(const struct store *st, const char *ns, const char *key)
+static int check_batch_key(const struct store *st, const char *key)
 {
-    int rc = check_v4(st, HAS_V4(st, batch_get),
-                      "idempotent batches");
+    int rc = check_v4(st, HAS_V4(st, batch_get) && HAS_V4(st, batch_claim), "idempotent batches");
 
-    if (rc != 0 || (rc = idmint__ns_name_check(ns)) != 0)
-        return rc;
-    return idmint__batch_key_check(key);
+    return rc != 0 ? rc : idmint__batch_key_check(key);
 }
 
-int idmint__store_batch_get(struct store *st, const char *ns, const char *key,
-                            struct idmint__batch *out)
+int idmint__store_batch_get(struct store *st, const char *key, struct idmint__batch *out)
 {
-    int rc = check_batch_key(st, ns, key);
+    int rc = check_batch_key(st, key);
 
     if (rc != 0)
         return rc;
     if (out == NULL)
         return idmint__fail(IDMINT_EINVAL, "batch output is NULL");
     memset(out, 0, sizeof(*out));
-    return st->ops->batch_get(st, ns, key, out);
+    return st->ops->batch_get(st, key, out);
 }
 
 int idmint__store_batch_claim(struct store *st, const struct idmint__batch *b,
@@ -454,7 +450,7 @@ int idmint__store_batch_claim(struct store *st, const struct idmint__batch *b,
 
     if (b == NULL || saved == NULL || inserted == NULL)
         return idmint__fail(IDMINT_EINVAL, "batch, its output or the flag is NULL");
-    if ((rc = check_batch_key(st, b->ns, b->key)) != 0)
+    if ((rc = check_batch_key(st, b->key)) != 0 || (rc = idmint__ns_name_check(b->ns)) != 0)
         return rc;
     if (b->count == 0 || b->count > IDMINT_BATCH_MAX || b->runs == NULL || b->runs[0] == '\0' ||
         memchr(b->owner, '\0', sizeof(b->owner)) == NULL)

@@ -217,10 +217,14 @@ struct store_ops {
      * *pruned (if not NULL) gets how many.
      */
     int (*prune)(struct store *st, int what, int64_t before_ms, size_t limit, uint64_t *pruned);
-    /* The batch of (@p ns, @p key) into @p out (runs malloc'd). ENOTFOUND if none. */
-    int (*batch_get)(struct store *st, const char *ns, const char *key, struct idmint__batch *out);
     /*
-     * Insert @p b unless (b->ns, b->key) exists, in one transaction; @p saved
+     * The batch saved under @p key into @p out (runs malloc'd), whatever its
+     * namespace: a key names one batch in the whole store, so a repeat with
+     * another namespace can be refused. ENOTFOUND if none.
+     */
+    int (*batch_get)(struct store *st, const char *key, struct idmint__batch *out);
+    /*
+     * Insert @p b unless a batch of b->key exists, in one transaction; @p saved
      * gets the stored record either way (runs malloc'd), and *inserted 1 when
      * it is @p b's. Durable on return.
      */
@@ -305,8 +309,7 @@ int idmint__store_grant_find(struct store *st, const char *ns, const struct idmi
                              idmint_grant_info **out, size_t *n);
 int idmint__store_prune(struct store *st, int what, int64_t before_ms, size_t limit,
                         uint64_t *pruned);
-int idmint__store_batch_get(struct store *st, const char *ns, const char *key,
-                            struct idmint__batch *out);
+int idmint__store_batch_get(struct store *st, const char *key, struct idmint__batch *out);
 int idmint__store_batch_claim(struct store *st, const struct idmint__batch *b,
                               struct idmint__batch *saved, int *inserted);
 int idmint__store_collision_add(struct store *st, const idmint_collision *c, const char *actor,

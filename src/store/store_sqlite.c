@@ -168,7 +168,7 @@ static const char *const sq_sql[ST__COUNT] = {
     [ST_PRUNE_BATCHES] = "DELETE FROM batches WHERE rowid IN (SELECT rowid FROM "
                          "batches WHERE created_ms < ?1 ORDER BY created_ms LIMIT ?2)",
     [ST_BATCH_GET] = "SELECT namespace, key, owner, count, runs, created_ms FROM batches "
-                     "WHERE namespace = ?1 AND key = ?2",
+                     "WHERE key = ?1",
     [ST_BATCH_INSERT] = "INSERT INTO batches (namespace, key, owner, count, runs, created_ms) "
                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
     [ST_COLLISION_INSERT] = "INSERT INTO collisions (namespace, id, first_owner, second_owner, "
@@ -198,7 +198,7 @@ static const char *const sq_sql[ST__COUNT] = {
     "CREATE INDEX range_grants_age ON range_grants (granted_ms);"                                  \
     "CREATE TABLE batches ("                                                                       \
     " namespace TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, count INTEGER NOT NULL,"    \
-    " runs TEXT NOT NULL, created_ms INTEGER NOT NULL, PRIMARY KEY (namespace, key));"             \
+    " runs TEXT NOT NULL, created_ms INTEGER NOT NULL, PRIMARY KEY (key));"             \
     "CREATE INDEX batches_age ON batches (created_ms);"                                            \
     "CREATE TABLE collisions ("                                                                    \
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, namespace TEXT NOT NULL, id INTEGER NOT NULL,"        \
@@ -1812,17 +1812,15 @@ static int sqlite_prune(struct store *st, int what, int64_t before_ms, size_t li
     return sq_finish(s, rc);
 }
 
-/* Read the batch of (@p ns, @p key) into @p out: 1, 0 when none, else an error. */
-static int sq_batch_read(struct sqlite_store *s, const char *ns, const char *key,
-                         struct idmint__batch *out)
+/* Read the batch of @p key into @p out: 1, 0 when none, else an error. */
+static int sq_batch_read(struct sqlite_store *s, const char *key, struct idmint__batch *out)
 {
     sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_BATCH_GET, &q);
 
     if (rc != 0)
         return rc;
-    bind_text(s, q, 1, ns);
-    bind_text(s, q, 2, key);
+    bind_text(s, q, 1, key);
     rc = sq_step(s, q, "read batch");
     if (rc == 1) {
         const unsigned char *runs = sqlite3_column_text(q, 4);
@@ -1841,14 +1839,13 @@ static int sq_batch_read(struct sqlite_store *s, const char *ns, const char *key
     return rc;
 }
 
-static int sqlite_batch_get(struct store *st, const char *ns, const char *key,
-                            struct idmint__batch *out)
+static int sqlite_batch_get(struct store *st, const char *key, struct idmint__batch *out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    int rc = sq_batch_read(s, ns, key, out);
+    int rc = sq_batch_read(s, key, out);
 
     if (rc == 0)
-        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no batch '%s'", ns, key);
+        return idmint__fail(IDMINT_ENOTFOUND, "no batch was saved under key '%s'", key);
     return rc < 0 ? rc : 0;
 }
 
@@ -1872,7 +1869,7 @@ static int sqlite_batch_claim(struct store *st, const struct idmint__batch *b,
     }
     if (rc == 0) {
         *inserted = sqlite3_changes(s->db) == 1;
-        rc = sq_batch_read(s, b->ns, b->key, saved);
+        rc = sq_batch_read(s, b->key, saved);
         rc = rc == 1 ? 0
              : rc == 0
                  ? idmint__fail(IDMINT_ESTORE, "sqlite %s: batch '%s' vanished", s->path, b->key)

@@ -1555,7 +1555,7 @@ static void make_old_records(struct fx *f, const char *sf, const char *rg, unsig
     assert_int_equal(idmint__store_range_reserve(f->st, rg, HOLDER_A, req, 10, at_ms, &r), 0);
     memset(&b, 0, sizeof(b));
     snprintf(b.ns, sizeof(b.ns), "%s", sf);
-    snprintf(b.key, sizeof(b.key), "key-%u", i);
+    snprintf(b.key, sizeof(b.key), "%s:key-%u", f->prefix, i);
     snprintf(b.owner, sizeof(b.owner), "owner");
     b.count = 3;
     b.runs = runs;
@@ -1572,7 +1572,7 @@ static void test_store__prune_deletes_only_old_records_and_at_most_its_limit(voi
     const int64_t day = 86400000, old_ms = NOW_MS - 10 * day;
     idmint_grant_info *g = NULL;
     struct idmint__batch b;
-    char sf[64], rg[64];
+    char sf[64], rg[64], key[64];
     uint64_t pruned;
 
     ns_name(f, "psf", sf);
@@ -1601,8 +1601,10 @@ static void test_store__prune_deletes_only_old_records_and_at_most_its_limit(voi
     assert_int_equal(g[0].granted_ms, NOW_MS);
     free(g);
     memset(&b, 0, sizeof(b));
-    assert_int_equal(idmint__store_batch_get(f->st, sf, "key-4", &b), IDMINT_ENOTFOUND);
-    assert_int_equal(idmint__store_batch_get(f->st, sf, "key-5", &b), 0);
+    snprintf(key, sizeof(key), "%s:key-4", f->prefix);
+    assert_int_equal(idmint__store_batch_get(f->st, key, &b), IDMINT_ENOTFOUND);
+    snprintf(key, sizeof(key), "%s:key-5", f->prefix);
+    assert_int_equal(idmint__store_batch_get(f->st, key, &b), 0);
     idmint__batch_clear(&b);
     assert_int_equal(idmint__store_prune(f->st, IDMINT__KEEP__COUNT, NOW_MS, 3, &pruned),
                      IDMINT_EINVAL);
@@ -1625,12 +1627,16 @@ static void test_store__batch_claim_saves_the_first_and_returns_it_to_every_repe
 {
     struct fx *f = *state;
     struct idmint__batch first, second, saved, got;
-    char ns[64], ns2[64], runs1[] = "100+1000,5000+3", runs2[] = "9+5";
+    char ns[64], ns2[64], key[64], key2[64], key3[64], runs1[] = "100+1000,5000+3",
+                                                        runs2[] = "9+5";
     int inserted = 7;
 
     ns_name(f, "batch", ns);
     ns_name(f, "batch2", ns2);
-    batch_set(&first, ns, "k-1:A.b_c", 1003, runs1);
+    snprintf(key, sizeof(key), "%s:k-1.A_b", f->prefix);
+    snprintf(key2, sizeof(key2), "%s:k-2", f->prefix);
+    snprintf(key3, sizeof(key3), "%s:k-3", f->prefix);
+    batch_set(&first, ns, key, 1003, runs1);
     memset(&saved, 0, sizeof(saved));
     assert_int_equal(idmint__store_batch_claim(f->st, &first, &saved, &inserted), 0);
     assert_int_equal(inserted, 1);
@@ -1640,7 +1646,7 @@ static void test_store__batch_claim_saves_the_first_and_returns_it_to_every_repe
     assert_int_equal(saved.created_ms, NOW_MS);
     idmint__batch_clear(&saved);
 
-    batch_set(&second, ns, "k-1:A.b_c", 5, runs2);
+    batch_set(&second, ns, key, 5, runs2);
     assert_int_equal(idmint__store_batch_claim(f->st, &second, &saved, &inserted), 0);
     assert_int_equal(inserted, 0);
     assert_string_equal(saved.runs, "100+1000,5000+3");
@@ -1648,19 +1654,24 @@ static void test_store__batch_claim_saves_the_first_and_returns_it_to_every_repe
     idmint__batch_clear(&saved);
 
     memset(&got, 0, sizeof(got));
-    assert_int_equal(idmint__store_batch_get(f->st, ns, "k-1:A.b_c", &got), 0);
+    assert_int_equal(idmint__store_batch_get(f->st, key, &got), 0);
     assert_string_equal(got.runs, "100+1000,5000+3");
     assert_string_equal(got.ns, ns);
-    assert_string_equal(got.key, "k-1:A.b_c");
+    assert_string_equal(got.key, key);
     idmint__batch_clear(&got);
-    assert_int_equal(idmint__store_batch_get(f->st, ns, "k-2", &got), IDMINT_ENOTFOUND);
-    assert_int_equal(idmint__store_batch_get(f->st, ns2, "k-1:A.b_c", &got), IDMINT_ENOTFOUND);
+    assert_int_equal(idmint__store_batch_get(f->st, key2, &got), IDMINT_ENOTFOUND);
+    /* A key names one batch in the whole store: another namespace finds it too. */
+    batch_set(&second, ns2, key, 5, runs2);
+    assert_int_equal(idmint__store_batch_claim(f->st, &second, &saved, &inserted), 0);
+    assert_int_equal(inserted, 0);
+    assert_string_equal(saved.ns, ns);
+    idmint__batch_clear(&saved);
     /* Bad keys never reach the store. */
-    assert_int_equal(idmint__store_batch_get(f->st, ns, "has space", &got), IDMINT_EINVAL);
-    assert_int_equal(idmint__store_batch_get(f->st, ns, "", &got), IDMINT_EINVAL);
-    batch_set(&second, ns, "k-3", 0, runs2);
+    assert_int_equal(idmint__store_batch_get(f->st, "has space", &got), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_batch_get(f->st, "", &got), IDMINT_EINVAL);
+    batch_set(&second, ns, key3, 0, runs2);
     assert_int_equal(idmint__store_batch_claim(f->st, &second, &saved, &inserted), IDMINT_EINVAL);
-    assert_int_equal(idmint__store_batch_get(f->st, ns, "k-3", &got), IDMINT_ENOTFOUND);
+    assert_int_equal(idmint__store_batch_get(f->st, key3, &got), IDMINT_ENOTFOUND);
 }
 
 /* Children claim one key at once, each with its own runs; all read back one answer. */
@@ -1685,7 +1696,10 @@ static void test_store__batch_claims_racing_from_8_processes_agree(void **state)
 
             close(res[0]);
             snprintf(runs, sizeof(runs), "%u+10", 1000 * (i + 1));
-            batch_set(&b, ns, "race-key", 10, runs);
+            char key[64];
+
+            snprintf(key, sizeof(key), "%s:race", f->prefix);
+            batch_set(&b, ns, key, 10, runs);
             memset(&saved, 0, sizeof(saved));
             rc = idmint__store_open(f->url, NULL, &st);
             if (rc == 0)
