@@ -726,8 +726,7 @@ typedef struct idmint_grant_info {
  * by the elements' own size as idmint_ns_info_at() does.
  * Thread-safety: safe.
  */
-static inline const idmint_grant_info *idmint_grant_info_at(const idmint_grant_info *list,
-                                                            size_t i)
+static inline const idmint_grant_info *idmint_grant_info_at(const idmint_grant_info *list, size_t i)
 {
     return (const idmint_grant_info *)(const void *)((const char *)list + i * list->size);
 }
@@ -768,17 +767,17 @@ IDMINT_API void idmint_grant_format(const idmint_grant_info *g, char *buf, size_
  * step with idmint_collision_at(). Members are only ever appended.
  */
 typedef struct idmint_collision {
-    size_t size;             /**< this element's size in bytes, set by the library; ABI guard */
-    int64_t seq;             /**< grows with every record */
-    char ns[64];             /**< namespace */
-    uint64_t id;             /**< the ID seen twice */
-    char first_owner[256];   /**< the oldest grant covering it, as text; "" when none */
-    char second_owner[256];  /**< the next grant covering it; "" when provenance knows one or none */
-    char verdict[16];        /**< "duplicate": two grants cover the ID; "reported": fewer */
-    char reporter[64];       /**< who reported it (the actor of the audit log) */
-    int64_t observed_ms;     /**< Unix ms the reporter saw it (its word; at most now) */
-    int64_t reported_ms;     /**< Unix ms it was recorded */
-    char note[128];          /**< the reporter's words, printable ASCII */
+    size_t size;            /**< this element's size in bytes, set by the library; ABI guard */
+    int64_t seq;            /**< grows with every record */
+    char ns[64];            /**< namespace */
+    uint64_t id;            /**< the ID seen twice */
+    char first_owner[256];  /**< the oldest grant covering it, as text; "" when none */
+    char second_owner[256]; /**< the next grant covering it; "" when provenance knows one or none */
+    char verdict[16];       /**< "duplicate": two grants cover the ID; "reported": fewer */
+    char reporter[64];      /**< who reported it (the actor of the audit log) */
+    int64_t observed_ms;    /**< Unix ms the reporter saw it (its word; at most now) */
+    int64_t reported_ms;    /**< Unix ms it was recorded */
+    char note[128];         /**< the reporter's words, printable ASCII */
 } idmint_collision;
 
 /**

@@ -137,13 +137,15 @@ void idmint_grant_format(const idmint_grant_info *g, char *buf, size_t size)
     if (idmint_format_iso8601(g->granted_ms, at, sizeof(at)) != 0)
         snprintf(at, sizeof(at), "%lld", (long long)g->granted_ms);
     if (g->kind == IDMINT_KIND_RANGE)
-        snprintf(buf, size, "host=%s pid=%u program=%s incarnation=%s range=[%llu,%llu) token=%s "
-                            "granted=%s",
+        snprintf(buf, size,
+                 "host=%s pid=%u program=%s incarnation=%s range=[%llu,%llu) token=%s "
+                 "granted=%s",
                  g->host, (unsigned)g->pid, g->program, g->holder, (unsigned long long)g->first,
                  (unsigned long long)g->last, g->token[0] != '\0' ? g->token : "-", at);
     else
-        snprintf(buf, size, "host=%s pid=%u program=%s incarnation=%s generation=%llu "
-                            "worker=%u/%u token=%s granted=%s",
+        snprintf(buf, size,
+                 "host=%s pid=%u program=%s incarnation=%s generation=%llu "
+                 "worker=%u/%u token=%s granted=%s",
                  g->host, (unsigned)g->pid, g->program, g->holder,
                  (unsigned long long)g->generation, (unsigned)g->region, (unsigned)g->worker_id,
                  g->token[0] != '\0' ? g->token : "-", at);
@@ -201,10 +203,10 @@ int idmint_collision_report(idmint_authority *a, const char *ns, uint64_t id, in
         c.id = id;
         if (n >= 1)
             idmint_grant_format(idmint_grant_info_at(grants, 0), c.first_owner,
-                                     sizeof(c.first_owner));
+                                sizeof(c.first_owner));
         if (n >= 2)
             idmint_grant_format(idmint_grant_info_at(grants, 1), c.second_owner,
-                                     sizeof(c.second_owner));
+                                sizeof(c.second_owner));
         free(grants);
         snprintf(c.verdict, sizeof(c.verdict), "%s", n >= 2 ? "duplicate" : "reported");
         idmint__authority_actor(a, c.reporter, sizeof(c.reporter));

@@ -249,9 +249,9 @@ struct idmint_authority {
     struct clock *clk; /* &own_clock, or borrowed from the handle */
     char actor[64];    /* who the audit log names; "" for the OS user */
     struct clock own_clock;
-    struct idmint__origin origin;            /* who the grants are recorded as asked by */
-    struct idmint__origin self;              /* this process, as idmint__origin_self said */
-    int64_t keep_ms[IDMINT__KEEP__COUNT];    /* retention of each kind of record */
+    struct idmint__origin origin;              /* who the grants are recorded as asked by */
+    struct idmint__origin self;                /* this process, as idmint__origin_self said */
+    int64_t keep_ms[IDMINT__KEEP__COUNT];      /* retention of each kind of record */
     unsigned since_prune[IDMINT__KEEP__COUNT]; /* records made since the last prune */
 };
 

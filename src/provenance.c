@@ -52,16 +52,19 @@ int idmint__origin_check(const struct idmint__origin *o)
     if (o == NULL)
         return idmint__fail(IDMINT_EINVAL, "origin is NULL");
     if (!field_ok(o->host, sizeof(o->host)))
-        return idmint__fail(IDMINT_EINVAL, "host must be at most %zu bytes of printable ASCII "
-                                           "without spaces, quotes or backslashes",
+        return idmint__fail(IDMINT_EINVAL,
+                            "host must be at most %zu bytes of printable ASCII "
+                            "without spaces, quotes or backslashes",
                             sizeof(o->host) - 1);
     if (!field_ok(o->program, sizeof(o->program)))
-        return idmint__fail(IDMINT_EINVAL, "program must be at most %zu bytes of printable ASCII "
-                                           "without spaces, quotes or backslashes",
+        return idmint__fail(IDMINT_EINVAL,
+                            "program must be at most %zu bytes of printable ASCII "
+                            "without spaces, quotes or backslashes",
                             sizeof(o->program) - 1);
     if (!field_ok(o->token, sizeof(o->token)))
-        return idmint__fail(IDMINT_EINVAL, "token name must be at most %zu bytes of printable "
-                                           "ASCII without spaces, quotes or backslashes",
+        return idmint__fail(IDMINT_EINVAL,
+                            "token name must be at most %zu bytes of printable "
+                            "ASCII without spaces, quotes or backslashes",
                             sizeof(o->token) - 1);
     return 0;
 }

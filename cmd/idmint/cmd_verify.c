@@ -5,6 +5,9 @@
  * its code: its own parser, its own in-place radix sort, its own scan.
  */
 #include "cmd.h"
+#include "trace_out.h"
+
+#include "idmint.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,14 +18,19 @@
 
 #define READ_BYTES     (1u << 20)
 #define FIRST_CAPACITY (1u << 20)
-#define SMALL_SORT     48 /* below this many keys insertion sort beats a radix pass */
+#define SMALL_SORT     48    /* below this many keys insertion sort beats a radix pass */
+#define TRACE_MAX      10000 /* duplicates traced at most: one store read each */
 
 static const char verify_usage[] =
-    "usage: idmint verify < FILE\n"
+    "usage: idmint verify [--ns NS [--json] [--authority URL]] < FILE\n"
     "\n"
     "Read decimal IDs from stdin, one per line (empty lines are ignored), and\n"
     "print count=N duplicates=D decreases=K, where K counts lines whose value is\n"
-    "smaller than the line before. Exit status 1 when D > 0.\n";
+    "smaller than the line before. Exit status 1 when D > 0.\n"
+    "With --ns, each duplicated ID (the first 10000) is then traced through the\n"
+    "authority's provenance and printed as a collision record naming both owners:\n"
+    "  collision ID duplicate: OWNER | OWNER\n"
+    "('minted' when provenance knows one owner only, 'not_minted' when none).\n";
 
 struct id_list {
     uint64_t *v;
@@ -166,7 +174,44 @@ static uint64_t count_duplicates(const uint64_t *a, size_t n)
     return dups;
 }
 
-static int verify_stdin(void)
+/* Trace each value that occurs more than once in sorted @p a through @p ns's provenance. */
+static int print_collisions(const char *authority, const char *ns, const uint64_t *a, size_t n,
+                            int as_json)
+{
+    idmint_authority *auth = NULL;
+    size_t traced = 0, more = 0;
+    int rc = idmint_authority_open_existing(&auth, authority, 0);
+
+    if (rc != 0)
+        return cli_fail(rc, "verify: cannot open %s",
+                        authority != NULL ? authority : "the default authority");
+    for (size_t i = 1; i < n; i++) {
+        idmint_grant_info *grants = NULL;
+        size_t found = 0;
+
+        if (a[i] != a[i - 1] || (i >= 2 && a[i - 1] == a[i - 2]))
+            continue;
+        if (traced == TRACE_MAX) {
+            more++;
+            continue;
+        }
+        if ((rc = idmint_trace(auth, ns, a[i], &grants, &found)) != 0) {
+            idmint_authority_close(auth);
+            return cli_fail(rc, "verify: trace of %" PRIu64 " in '%s'", a[i], ns);
+        }
+        if (!as_json)
+            fputs("collision ", stdout);
+        trace_out_print(stdout, a[i], grants, found, as_json);
+        idmint_free(grants);
+        traced++;
+    }
+    if (more > 0)
+        printf("collisions not traced: %zu (only the first %d are)\n", more, TRACE_MAX);
+    idmint_authority_close(auth);
+    return CLI_EXIT_OK;
+}
+
+static int verify_stdin(const char *authority, const char *ns, int as_json)
 {
     struct verify_state s;
     char *buf = malloc(READ_BYTES);
@@ -198,6 +243,9 @@ static int verify_stdin(void)
         radix_sort(s.ids.v, s.ids.n, 56);
     dups = count_duplicates(s.ids.v, s.ids.n);
     printf("count=%zu duplicates=%" PRIu64 " decreases=%" PRIu64 "\n", s.ids.n, dups, s.decreases);
+    if (dups > 0 && ns != NULL &&
+        (rc = print_collisions(authority, ns, s.ids.v, s.ids.n, as_json)) != CLI_EXIT_OK)
+        goto out;
     rc = cli_finish_stdout(dups > 0 ? CLI_EXIT_FAILED : CLI_EXIT_OK);
 out:
     free(s.ids.v);
@@ -208,12 +256,18 @@ out:
 int cmd_verify_run(int argc, char **argv, struct args_common *common)
 {
     char **pos = malloc(((size_t)argc + 1) * sizeof(*pos));
+    const char *ns = NULL, *json = NULL;
+    struct args_opt opts[] = {{"ns", 0, 1, &ns}, {"json", 0, 0, &json}};
     size_t npos;
     int rc;
 
     if (pos == NULL)
         return cli_error("verify: out of memory");
-    rc = args_parse("verify", argc, argv, NULL, 0, common, pos, &npos);
+    rc = args_parse("verify", argc, argv, opts, 2, common, pos, &npos);
+    if (rc == CLI_EXIT_OK && ns != NULL)
+        rc = args_ns_name("verify", ns);
+    if (rc == CLI_EXIT_OK && json != NULL && ns == NULL)
+        rc = cli_usage("verify: --json is for the collision records of --ns");
     if (rc == CLI_EXIT_OK && !common->wants_help && npos > 0)
         rc = cli_usage("verify: unexpected argument '%s' (IDs are read from stdin)", pos[0]);
     free(pos);
@@ -223,5 +277,5 @@ int cmd_verify_run(int argc, char **argv, struct args_common *common)
         fputs(verify_usage, stdout);
         return cli_finish_stdout(CLI_EXIT_OK);
     }
-    return verify_stdin();
+    return verify_stdin(args_authority(common), ns, json != NULL);
 }

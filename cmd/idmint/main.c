@@ -18,7 +18,7 @@ struct command {
 static const struct command commands[] = {
     {"mint", cmd_mint_run},   {"uuid7", cmd_uuid7_run},         {"decode", cmd_decode_run},
     {"ns", cmd_ns_run},       {"workers", cmd_workers_run},     {"verify", cmd_verify_run},
-    {"bench", cmd_bench_run}, {"authority", cmd_authority_run},
+    {"bench", cmd_bench_run}, {"authority", cmd_authority_run}, {"trace", cmd_trace_run},
 };
 
 static const char usage_text[] =
@@ -36,7 +36,9 @@ static const char usage_text[] =
     "  authority fence [--above NS=N]... [--skip NS=K]... [--max-lease SECONDS]\n"
     "                                           make a restored store safe\n"
     "  workers NS                               the worker-id leases of NS\n"
-    "  verify                                   IDs on stdin: count, duplicates, order\n"
+    "  verify [--ns NS]                         IDs on stdin: count, duplicates, order;\n"
+    "                                           with --ns each duplicate's two owners\n"
+    "  trace [--ns NS] [--json] ID... | -       which grant minted each ID\n"
     "  bench                                    minting speed of this machine\n"
     "\n"
     "--authority URL works with every command; default $IDMINT_AUTHORITY, else one\n"

@@ -154,6 +154,14 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
             NUM(100, 86400000, renew_ms, uint32_t);
         if (strcmp(key, "ready_margin_ms") == 0)
             NUM(1, 86400000, ready_margin_ms, uint32_t);
+    } else if (strcmp(section, "provenance") == 0) {
+        /* 1 s .. 10 years, as idmint__authority_set_retention takes them. */
+        if (strcmp(key, "worker_grants_s") == 0)
+            NUM(1, 315576000, keep_s[0], uint32_t);
+        if (strcmp(key, "range_grants_s") == 0)
+            NUM(1, 315576000, keep_s[1], uint32_t);
+        if (strcmp(key, "batches_s") == 0)
+            NUM(1, 315576000, keep_s[2], uint32_t);
     } else if (strcmp(section, "log") == 0) {
         if (strcmp(key, "level") == 0) {
             int level = log_level_parse(value);

@@ -42,6 +42,9 @@ struct config {
     struct auth_token tokens[DAEMON_MAX_TOKENS];
     size_t n_tokens;
     unsigned max_connections_per_client; /* from one address (IPv6: one /64) */
+    /* [provenance]: seconds a worker grant, a range grant and an idempotent
+     * batch are kept (enum idmint__retained order); 0: the library's default */
+    uint32_t keep_s[3];
 };
 
 /*

@@ -242,6 +242,13 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         r.accept = req->headers.entries[i].value.base;
         r.accept_len = req->headers.entries[i].value.len;
     }
+    for (i = -1; (i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("idempotency-key"), i)) !=
+                 -1;) {
+        if (r.idempotency_keys++ == 0) {
+            r.idempotency_key = req->headers.entries[i].value.base;
+            r.idempotency_key_len = req->headers.entries[i].value.len;
+        }
+    }
     /* RFC 9112 §6.3: a message whose length two headers state differently
      * cannot be framed safely (request smuggling); refuse it outright. */
     if ((i = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_LENGTH, -1)) != -1 &&

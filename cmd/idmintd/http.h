@@ -25,6 +25,9 @@ struct http_req {
     size_t authorization_len;
     const char *accept; /* NULL when absent */
     size_t accept_len;
+    const char *idempotency_key; /* the first Idempotency-Key header; NULL when absent */
+    size_t idempotency_key_len;
+    unsigned idempotency_keys; /* how many Idempotency-Key headers came */
     size_t header_bytes; /* request line and headers as received, roughly */
     int has_bad_framing; /* several Content-Lengths, or one beside Transfer-Encoding */
     void *thread;        /* what thread_init returned for the serving thread */

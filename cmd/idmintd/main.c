@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "daemon.h"
+#include "routes_ids.h"
 #include "metrics.h"
 #include "errors_http.h"
 #include "history.h"
@@ -376,6 +377,7 @@ int main(int argc, char **argv)
         return 1;
     }
     handles_init(&d.handles, &d.cfg);
+    routes_batch_init();
 
     /* Every thread started from here on inherits the mask: signals reach
      * only the sigtimedwait below. */

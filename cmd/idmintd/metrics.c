@@ -72,6 +72,19 @@ void metrics_store_time(struct metrics_thread *m, uint64_t elapsed_ns)
     hist_add(&m->store_latency, elapsed_ns);
 }
 
+static _Atomic uint64_t batches[METRICS_BATCH__COUNT];
+static _Atomic uint64_t collisions;
+
+void metrics_batch(enum metrics_batch_kind kind)
+{
+    atomic_fetch_add_explicit(&batches[kind], 1, memory_order_relaxed);
+}
+
+void metrics_collision(void)
+{
+    atomic_fetch_add_explicit(&collisions, 1, memory_order_relaxed);
+}
+
 void metrics_range_reserved(const char *ns)
 {
     size_t i;
@@ -247,6 +260,20 @@ char *metrics_render(struct daemon *d, size_t *len)
         textbuf_printf(&b, "idmint_range_reservations_total{namespace=\"%s\"} %" PRIu64 "\n",
                        ranges[i].name, ranges[i].n);
     pthread_mutex_unlock(&ranges_mu);
+    textbuf_printf(&b,
+                   "# HELP idmint_idempotent_batches_total GET /v1/ids with an Idempotency-Key, "
+                   "by how it was answered.\n# TYPE idmint_idempotent_batches_total counter\n"
+                   "idmint_idempotent_batches_total{result=\"minted\"} %" PRIu64 "\n"
+                   "idmint_idempotent_batches_total{result=\"replayed\"} %" PRIu64 "\n"
+                   "idmint_idempotent_batches_total{result=\"conflict\"} %" PRIu64 "\n",
+                   atomic_load(&batches[METRICS_BATCH_MINTED]),
+                   atomic_load(&batches[METRICS_BATCH_REPLAYED]),
+                   atomic_load(&batches[METRICS_BATCH_CONFLICT]));
+    textbuf_printf(&b,
+                   "# HELP idmint_collisions_total Duplicates reported through POST /v1/collisions "
+                   "to this daemon since it started.\n# TYPE idmint_collisions_total counter\n"
+                   "idmint_collisions_total %" PRIu64 "\n",
+                   atomic_load(&collisions));
     textbuf_printf(&b,
                    "# HELP idmint_range_refills_total Refills of the daemon's own range handles "
                    "(observed once a second).\n# TYPE idmint_range_refills_total counter\n"

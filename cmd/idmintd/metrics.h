@@ -45,6 +45,17 @@ void metrics_count_request(struct metrics_thread *m, const struct route_row *row
 void metrics_store_time(struct metrics_thread *m, uint64_t elapsed_ns);
 /* A range reservation served on /internal/ranges/lease. Thread-safe. */
 void metrics_range_reserved(const char *ns);
+/* How a keyed GET /v1/ids was answered (idmint_idempotent_batches_total{result}). */
+enum metrics_batch_kind {
+    METRICS_BATCH_MINTED,
+    METRICS_BATCH_REPLAYED,
+    METRICS_BATCH_CONFLICT,
+    METRICS_BATCH__COUNT
+};
+/* One keyed GET /v1/ids answered as @p kind. Thread-safe. */
+void metrics_batch(enum metrics_batch_kind kind);
+/* One collision recorded through POST /v1/collisions. Thread-safe. */
+void metrics_collision(void);
 /* Monotonic ns, for timing. */
 uint64_t metrics_now_ns(void);
 

@@ -12,6 +12,7 @@
 #include "json.h"
 #include "log.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,4 +150,49 @@ int routes_query(const struct http_req *r, const char *name, char *buf, size_t s
         }
     }
     return 0;
+}
+
+int routes_query_ns(struct http_req *r, char *ns, size_t size)
+{
+    int q = routes_query(r, "namespace", ns, size);
+
+    if (q < 0) {
+        routes_fail_http(r, 400, "invalid_argument", "namespace is malformed or too long");
+        return -1;
+    }
+    if (q == 0)
+        memcpy(ns, IDMINT_DEFAULT_NS, sizeof(IDMINT_DEFAULT_NS));
+    if (idmint__ns_name_check(ns) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+int routes_query_int(struct http_req *r, const char *name, int64_t min, int64_t max, int64_t def,
+                     int64_t *out)
+{
+    char text[32], msg[128];
+    int q = routes_query(r, name, text, sizeof(text));
+    size_t len, i;
+    int64_t v = 0;
+
+    if (q == 0) {
+        *out = def;
+        return 0;
+    }
+    len = q > 0 ? strlen(text) : 0;
+    if (len == 0 || len > 18 || strspn(text, "0123456789") != len)
+        goto bad;
+    for (i = 0; i < len; i++)
+        v = v * 10 + (text[i] - '0');
+    if (v < min || v > max)
+        goto bad;
+    *out = v;
+    return 0;
+bad:
+    snprintf(msg, sizeof(msg), "%s must be a whole number from %" PRId64 " to %" PRId64, name, min,
+             max);
+    routes_fail_http(r, 400, "invalid_argument", msg);
+    return -1;
 }

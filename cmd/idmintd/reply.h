@@ -40,4 +40,13 @@ void routes_json_tree(struct http_req *r, int status, struct json *v);
 /* Value of query parameter @p name, percent-decoded into @p buf. 1 found, 0 absent, -1 bad. */
 int routes_query(const struct http_req *r, const char *name, char *buf, size_t size);
 
+/* "namespace" from the query (default "default"), checked into @p ns. 0, or -1 after replying. */
+int routes_query_ns(struct http_req *r, char *ns, size_t size);
+/*
+ * Query integer @p name within [@p min, @p max] (@p def when absent) into
+ * *out. 0, or -1 after replying 400.
+ */
+int routes_query_int(struct http_req *r, const char *name, int64_t min, int64_t max, int64_t def,
+                     int64_t *out);
+
 #endif /* IDMINTD_REPLY_H */

@@ -20,6 +20,9 @@
 const struct route_row route_table[] = {
     {"GET", "/v1/ids", AUTH_MINT, routes_ids_get, "/v1/ids"},
     {"GET", "/v1/ids/{id}/decode", AUTH_MINT, routes_ids_decode, "/v1/ids/{id}/decode"},
+    {"GET", "/v1/ids/{id}/trace", AUTH_MINT, routes_ids_trace, "/v1/ids/{id}/trace"},
+    {"GET", "/v1/collisions", AUTH_ADMIN, routes_collisions_list, "/v1/collisions"},
+    {"POST", "/v1/collisions", AUTH_MINT, routes_collisions_report, "/v1/collisions"},
     {"POST", "/internal/workers/lease", AUTH_GENERATOR, routes_internal_workers,
      "/internal/workers/lease"},
     {"POST", "/internal/ranges/lease", AUTH_GENERATOR, routes_internal_ranges,

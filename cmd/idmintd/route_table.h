@@ -64,6 +64,11 @@ int route_table_list(FILE *out);
 void routes_ids_get(struct http_req *r, struct worker *w, const struct route_match *m);
 void routes_ids_decode(struct http_req *r, struct worker *w, const struct route_match *m);
 
+/* routes_provenance.c */
+void routes_ids_trace(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_collisions_report(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_collisions_list(struct http_req *r, struct worker *w, const struct route_match *m);
+
 /* routes_ns.c */
 void routes_ns_list(struct http_req *r, struct worker *w, const struct route_match *m);
 void routes_ns_create(struct http_req *r, struct worker *w, const struct route_match *m);

@@ -25,6 +25,10 @@ int routes_authority(struct worker *w, idmint_authority **out)
             w->auth = NULL;
             return rc;
         }
+        for (int k = 0; k < IDMINT__KEEP__COUNT; k++)
+            if (w->d->cfg.keep_s[k] != 0)
+                (void)idmint__authority_set_retention(w->auth, (enum idmint__retained)k,
+                                                      (int64_t)w->d->cfg.keep_s[k] * 1000);
     }
     /* Audited changes name the caller of this request, not the daemon's uid;
      * grants are this process's until a route says whom they are for. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * GET /v1/ids (the hot route) and GET /v1/ids/{id}/decode. The ids body is
+ * GET /v1/ids (the hot route; with an Idempotency-Key, routes_batch.c) and
+ * GET /v1/ids/{id}/decode. The ids body is
  * written by hand into request memory: the namespace name needs no escaping
  * (it matched [a-z0-9][a-z0-9_.-]*) and IDs are decimal strings.
  */
@@ -10,6 +11,7 @@
 #include "json.h"
 #include "reply.h"
 #include "routes_authority.h"
+#include "routes_ids.h"
 #include "route_table.h"
 
 #include <stdio.h>
@@ -48,24 +50,6 @@ static size_t u64_decimal(uint64_t v, char *dst)
     return len;
 }
 
-/* "namespace" from the query (default "default"), checked. 0 or replied. */
-static int query_ns(struct http_req *r, char *ns, size_t size)
-{
-    int q = routes_query(r, "namespace", ns, size);
-
-    if (q < 0) {
-        routes_fail_http(r, 400, "invalid_argument", "namespace is malformed or too long");
-        return -1;
-    }
-    if (q == 0)
-        memcpy(ns, IDMINT_DEFAULT_NS, sizeof(IDMINT_DEFAULT_NS));
-    if (idmint__ns_name_check(ns) != 0) {
-        routes_fail(r, IDMINT_EINVAL, NULL);
-        return -1;
-    }
-    return 0;
-}
-
 static int accepts_text(const struct http_req *r)
 {
     static const char want[] = "text/plain";
@@ -85,12 +69,11 @@ void routes_ids_get(struct http_req *r, struct worker *w, const struct route_mat
     char ns[64], count_text[32];
     struct ns_handle *nh;
     uint64_t count = 1, *ids;
-    char *body, *p;
-    size_t i, ns_len;
+    size_t i;
     int q, rc;
 
     (void)m;
-    if (query_ns(r, ns, sizeof(ns)) != 0)
+    if (routes_query_ns(r, ns, sizeof(ns)) != 0)
         return;
     q = routes_query(r, "count", count_text, sizeof(count_text));
     if (q != 0) {
@@ -117,10 +100,12 @@ void routes_ids_get(struct http_req *r, struct worker *w, const struct route_mat
         routes_fail(r, rc, NULL);
         return;
     }
+    if (r->idempotency_keys > 0) {
+        routes_batch_mint(r, w, ns, nh, (uint32_t)count);
+        return;
+    }
     ids = (uint64_t *)(void *)http_alloc(r, (size_t)count * sizeof(uint64_t));
-    ns_len = strlen(ns);
-    body = http_alloc(r, (size_t)count * (U64_DIGITS_MAX + 3) + ns_len + 32);
-    if (ids == NULL || body == NULL) {
+    if (ids == NULL) {
         routes_fail(r, IDMINT_ENOMEM, "out of memory");
         return;
     }
@@ -129,7 +114,18 @@ void routes_ids_get(struct http_req *r, struct worker *w, const struct route_mat
         return;
     }
     metrics_add(&w->metrics.ids_issued[nh->slot], count);
+    routes_ids_reply(r, ns, ids, (size_t)count);
+}
 
+void routes_ids_reply(struct http_req *r, const char *ns, const uint64_t *ids, size_t count)
+{
+    size_t i, ns_len = strlen(ns);
+    char *body = http_alloc(r, count * (U64_DIGITS_MAX + 3) + ns_len + 32), *p;
+
+    if (body == NULL) {
+        routes_fail(r, IDMINT_ENOMEM, "out of memory");
+        return;
+    }
     p = body;
     if (accepts_text(r)) {
         for (i = 0; i < count; i++) {
@@ -167,7 +163,7 @@ void routes_ids_decode(struct http_req *r, struct worker *w, const struct route_
     struct json *o;
     uint64_t id;
 
-    if (query_ns(r, ns, sizeof(ns)) != 0)
+    if (routes_query_ns(r, ns, sizeof(ns)) != 0)
         return;
     if (idmint_id_parse(id_text, &id) != 0) {
         routes_fail(r, IDMINT_EINVAL, NULL);

@@ -241,9 +241,9 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
         need_u64(r, body, "fence_found", &lease.fence_found) != 0)
         return;
 
-    if (!is_take && (json_get_str(body, "host", &ns_unused) != 0 ||
-                     json_get_str(body, "program", &ns_unused) != 0 ||
-                     json_get_int(body, "pid", &v) != 0)) {
+    if (!is_take &&
+        (json_get_str(body, "host", &ns_unused) != 0 ||
+         json_get_str(body, "program", &ns_unused) != 0 || json_get_int(body, "pid", &v) != 0)) {
         bad(r, "host, pid and program", "are only for take");
         return;
     }
@@ -294,9 +294,9 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
 void routes_internal_workers(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     static const char *const known[] = {
-        "op",         "namespace",   "region",       "holder", "worker_id", "generation",
-        "lease_ms",   "final_time",  "fence_found",  "max_ahead_ms", "host", "pid",
-        "program",    NULL};
+        "op",         "namespace", "region",     "holder",      "worker_id",
+        "generation", "lease_ms",  "final_time", "fence_found", "max_ahead_ms",
+        "host",       "pid",       "program",    NULL};
     char err[256];
     struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
     const char *op, *unknown;

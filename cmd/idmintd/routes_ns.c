@@ -373,34 +373,6 @@ void routes_ns_workers(struct http_req *r, struct worker *w, const struct route_
 }
 
 /* Query number @p name within [min, max], default @p def. 0 or replied. */
-static int query_int(struct http_req *r, const char *name, int64_t min, int64_t max, int64_t def,
-                     int64_t *out)
-{
-    char text[32], msg[128];
-    int q = routes_query(r, name, text, sizeof(text));
-    size_t len, i;
-    int64_t v = 0;
-
-    if (q == 0) {
-        *out = def;
-        return 0;
-    }
-    len = q > 0 ? strlen(text) : 0;
-    if (len == 0 || len > 18 || strspn(text, "0123456789") != len)
-        goto bad;
-    for (i = 0; i < len; i++)
-        v = v * 10 + (text[i] - '0');
-    if (v < min || v > max)
-        goto bad;
-    *out = v;
-    return 0;
-bad:
-    snprintf(msg, sizeof(msg), "%s must be a whole number from %" PRId64 " to %" PRId64, name, min,
-             max);
-    routes_fail_http(r, 400, "invalid_argument", msg);
-    return -1;
-}
-
 void routes_audit(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     idmint_authority *a;
@@ -412,8 +384,8 @@ void routes_audit(struct http_req *r, struct worker *w, const struct route_match
     int rc;
 
     (void)m;
-    if (query_int(r, "after", 0, INT64_MAX / 10, 0, &after) != 0 ||
-        query_int(r, "limit", 1, AUDIT_LIMIT_MAX, AUDIT_LIMIT_DEFAULT, &limit) != 0)
+    if (routes_query_int(r, "after", 0, INT64_MAX / 10, 0, &after) != 0 ||
+        routes_query_int(r, "limit", 1, AUDIT_LIMIT_MAX, AUDIT_LIMIT_DEFAULT, &limit) != 0)
         return;
     if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;

@@ -881,8 +881,8 @@ static int grant_row(const struct http_remote *h, json_t *o, void *out)
 
     memset(g, 0, sizeof(*g));
     g->size = sizeof(*g);
-    g->kind = kind != NULL && strcmp(kind, "range") == 0 ? IDMINT_KIND_RANGE
-                                                         : IDMINT_KIND_SNOWFLAKE;
+    g->kind =
+        kind != NULL && strcmp(kind, "range") == 0 ? IDMINT_KIND_RANGE : IDMINT_KIND_SNOWFLAKE;
     if (kind == NULL || get_u32(o, "region", &g->region) != 0 ||
         get_u32(o, "worker_id", &g->worker_id) != 0 ||
         get_u64(o, "generation", &g->generation) != 0 || get_u64(o, "first", &g->first) != 0 ||
@@ -905,8 +905,8 @@ static int http_trace(struct remote *st, const char *ns, uint64_t id, idmint_gra
     int rc;
 
     snprintf(path, sizeof(path), "/v1/ids/%llu/trace?namespace=%s", (unsigned long long)id, ns);
-    rc = http_get_list((struct http_remote *)st, path, "grants", sizeof(**out), grant_row, &list,
-                       n);
+    rc =
+        http_get_list((struct http_remote *)st, path, "grants", sizeof(**out), grant_row, &list, n);
     if (rc == 0)
         *out = *n > 0 ? list : NULL;
     if (rc == 0 && *n == 0)

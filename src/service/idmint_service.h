@@ -156,7 +156,7 @@ int idmint__authority_prune(idmint_authority *a, enum idmint__retained what, siz
 
 /* ==== idempotent batches (authority_batch.c) ==== */
 
-#define IDMINT_BATCH_KEY_MAX 64   /* bytes of an idempotency key */
+#define IDMINT_BATCH_KEY_MAX 64      /* bytes of an idempotency key */
 #define IDMINT_BATCH_MAX     100000u /* IDs in one batch */
 
 /*

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define STORE_MAX_BACKENDS 8
-#define STORE_MAX_ID_LEN   128 /* incarnation and request id, bytes */
+#define STORE_MAX_ID_LEN   128   /* incarnation and request id, bytes */
 #define STORE_MAX_LIST     10000 /* rows one collision_list returns at most */
 
 static const struct store_ops *registry[STORE_MAX_BACKENDS] = {
@@ -378,7 +378,8 @@ void idmint__store_force_detail(uint32_t region, uint32_t worker_id, const char 
 
 /* Whether the backend of @p st has version 4 member @p m. */
 #define HAS_V4(st, m)                                                                              \
-    ((st) != NULL && (st)->ops != NULL && (st)->ops->version >= STORE_OPS_V4 && (st)->ops->m != NULL)
+    ((st) != NULL && (st)->ops != NULL && (st)->ops->version >= STORE_OPS_V4 &&                    \
+     (st)->ops->m != NULL)
 
 static int check_v4(const struct store *st, int has, const char *what)
 {

@@ -228,8 +228,8 @@ struct store_ops {
      * gets the stored record either way (runs malloc'd), and *inserted 1 when
      * it is @p b's. Durable on return.
      */
-    int (*batch_claim)(struct store *st, const struct idmint__batch *b,
-                       struct idmint__batch *saved, int *inserted);
+    int (*batch_claim)(struct store *st, const struct idmint__batch *b, struct idmint__batch *saved,
+                       int *inserted);
     /*
      * Append collision record @p c (its seq is assigned: *seq gets it) and a
      * "collision.report" audit record naming @p actor at @p now_ms, in one
@@ -238,8 +238,8 @@ struct store_ops {
     int (*collision_add)(struct store *st, const idmint_collision *c, const char *actor,
                          int64_t now_ms, int64_t *seq);
     /* Collision records with seq > @p after_seq, oldest first, at most @p limit; as audit_list. */
-    int (*collision_list)(struct store *st, int64_t after_seq, size_t limit,
-                          idmint_collision **out, size_t *n);
+    int (*collision_list)(struct store *st, int64_t after_seq, size_t limit, idmint_collision **out,
+                          size_t *n);
 };
 
 /* Every backend's private struct starts with this. */

@@ -28,9 +28,9 @@
 #define SQ_BUSY_AGED_MS       50
 #define SQ_BUSY_AGED_SLEEP_US 200
 #define SQ_RETRY_MS           10000 /* our extra bound on retrying BEGIN on SQLITE_BUSY */
-#define SQ_SCHEMA_VERSION     4     /* 2: worker_leases.fence; 3: history, floor, origin; 4: provenance */
-#define SQ_GRANT_SCAN         16    /* range grants read below a traced value */
-#define SQ_FILE_MODE          0640  /* owner writes, its group reads: never others */
+#define SQ_SCHEMA_VERSION     4 /* 2: worker_leases.fence; 3: history, floor, origin; 4: provenance */
+#define SQ_GRANT_SCAN         16   /* range grants read below a traced value */
+#define SQ_FILE_MODE          0640 /* owner writes, its group reads: never others */
 
 /* ==== statements ==== */
 
@@ -179,7 +179,6 @@ static const char *const sq_sql[ST__COUNT] = {
                           "WHERE seq > ?1 ORDER BY seq LIMIT ?2",
 };
 
-
 #define SQ_V4_TABLES                                                                               \
     "CREATE TABLE worker_grants ("                                                                 \
     " namespace TEXT NOT NULL, region INTEGER NOT NULL, worker_id INTEGER NOT NULL,"               \
@@ -191,14 +190,14 @@ static const char *const sq_sql[ST__COUNT] = {
     " (namespace, region, worker_id, generation);"                                                 \
     "CREATE INDEX worker_grants_age ON worker_grants (updated_ms);"                                \
     "CREATE TABLE range_grants ("                                                                  \
-    " namespace TEXT NOT NULL, start INTEGER NOT NULL, \"end\" INTEGER NOT NULL,"                   \
+    " namespace TEXT NOT NULL, start INTEGER NOT NULL, \"end\" INTEGER NOT NULL,"                  \
     " holder TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,"                             \
     " program TEXT NOT NULL, token TEXT NOT NULL, granted_ms INTEGER NOT NULL);"                   \
     "CREATE INDEX range_grants_at ON range_grants (namespace, start);"                             \
     "CREATE INDEX range_grants_age ON range_grants (granted_ms);"                                  \
     "CREATE TABLE batches ("                                                                       \
     " namespace TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, count INTEGER NOT NULL,"    \
-    " runs TEXT NOT NULL, created_ms INTEGER NOT NULL, PRIMARY KEY (key));"             \
+    " runs TEXT NOT NULL, created_ms INTEGER NOT NULL, PRIMARY KEY (key));"                        \
     "CREATE INDEX batches_age ON batches (created_ms);"                                            \
     "CREATE TABLE collisions ("                                                                    \
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, namespace TEXT NOT NULL, id INTEGER NOT NULL,"        \
@@ -236,8 +235,8 @@ static const char sq_schema_sql[] =
     "CREATE TABLE audit ("
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, actor TEXT NOT NULL,"
     " action TEXT NOT NULL, namespace TEXT NOT NULL, detail TEXT NOT NULL);"
-    "CREATE TABLE history (id TEXT NOT NULL, seq INTEGER NOT NULL, backup_ms INTEGER NOT NULL);"
-    SQ_V4_TABLES "INSERT INTO schema_version (version) VALUES (4);";
+    "CREATE TABLE history (id TEXT NOT NULL, seq INTEGER NOT NULL, backup_ms INTEGER NOT "
+    "NULL);" SQ_V4_TABLES "INSERT INTO schema_version (version) VALUES (4);";
 
 /*
  * Version 1 to 2, in one BEGIN IMMEDIATE transaction that first reads the
@@ -1907,8 +1906,8 @@ static int sqlite_collision_add(struct store *st, const idmint_collision *c, con
         }
         sqlite3_reset(q);
         if (rc == 0 && !row)
-            rc = idmint__fail(IDMINT_ESTORE, "sqlite %s: collision insert returned no seq",
-                              s->path);
+            rc =
+                idmint__fail(IDMINT_ESTORE, "sqlite %s: collision insert returned no seq", s->path);
     }
     if (rc == 0) {
         idmint__store_collision_detail(c, detail, sizeof(detail));

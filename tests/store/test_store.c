@@ -697,7 +697,8 @@ static void test_store__lease_release_by_another_holder_changes_nothing(void **s
     memcpy(forged.holder, HOLDER_B, sizeof(forged.holder));
     assert_int_equal(idmint__store_lease_release(f->st, ns, &forged, 0, ACTOR, NOW_MS),
                      IDMINT_ELEASELOST);
-    assert_int_equal(idmint__store_lease_renew(f->st, ns, &forged, 9000, NOW_MS), IDMINT_ELEASELOST);
+    assert_int_equal(idmint__store_lease_renew(f->st, ns, &forged, 9000, NOW_MS),
+                     IDMINT_ELEASELOST);
     snap_same(f, ns, &before);
     /* The real holder still renews. */
     assert_int_equal(idmint__store_lease_renew(f->st, ns, &a, 1700, NOW_MS), 0);
@@ -1373,7 +1374,6 @@ static void test_store__range_repeats_racing_their_original_get_the_same_range(v
     free(all);
 }
 
-
 /* ==== version 4: provenance, batches, collisions ==== */
 
 static void origin_set(struct idmint__origin *o, const char *host, uint32_t pid, const char *token)
@@ -1389,7 +1389,8 @@ static void origin_set(struct idmint__origin *o, const char *host, uint32_t pid,
 static size_t grants_at_unit(struct fx *f, const char *ns, uint32_t worker, uint64_t unit,
                              idmint_grant_info **out)
 {
-    struct idmint__grant_query q = {.kind = IDMINT_KIND_SNOWFLAKE, .worker_id = worker, .unit = unit};
+    struct idmint__grant_query q = {
+        .kind = IDMINT_KIND_SNOWFLAKE, .worker_id = worker, .unit = unit};
     size_t n = 99;
 
     *out = NULL;
@@ -1508,8 +1509,8 @@ static void test_store__range_grants_are_found_by_value_and_replays_add_none(voi
     assert_int_equal(idmint__store_range_reserve(f->st, ns, HOLDER_B, "r1", 50, NOW_MS + 1, &r2),
                      0);
     again = r1;
-    assert_int_equal(idmint__store_range_reserve(f->st, ns, HOLDER_A, "r1", 100, NOW_MS + 2, &again),
-                     0);
+    assert_int_equal(
+        idmint__store_range_reserve(f->st, ns, HOLDER_A, "r1", 100, NOW_MS + 2, &again), 0);
     assert_int_equal(again.start, r1.start);
 
     assert_int_equal(grants_at_value(f, ns, r1.start, &g), 1);
@@ -1547,9 +1548,8 @@ static void make_old_records(struct fx *f, const char *sf, const char *rg, unsig
 
     lease_init(&l, 0, HOLDER_A);
     /* Each take finds the last one's E passed: one more grant of worker 0. */
-    assert_int_equal(idmint__store_lease_take(f->st, sf, 1, 100 * i + 50, 100 * i + 60, &l, ACTOR,
-                                              at_ms),
-                     0);
+    assert_int_equal(
+        idmint__store_lease_take(f->st, sf, 1, 100 * i + 50, 100 * i + 60, &l, ACTOR, at_ms), 0);
     memset(&r, 0, sizeof(r));
     snprintf(req, sizeof(req), "q%02u", i);
     assert_int_equal(idmint__store_range_reserve(f->st, rg, HOLDER_A, req, 10, at_ms, &r), 0);
@@ -1627,8 +1627,7 @@ static void test_store__batch_claim_saves_the_first_and_returns_it_to_every_repe
 {
     struct fx *f = *state;
     struct idmint__batch first, second, saved, got;
-    char ns[64], ns2[64], key[64], key2[64], key3[64], runs1[] = "100+1000,5000+3",
-                                                        runs2[] = "9+5";
+    char ns[64], ns2[64], key[64], key2[64], key3[64], runs1[] = "100+1000,5000+3", runs2[] = "9+5";
     int inserted = 7;
 
     ns_name(f, "batch", ns);

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * GET /v1/ids with an Idempotency-Key (docs/http-api.md). A client whose
+ * reply was lost cannot know whether the IDs it asked for are in use
+ * somewhere; asking again with the same key returns exactly those IDs. The
+ * first request mints, saves the batch in the authority (durable, one key
+ * per store) and only then answers; a repeat, on this node or another,
+ * answers from what was saved. Two racing first requests both mint, one
+ * save wins, and both answer with the winner's IDs: the loser's become a
+ * gap, never a second answer.
+ */
+#include "daemon.h"
+
+#include "idmint_service.h"
+#include "log.h"
+#include "reply.h"
+#include "routes_authority.h"
+#include "routes_ids.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Atomic int fault_after_save;
+
+void routes_batch_init(void)
+{
+    const char *fault = getenv("IDMINTD_TEST_FAULT");
+
+    if (fault == NULL || fault[0] == '\0')
+        return;
+    if (strcmp(fault, "exit-after-batch-save") == 0) {
+        atomic_store(&fault_after_save, 1);
+        log_write(LOG_WARN, "test fault point armed: this daemon will kill itself",
+                  "fault=%s reason=\"IDMINTD_TEST_FAULT is for tests only\"", fault);
+    } else {
+        log_write(LOG_WARN, "unknown test fault point ignored", "fault=\"%.64s\"", fault);
+    }
+}
+
+/* The key of the request into @p key. 0, or -1 after replying 400. */
+static int request_key(struct http_req *r, char *key, size_t size)
+{
+    if (r->idempotency_keys > 1) {
+        routes_fail_http(r, 400, "invalid_argument", "send at most one Idempotency-Key header");
+        return -1;
+    }
+    if (r->idempotency_key_len == 0 || r->idempotency_key_len >= size) {
+        char text[96];
+
+        snprintf(text, sizeof(text), "Idempotency-Key must be 1 to %d characters",
+                 IDMINT_BATCH_KEY_MAX);
+        routes_fail_http(r, 400, "invalid_argument", text);
+        return -1;
+    }
+    memcpy(key, r->idempotency_key, r->idempotency_key_len);
+    key[r->idempotency_key_len] = '\0';
+    if (idmint__batch_key_check(key) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Answer from @p saved when it is this request's (namespace, caller,
+ * count), else 409: a key names one request, and someone else's IDs are
+ * never handed out.
+ */
+static void reply_saved(struct http_req *r, const struct idmint__batch *saved, const char *ns,
+                        const char *owner, uint32_t count, enum metrics_batch_kind kind)
+{
+    uint64_t *ids;
+    char text[256];
+
+    if (strcmp(saved->owner, owner) != 0) {
+        snprintf(text, sizeof(text), "Idempotency-Key '%s' was used by another caller", saved->key);
+        routes_fail_http(r, 409, "conflict", text);
+        metrics_batch(METRICS_BATCH_CONFLICT);
+        return;
+    }
+    if (strcmp(saved->ns, ns) != 0 || saved->count != count) {
+        snprintf(text, sizeof(text),
+                 "Idempotency-Key '%s' was first used for count=%u in namespace '%s'; a key "
+                 "names one request",
+                 saved->key, (unsigned)saved->count, saved->ns);
+        routes_fail_http(r, 409, "conflict", text);
+        metrics_batch(METRICS_BATCH_CONFLICT);
+        return;
+    }
+    ids = (uint64_t *)(void *)http_alloc(r, (size_t)count * sizeof(uint64_t));
+    if (ids == NULL) {
+        routes_fail(r, IDMINT_ENOMEM, "out of memory");
+        return;
+    }
+    if (idmint__batch_runs_decode(saved, ids) != 0) {
+        routes_fail(r, IDMINT_ESTORE, NULL);
+        return;
+    }
+    metrics_batch(kind);
+    routes_ids_reply(r, ns, ids, count);
+}
+
+void routes_batch_mint(struct http_req *r, struct worker *w, const char *ns, struct ns_handle *nh,
+                       uint32_t count)
+{
+    struct idmint__batch b, saved;
+    char key[IDMINT_BATCH_KEY_MAX + 1];
+    idmint_authority *a;
+    uint64_t *ids, t0;
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    memset(&saved, 0, sizeof(saved));
+    if (request_key(r, key, sizeof(key)) != 0 || (a = routes_authority_or_fail(r, w)) == NULL)
+        return;
+    t0 = metrics_now_ns();
+    rc = idmint__authority_batch_get(a, key, &saved);
+    routes_store_done(w, t0);
+    if (rc == 0) {
+        reply_saved(r, &saved, ns, w->actor, count, METRICS_BATCH_REPLAYED);
+        idmint__batch_clear(&saved);
+        return;
+    }
+    if (rc != IDMINT_ENOTFOUND) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    ids = (uint64_t *)(void *)http_alloc(r, (size_t)count * sizeof(uint64_t));
+    if (ids == NULL) {
+        routes_fail(r, IDMINT_ENOMEM, "out of memory");
+        return;
+    }
+    if ((rc = handles_next_n(nh, ids, count)) != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    metrics_add(&w->metrics.ids_issued[nh->slot], count);
+    snprintf(b.ns, sizeof(b.ns), "%s", ns);
+    snprintf(b.key, sizeof(b.key), "%s", key);
+    snprintf(b.owner, sizeof(b.owner), "%s", w->actor);
+    if ((rc = idmint__batch_runs_encode(&b, ids, count)) == 0) {
+        t0 = metrics_now_ns();
+        rc = idmint__authority_batch_claim(a, &b, &saved);
+        routes_store_done(w, t0);
+    }
+    idmint__batch_clear(&b);
+    if (rc != 0) {
+        /* Nothing was saved, so nothing is answered: the IDs become a gap. */
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    if (atomic_load(&fault_after_save))
+        raise(SIGKILL);
+    reply_saved(r, &saved, ns, w->actor, count, METRICS_BATCH_MINTED);
+    idmint__batch_clear(&saved);
+}
