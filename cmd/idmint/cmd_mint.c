@@ -10,6 +10,7 @@
 #include "idmint.h"
 
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -22,6 +23,7 @@
 static const char mint_usage[] =
     "usage: idmint mint [-n N] [--ns NS] [--authority URL] [--region N]\n"
     "                   [--lease SECONDS] [--renew SECONDS] [--max-borrow-ms N] [--rate N]\n"
+    "                   [--verbose]\n"
     "\n"
     "Mint N IDs (default 1, at most 100000000) from namespace NS (default\n"
     "\"default\") and print them in decimal, one per line. --lease sets the\n"
@@ -29,7 +31,9 @@ static const char mint_usage[] =
     "a tenth of the lease, and always shorter than it), --max-borrow-ms how far\n"
     "ahead of the clock a full sequence may run (default 0). --rate paces the\n"
     "output to N IDs a second, in batches of N/100, each written out at once (a\n"
-    "steady generator for drills; default: as fast as possible).\n";
+    "steady generator for drills; default: as fast as possible). --verbose names\n"
+    "the lease or range supply on stderr as 'idmint trace' names its grants:\n"
+    "  mint: namespace=NS pid=P incarnation=FP [worker=R/W generation=G]\n";
 
 static const char uuid7_usage[] = "usage: idmint uuid7 [-n N]\n"
                                   "\n"
@@ -48,21 +52,19 @@ struct mint_args {
     uint64_t rate; /* IDs per second; 0: unpaced */
     const char *ns;
     idmint_options opts;
+    int is_verbose; /* --verbose: name the lease or range supply on stderr */
 };
 
 static int mint_parse(int argc, char **argv, struct args_common *common, struct mint_args *ma,
                       char **pos)
 {
     const char *count_text = NULL, *region_text = NULL, *lease_text = NULL, *renew_text = NULL;
-    const char *borrow_text = NULL, *rate_text = NULL;
+    const char *borrow_text = NULL, *rate_text = NULL, *verbose = NULL;
     struct args_opt opts[] = {
-        {"rate", 0, 1, &rate_text},
-        {"count", 'n', 1, &count_text},
-        {"ns", 0, 1, &ma->ns},
-        {"region", 0, 1, &region_text},
-        {"lease", 0, 1, &lease_text},
-        {"renew", 0, 1, &renew_text},
-        {"max-borrow-ms", 0, 1, &borrow_text},
+        {"verbose", 0, 0, &verbose},    {"rate", 0, 1, &rate_text},
+        {"count", 'n', 1, &count_text}, {"ns", 0, 1, &ma->ns},
+        {"region", 0, 1, &region_text}, {"lease", 0, 1, &lease_text},
+        {"renew", 0, 1, &renew_text},   {"max-borrow-ms", 0, 1, &borrow_text},
     };
     size_t npos;
     uint64_t v;
@@ -73,6 +75,7 @@ static int mint_parse(int argc, char **argv, struct args_common *common, struct 
         return rc;
     if (npos > 0)
         return cli_usage("mint: unexpected argument '%s'", pos[0]);
+    ma->is_verbose = verbose != NULL;
     ma->count = 1;
     if (count_text != NULL &&
         (rc = args_u64("mint", "-n", count_text, 1, CLI_MAX_COUNT, &ma->count)) != CLI_EXIT_OK)
@@ -133,6 +136,27 @@ static void pace(const struct mint_args *ma, double start, uint64_t done)
     }
 }
 
+/*
+ * Name what @p m mints under on stderr, as idmint trace will name it:
+ * "mint: namespace=NS pid=P incarnation=FP worker=R/W generation=G".
+ */
+static void print_holder(idmint *m, const char *ns)
+{
+    idmint_handle_info info;
+
+    idmint_handle_info_init(&info);
+    if (idmint_info(m, &info) != 0)
+        return;
+    if (info.is_range)
+        fprintf(stderr, "mint: namespace=%s pid=%ld incarnation=%.8s\n", ns, (long)getpid(),
+                info.incarnation);
+    else
+        fprintf(stderr,
+                "mint: namespace=%s pid=%ld incarnation=%.8s worker=%u/%u generation=%llu\n", ns,
+                (long)getpid(), info.incarnation, (unsigned)info.region, (unsigned)info.worker_id,
+                (unsigned long long)info.generation);
+}
+
 /* Mint and print; the handle is always closed so the lease is released. */
 static int mint_run(const char *authority, const struct mint_args *ma)
 {
@@ -157,6 +181,8 @@ static int mint_run(const char *authority, const struct mint_args *ma)
                           authority != NULL ? authority : "the default authority");
         goto done;
     }
+    if (ma->is_verbose)
+        print_holder(m, ma->ns);
     if (ma->rate > 0 && paced < chunk)
         chunk = paced;
     start = mono_s();
@@ -192,7 +218,7 @@ done:
 int cmd_mint_run(int argc, char **argv, struct args_common *common)
 {
     char **pos = malloc(((size_t)argc + 1) * sizeof(*pos));
-    struct mint_args ma = {0, 0, NULL, {0}};
+    struct mint_args ma = {0, 0, NULL, {0}, 0};
     int rc;
 
     if (pos == NULL)

@@ -120,15 +120,13 @@ static void test_churn__range_grants_stay_within_their_retention(void **state)
         memset(&r, 0, sizeof(r));
         snprintf(req, sizeof(req), "r%09ld", i);
         f->now_ms += STEP_MS;
-        assert_int_equal(
-            idmint__authority_range_reserve(f->a, "churn", "0123456789abcdef0123456789abcdef", req,
-                                            10, &r),
-            0);
+        assert_int_equal(idmint__authority_range_reserve(
+                             f->a, "churn", "0123456789abcdef0123456789abcdef", req, 10, &r),
+                         0);
         /* The request records would pile up too: a range supply forgets them. */
         if (i % 1000 == 999)
-            assert_int_equal(idmint__authority_range_forget(f->a, "churn",
-                                                            "0123456789abcdef0123456789abcdef",
-                                                            req, NULL),
+            assert_int_equal(idmint__authority_range_forget(
+                                 f->a, "churn", "0123456789abcdef0123456789abcdef", req, NULL),
                              0);
         if (i % 5000 == 4999) {
             long n = rows(f, "range_grants");
@@ -199,8 +197,8 @@ static void test_churn__batches_and_worker_grants_stay_within_their_retention(vo
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_churn__range_grants_stay_within_their_retention,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_churn__range_grants_stay_within_their_retention, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(
             test_churn__batches_and_worker_grants_stay_within_their_retention, setup, teardown),
     };
