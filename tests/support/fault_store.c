@@ -25,6 +25,7 @@ static _Atomic unsigned long fault_calls;
 static _Atomic unsigned long fault_fail_at; /* call number that fails; 0: none */
 static _Atomic unsigned long fault_lose_at; /* call number whose reply is lost; 0: none */
 static _Atomic unsigned fault_delay_ms;
+static _Atomic int fault_share_worker; /* a planted defect: takes steal worker 0 */
 
 void ts_fault_reset(void)
 {
@@ -32,6 +33,7 @@ void ts_fault_reset(void)
     atomic_store(&fault_fail_at, 0ul);
     atomic_store(&fault_lose_at, 0ul);
     atomic_store(&fault_delay_ms, 0u);
+    atomic_store(&fault_share_worker, 0);
     atomic_store(&fault_calls, 0ul);
 }
 
@@ -192,6 +194,10 @@ static int fault_lease_take(struct store *st, const char *ns, uint64_t worker_co
 
     if (f < 0)
         return f;
+    /* The defect: worker 0 is forced free with its E wiped, so this take gets
+     * it with no fence while its holder goes on minting until its renewal. */
+    if (atomic_load(&fault_share_worker))
+        (void)idmint__store_lease_force_release(inner(st), ns, lease->region, 0, 0, actor, now_ms);
     rc = idmint__store_lease_take(inner(st), ns, worker_count, now_unit, until_unit, &tmp, actor,
                                   now_ms);
     if (f == FAULT_LOSE)
@@ -344,4 +350,9 @@ int ts_fault_register(void)
 {
     /* store.c treats registering the same table again as a no-op. */
     return idmint__store_register(&fault_ops);
+}
+
+void ts_fault_set_share_worker(int is_on)
+{
+    atomic_store(&fault_share_worker, is_on != 0);
 }

@@ -35,6 +35,14 @@ void ts_fault_lose_reply_nth(unsigned n);
 /* Delay every call by @p ms before passing it on (0: no delay). */
 void ts_fault_set_delay_ms(unsigned ms);
 
+/*
+ * A planted defect for the checkers (idmint verify --ns, idmint trace):
+ * while on, every lease take first forces worker 0 of its region free with
+ * E = 0, so the taker gets worker 0 unfenced while its holder still mints:
+ * two processes share a worker id and mint duplicates.
+ */
+void ts_fault_set_share_worker(int is_on);
+
 /* Store calls seen since the last ts_fault_reset() (open and close excluded). */
 unsigned long ts_fault_calls(void);
 
