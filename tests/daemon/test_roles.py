@@ -136,6 +136,13 @@ def calls():
         "GET /v1/ids": dict(role="mint", query="namespace=orders&count=2"),
         "GET /v1/ids/{id}/decode": dict(role="mint", seg={"id": Ctx.some_id or "1"},
                                         query="namespace=orders"),
+        "GET /v1/ids/{id}/trace": dict(role="mint", seg={"id": Ctx.some_id or "1"},
+                                       query="namespace=orders"),
+        "POST /v1/collisions": dict(
+            role="mint", ok=(201,),
+            body=lambda role: {"namespace": "orders", "id": Ctx.some_id or "1",
+                               "note": "role test " + role}),
+        "GET /v1/collisions": dict(role="admin"),
         "GET /v1/namespaces": dict(role="mint"),
         "GET /v1/namespaces/{ns}": dict(role="mint", seg={"ns": "orders"}),
         "GET /v1/namespaces/{ns}/workers": dict(role="mint", seg={"ns": "orders"}),
