@@ -18,6 +18,8 @@ Environment:
   SERVER_CPU=0       CPU for idmintd and redis-server
   CLIENT_CPU=1       CPU for wrk and redis-benchmark
   REDIS_N=1000000    INCR requests redis-benchmark sends
+  IDEMPOTENT=1       0: skip the idempotent batch case (count=1000 with a fresh
+                     Idempotency-Key per request, one DURATION run)
   PERF=0             1: after the measurements, profile idmintd during one more
                      single-ID run (perf record -g) and print the top symbols
   KEEP=0             1: keep the temporary folder (logs, perf.data)
@@ -43,7 +45,9 @@ CLIENT_CPU=${CLIENT_CPU:-1}
 REDIS_N=${REDIS_N:-1000000}
 PERF=${PERF:-0}
 KEEP=${KEEP:-0}
+IDEMPOTENT=${IDEMPOTENT:-1}
 LUA=$HERE/wrk_idmint.lua
+LUA_IDEMPOTENT=$HERE/wrk_idempotent.lua
 CLK_TCK=$(getconf CLK_TCK)
 SNOWFLAKE_PER_LEASE=4096000 # 2^12 sequence values per 1 ms unit
 
@@ -179,9 +183,10 @@ result_field() { # KEY LINE: the value of KEY=VALUE in LINE
 
 # run_wrk SECONDS URL [HEADER]: one pinned wrk run; sets W_* from its result
 # line, the server's CPU ticks over the run and wrk's own CPU seconds.
+# WRK_SCRIPT overrides the Lua script (default wrk_idmint.lua).
 run_wrk() {
     local secs=$1 url=$2 header=${3:-} t0 t1 line
-    local args=(-t1 "-c$CONNS" "-d${secs}s" --timeout 5s -s "$LUA")
+    local args=(-t1 "-c$CONNS" "-d${secs}s" --timeout 5s -s "${WRK_SCRIPT:-$LUA}")
     [ -n "$header" ] && args+=(-H "$header")
     thread_ticks "$IDMINTD_PID" >"$TMP/threads.0"
     t0=$(cpu_ticks "$IDMINTD_PID")
@@ -296,6 +301,32 @@ SF_LEASES=$(curl -sf "$BASE/v1/namespaces/sf/workers" | grep -o '"holder":"[0-9a
 SF_CEIL=$((SF_LEASES * SNOWFLAKE_PER_LEASE))
 SF_PCT=$(awk -v a="$SF_IDS" -v c="$SF_CEIL" 'BEGIN {printf "%.1f", a / c * 100}')
 
+# --- (4b) idempotent batches of 1000, text/plain ---------------------------------
+# The range case of (4) again, each request with an Idempotency-Key of its
+# own (wrk_idempotent.lua): every request mints, saves its batch in the
+# authority (one durable SQLite write) and answers. Right after (4), so the
+# ratio compares like with like. First a check that a repeat answers the same IDs.
+IDEM_ROW= IDEM_LINE=
+if [ "$IDEMPOTENT" = 1 ]; then
+    URL_RNG="$BASE/v1/ids?namespace=rng&count=1000"
+    first=$(curl -sf -H 'Accept: text/plain' -H "Idempotency-Key: bench-check.$$" "$URL_RNG")
+    again=$(curl -sf -H 'Accept: text/plain' -H "Idempotency-Key: bench-check.$$" "$URL_RNG")
+    if [ "$(wc -l <<<"$first")" != 1000 ] || [ "$first" != "$again" ]; then
+        echo "bench_http: a repeated Idempotency-Key did not answer the same 1000 IDs" >&2
+        exit 1
+    fi
+    WRK_SCRIPT=$LUA_IDEMPOTENT WRK_IDMINT_LUA=$LUA WRK_KEY_PREFIX="bench.$$.$(date +%s%N)" \
+        run_wrk "$DURATION" "$URL_RNG" "Accept: text/plain"
+    IDEM_RPS=$W_RPS IDEM_ERR=$W_ERR IDEM_CPU=$W_CPU_US IDEM_BUSY=$W_BUSY IDEM_P50=$W_P50
+    IDEM_P99=$W_P99 IDEM_IDS=$((W_RPS * 1000)) IDEM_WAIT=$W_WAIT IDEM_CB=$W_CLIENT_BUSY
+    IDEM_MINTED=$(curl -sf "$BASE/metrics" |
+        awk '/^idmint_idempotent_batches_total\{result="minted"\}/ {print $2}')
+    IDEM_RATIO=$(awk -v a="$IDEM_RPS" -v b="$RNG_RPS" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')
+    IDEM_REDIS=$(awk -v a="$IDEM_RPS" -v b="$REDIS_RPS" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')
+    IDEM_ROW="| idmintd count=1000, range, fresh Idempotency-Key each | $IDEM_IDS IDs/s ($IDEM_RPS req/s) | $IDEM_CPU µs | - | $IDEM_BUSY % / $IDEM_WAIT % | $IDEM_CB % | $(awk -v u="$IDEM_P50" 'BEGIN {printf "%.3f ms", u / 1000}') | $(awk -v u="$IDEM_P99" 'BEGIN {printf "%.3f ms", u / 1000}') | $IDEM_ERR |"
+    IDEM_LINE="idempotent batch of 1000 vs plain batch of 1000 (range, same run): $IDEM_RPS vs $RNG_RPS req/s, ratio $IDEM_RATIO; vs Redis INCR req/s: $IDEM_REDIS; batches saved by the daemon: ${IDEM_MINTED:-?}"
+fi
+
 # --- (5) idle memory -----------------------------------------------------------
 sleep 3
 RSS_AFTER=$(rss_kib "$IDMINTD_PID")
@@ -321,9 +352,11 @@ load average: start $LOAD_START, end $LOAD_END
 | Redis INCR (redis-benchmark -P 1) | $REDIS_RPS req/s | $REDIS_CPU µs | $(cap "$REDIS_CPU") req/s | $REDIS_BUSY % / $REDIS_WAIT % | $REDIS_CB % | $(us_ms "$REDIS_P50") | $(us_ms "$REDIS_P99") | - |
 | idmintd count=1000, range | $RNG_IDS IDs/s ($RNG_RPS req/s) | $RNG_CPU µs | $(cap "$RNG_CPU" 1000) IDs/s | $RNG_BUSY % / $RNG_WAIT % | $RNG_CB % | - | $(us_ms "$RNG_P99") | $RNG_ERR |
 | idmintd count=1000, snowflake | $SF_IDS IDs/s ($SF_RPS req/s), $SF_PCT % of $SF_CEIL | $SF_CPU µs | - (waits for the clock) | $SF_BUSY % / $SF_WAIT % | $SF_CB % | - | $(us_ms "$SF_P99") | $SF_ERR |
-| idmintd count=1, paced at $HALF req/s | $HALF_RPS req/s | $HALF_CPU µs | - | $HALF_BUSY % / $HALF_WAIT % | $HALF_CB % | $(us_ms "$HALF_P50") | $(us_ms "$HALF_P99") (p99.9 $(us_ms "$HALF_P999")) | $HALF_ERR |
+${IDEM_ROW:+$IDEM_ROW
+}| idmintd count=1, paced at $HALF req/s | $HALF_RPS req/s | $HALF_CPU µs | - | $HALF_BUSY % / $HALF_WAIT % | $HALF_CB % | $(us_ms "$HALF_P50") | $(us_ms "$HALF_P99") (p99.9 $(us_ms "$HALF_P999")) | $HALF_ERR |
 
-server CPU/request of the single-ID run by thread: event loop $ONE_LOOP µs, other threads $ONE_OTHER µs
+${IDEM_LINE:+$IDEM_LINE
+}server CPU/request of the single-ID run by thread: event loop $ONE_LOOP µs, other threads $ONE_OTHER µs
 one core's worth = 1 s / server CPU per request: the rate if the server had its core to itself
 server busy = server CPU time / wall time; waiting = time its threads were runnable but queued
 behind another process (schedstat); client busy = the load generator's CPU time / wall time
