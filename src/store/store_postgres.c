@@ -21,6 +21,12 @@
  * last moments before (pg_dump reads sequences after its snapshot, and
  * PostgreSQL logs a sequence up to 32 values ahead). Those the fence
  * after a restore catches: it changes the id.
+ *
+ * Provenance (version 4, schema 4) rides in the granting transactions: a
+ * take inserts its worker grant, a renewal moves the grant's last E in its
+ * one statement, a release in its transaction, and a reservation inserts
+ * its range grant in its one statement, which a replay's unique violation
+ * rolls back. Batches and collisions are their own small transactions.
  */
 #include "store.h"
 #include "internal.h"
@@ -34,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PG_SCHEMA_VERSION      3
+#define PG_SCHEMA_VERSION      4      /* 2: fence; 3: history, floor, origin; 4: provenance */
 #define PG_CONNECT_TIMEOUT_S   "3"    /* libpq default when the URL names none */
 #define PG_STATEMENT_TIMEOUT   "5000" /* ms; a stuck lock or server fails the call */
 #define PG_RECONNECT_BUDGET_MS 3000   /* total time one call may spend reconnecting */
@@ -145,6 +151,17 @@ enum pg_stmt_id {
     ST_NS_FENCE_LOCK,
     ST_NS_FENCE,
     ST_HISTORY_FENCE,
+    ST_WGRANT_INSERT,
+    ST_WGRANT_UPDATE,
+    ST_WGRANT_FIND,
+    ST_RGRANT_FIND,
+    ST_PRUNE_WGRANTS,
+    ST_PRUNE_RGRANTS,
+    ST_PRUNE_BATCHES,
+    ST_BATCH_GET,
+    ST_BATCH_INSERT,
+    ST_COLLISION_INSERT,
+    ST_COLLISION_LIST,
     ST__COUNT
 };
 
@@ -163,6 +180,28 @@ enum pg_stmt_id {
 #define HISTORY_COLUMNS "nextval('idmint.history_seq'), (SELECT id FROM idmint.history)"
 
 #define LEASE_KEY "namespace = $1::text AND region = $2::bigint AND worker_id = $3::bigint"
+/* The worker grant (alias gr) of the lease keyed by $1..$3 and generation $5. */
+#define GRANT_KEY                                                                                  \
+    "gr.namespace = $1::text AND gr.region = $2::bigint AND gr.worker_id = $3::bigint "            \
+    "AND gr.generation = $5::bigint"
+
+#define PG_STR_(x)    #x
+#define PG_STR(x)     PG_STR_(x)
+#define PG_GRANT_SCAN 16 /* range grants read below a traced value */
+
+#define GRANT_COLUMNS                                                                              \
+    "region, worker_id, generation, first, last, holder, host, pid, program, token, granted_ms, "  \
+    "updated_ms"
+
+/*
+ * DELETE at most $2 rows of @p table whose @p age is below $1, oldest
+ * first. By ctid: range grants have no key. The age is checked again on
+ * the row the DELETE reaches, so a grant renewed meanwhile (a new row
+ * version) stays.
+ */
+#define PRUNE_SQL(table, age)                                                                      \
+    "DELETE FROM idmint." table " WHERE ctid = ANY (ARRAY(SELECT ctid FROM idmint." table          \
+    " WHERE " age " < $1::bigint ORDER BY " age " LIMIT $2::bigint)) AND " age " < $1::bigint"
 
 static const char *const pg_sql[ST__COUNT] = {
     [ST_NS_INSERT] = "INSERT INTO idmint.namespaces (" NS_COLUMNS ") VALUES ($1::text, $2::text, "
@@ -213,12 +252,18 @@ static const char *const pg_sql[ST__COUNT] = {
                         "RETURNING " HISTORY_COLUMNS,
     /* Renewals are frequent: one statement, and the disabled flag is read
      * (not locked) with it. A renewal that races a disable may still land,
-     * as it would a moment before. Only a refusal costs a second statement. */
-    [ST_LEASE_RENEW] = "UPDATE idmint.worker_leases SET lease_until = greatest(lease_until, "
-                       "$6::bigint) WHERE " LEASE_KEY
+     * as it would a moment before. Only a refusal costs a second statement.
+     * The grant's last E and updated_ms ($7) move in the same statement (a
+     * data-modifying CTE runs once, whether or not it is read); no grant
+     * row (pruned, or taken before schema 4) updates nothing. */
+    [ST_LEASE_RENEW] = "WITH w AS (UPDATE idmint.worker_leases SET lease_until = "
+                       "greatest(lease_until, $6::bigint) WHERE " LEASE_KEY
                        " AND holder = $4::text AND generation = $5::bigint AND NOT EXISTS "
                        "(SELECT 1 FROM idmint.namespaces WHERE name = $1::text AND disabled) "
-                       "RETURNING lease_until, " HISTORY_COLUMNS,
+                       "RETURNING lease_until AS e, " HISTORY_COLUMNS "), "
+                       "g AS (UPDATE idmint.worker_grants gr SET last = w.e, "
+                       "updated_ms = $7::bigint FROM w WHERE " GRANT_KEY ") "
+                       "SELECT * FROM w",
     [ST_LEASE_RENEW_REFUSAL] = "SELECT EXISTS (SELECT 1 FROM idmint.worker_leases WHERE " LEASE_KEY
                                " AND holder = $4::text AND generation = $5::bigint), "
                                "EXISTS (SELECT 1 FROM idmint.namespaces "
@@ -253,19 +298,22 @@ static const char *const pg_sql[ST__COUNT] = {
                       "ORDER BY region, worker_id",
     /*
      * One reservation is one statement, so one round trip and one implicit
-     * transaction: one write of the namespace row and the request record.
-     * A full block starts count below the new next_value; only the last
-     * one, cut at max_value, needs the old next_value, which SET reads into
-     * last_start. Writing last_start on every call made each row version's
-     * WAL record 50 bytes longer (next_value and last_start are far apart
-     * in the row, so PostgreSQL logs everything between them). It
-     * does not look for a saved record first, as that lookup cost a tenth
-     * of a reservation: a repeated request fails to insert its record
-     * (unique_violation), everything rolls back, and ST_RANGE_SAVED finds
-     * the saved range. A repeat racing its original waits on the namespace
-     * row, then on the record, and ends the same way. No row: the namespace
-     * refused (or a repeat of a request that the namespace would now
-     * refuse), so ST_RANGE_SAVED, then the row and idmint__store_range_grant, say which.
+     * transaction: one write of the namespace row, the request record and
+     * (version 4) the range grant, asked by $6..$10 (the incarnation's
+     * fingerprint and the origin). A full block starts count below the new
+     * next_value; only the last one, cut at max_value, needs the old
+     * next_value, which SET reads into last_start. Writing last_start on
+     * every call made each row version's WAL record 50 bytes longer
+     * (next_value and last_start are far apart in the row, so PostgreSQL
+     * logs everything between them). It does not look for a saved record
+     * first, as that lookup cost a tenth of a reservation: a repeated
+     * request fails to insert its record (unique_violation), everything
+     * rolls back (its grant too: a replay records none), and ST_RANGE_SAVED
+     * finds the saved range. A repeat racing its original waits on the
+     * namespace row, then on the record, and ends the same way. No row: the
+     * namespace refused (or a repeat of a request that the namespace would
+     * now refuse), so ST_RANGE_SAVED, then the row and
+     * idmint__store_range_grant, say which.
      *
      * A reservation that had to queue for the namespace row (it reached the
      * row more than RESERVE_QUEUED after the statement began) commits
@@ -292,7 +340,10 @@ static const char *const pg_sql[ST__COUNT] = {
         "AND " RESERVE_FROM " <= max_value RETURNING CASE WHEN next_value > max_value "
         "THEN last_start ELSE next_value - $4::bigint END AS start, next_value, "
         "CASE WHEN clock_timestamp() - statement_timestamp() > interval '" RESERVE_QUEUED "' "
-        "THEN set_config('synchronous_commit', 'off', true) END) "
+        "THEN set_config('synchronous_commit', 'off', true) END), "
+        "g AS (INSERT INTO idmint.range_grants (namespace, start_value, end_value, holder, host, "
+        "pid, program, token, granted_ms) SELECT $1::text, start, next_value, $6::text, $7::text, "
+        "$8::bigint, $9::text, $10::text, $5::bigint FROM fresh) "
         "INSERT INTO idmint.range_leases "
         "(namespace, incarnation, request_id, count, start_value, end_value, created_ms) "
         "SELECT $1::text, $2::text, $3::text, $4::bigint, start, next_value, $5::bigint "
@@ -321,6 +372,44 @@ static const char *const pg_sql[ST__COUNT] = {
     [ST_HISTORY_FENCE] = "INSERT INTO idmint.history (id) VALUES ($1::text) "
                          "ON CONFLICT (one) DO UPDATE SET id = excluded.id "
                          "RETURNING nextval('idmint.history_seq')",
+    [ST_WGRANT_INSERT] = "INSERT INTO idmint.worker_grants (namespace, region, worker_id, "
+                         "generation, holder, host, pid, program, token, first, last, granted_ms, "
+                         "updated_ms) VALUES ($1::text, $2::bigint, $3::bigint, $4::bigint, "
+                         "$5::text, $6::text, $7::bigint, $8::text, $9::text, $10::bigint, "
+                         "$11::bigint, $12::bigint, $12::bigint)",
+    [ST_WGRANT_UPDATE] = "UPDATE idmint.worker_grants gr SET last = $4::bigint, "
+                         "updated_ms = $6::bigint WHERE " GRANT_KEY,
+    [ST_WGRANT_FIND] = "SELECT " GRANT_COLUMNS " FROM idmint.worker_grants "
+                       "WHERE namespace = $1::text AND region = $2::bigint "
+                       "AND worker_id = $3::bigint AND first <= $4::bigint AND last > $4::bigint "
+                       "ORDER BY granted_ms, generation LIMIT " PG_STR(STORE_GRANTS_MAX),
+    /* Ranges never overlap, so the one holding a value starts at or below it,
+     * latest first; a few more below show an overlap a faulty store made. */
+    [ST_RGRANT_FIND] = "SELECT 0, 0, 0, start_value, end_value, holder, host, pid, program, "
+                       "token, granted_ms, granted_ms FROM idmint.range_grants "
+                       "WHERE namespace = $1::text AND start_value <= $2::bigint "
+                       "ORDER BY start_value DESC LIMIT " PG_STR(PG_GRANT_SCAN),
+    [ST_PRUNE_WGRANTS] = PRUNE_SQL("worker_grants", "updated_ms"),
+    [ST_PRUNE_RGRANTS] = PRUNE_SQL("range_grants", "granted_ms"),
+    [ST_PRUNE_BATCHES] = PRUNE_SQL("batches", "created_ms"),
+    [ST_BATCH_GET] = "SELECT namespace, key, owner, count, runs, created_ms FROM idmint.batches "
+                     "WHERE namespace = $1::text AND key = $2::text",
+    [ST_BATCH_INSERT] = "INSERT INTO idmint.batches (namespace, key, owner, count, runs, "
+                        "created_ms) VALUES ($1::text, $2::text, $3::text, $4::bigint, $5::text, "
+                        "$6::bigint) ON CONFLICT DO NOTHING",
+    /*
+     * The audit lock first, before the seq is drawn, so that seqs commit in
+     * order and a reader paging by seq never skips one (as ST_AUDIT_INSERT);
+     * the audit record that follows takes the same lock again.
+     */
+    [ST_COLLISION_INSERT] = "INSERT INTO idmint.collisions (namespace, id, first_owner, "
+                            "second_owner, verdict, reporter, observed_ms, reported_ms, note) "
+                            "SELECT $1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text, "
+                            "$7::bigint, $8::bigint, $9::text "
+                            "FROM pg_advisory_xact_lock(" PG_LOCK_AUDIT ") RETURNING seq",
+    [ST_COLLISION_LIST] = "SELECT seq, namespace, id, first_owner, second_owner, verdict, "
+                          "reporter, observed_ms, reported_ms, note FROM idmint.collisions "
+                          "WHERE seq > $1::bigint ORDER BY seq LIMIT $2::bigint",
 };
 
 /*
@@ -383,6 +472,39 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     /* CACHE 1 (the default) on purpose: values cached per session would
      * come out of order across connections. */
     "CREATE SEQUENCE idmint.history_seq AS bigint CACHE 1;",
+    /*
+     * 4: provenance (store.h, version 4), idempotent batches and collision
+     * records, all empty: grants made before have no record, which a trace
+     * reports as none known. A worker grant is one generation of a worker
+     * id, so its key is unique; range grants are not (a faulty store may
+     * hand out overlapping ones, which a trace must show). A range's end
+     * may be 2^63, so NUMERIC as in range_leases. A node of schema 3 still
+     * running meanwhile grants without recording them; no new one opens
+     * (the version is newer).
+     */
+    "CREATE TABLE idmint.worker_grants ("
+    " namespace text NOT NULL, region bigint NOT NULL, worker_id bigint NOT NULL,"
+    " generation bigint NOT NULL, holder text NOT NULL, host text NOT NULL,"
+    " pid bigint NOT NULL, program text NOT NULL, token text NOT NULL,"
+    " first bigint NOT NULL, last bigint NOT NULL,"
+    " granted_ms bigint NOT NULL, updated_ms bigint NOT NULL,"
+    " PRIMARY KEY (namespace, region, worker_id, generation));"
+    "CREATE INDEX worker_grants_age ON idmint.worker_grants (updated_ms);"
+    "CREATE TABLE idmint.range_grants ("
+    " namespace text NOT NULL, start_value bigint NOT NULL, end_value numeric(20, 0) NOT NULL,"
+    " holder text NOT NULL, host text NOT NULL, pid bigint NOT NULL,"
+    " program text NOT NULL, token text NOT NULL, granted_ms bigint NOT NULL);"
+    "CREATE INDEX range_grants_at ON idmint.range_grants (namespace, start_value);"
+    "CREATE INDEX range_grants_age ON idmint.range_grants (granted_ms);"
+    "CREATE TABLE idmint.batches ("
+    " namespace text NOT NULL, key text NOT NULL, owner text NOT NULL, count bigint NOT NULL,"
+    " runs text NOT NULL, created_ms bigint NOT NULL, PRIMARY KEY (namespace, key));"
+    "CREATE INDEX batches_age ON idmint.batches (created_ms);"
+    "CREATE TABLE idmint.collisions ("
+    " seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, namespace text NOT NULL,"
+    " id bigint NOT NULL, first_owner text NOT NULL, second_owner text NOT NULL,"
+    " verdict text NOT NULL, reporter text NOT NULL, observed_ms bigint NOT NULL,"
+    " reported_ms bigint NOT NULL, note text NOT NULL);",
 };
 
 struct pg_store {
@@ -486,6 +608,35 @@ static void arg_u64(struct pg_args *a, uint64_t v)
     snprintf(a->num[a->n], sizeof(a->num[0]), "%" PRIu64, v);
     a->v[a->n] = a->num[a->n];
     a->n++;
+}
+
+/* @p src (@p size bytes at most) into @p dst: cut to fit, each byte outside printable ASCII '?'. */
+static void text_clean(char *dst, const char *src, size_t size)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < size && src[i] != '\0'; i++)
+        dst[i] = src[i] >= ' ' && src[i] <= '~' ? src[i] : '?';
+    dst[i] = '\0';
+}
+
+/*
+ * $k..$k+3: what a grant's holder said of itself (host, pid, program,
+ * token), as text PostgreSQL takes: the authority checks an origin
+ * (idmint__origin_check), but one that reaches the store unchecked, cut
+ * short or not UTF-8, must not fail the grant it is only recorded with.
+ * @p clean holds the texts and must outlive the statement.
+ */
+static void arg_origin(struct pg_args *a, const struct idmint__origin *o,
+                       struct idmint__origin *clean)
+{
+    text_clean(clean->host, o->host, sizeof(o->host));
+    text_clean(clean->program, o->program, sizeof(o->program));
+    text_clean(clean->token, o->token, sizeof(o->token));
+    arg_text(a, clean->host);
+    arg_u64(a, o->pid);
+    arg_text(a, clean->program);
+    arg_text(a, clean->token);
 }
 
 static uint64_t col_u64(const PGresult *r, int row, int col)
@@ -1249,6 +1400,27 @@ static int lease_claim(struct pg_store *s, struct lease_take_call *c, struct pg_
     return rc;
 }
 
+/* Record the worker grant of the take @p res (a new generation of its row). */
+static int worker_grant(struct pg_store *s, const char *ns, const struct idmint__lease *res,
+                        int64_t now_ms)
+{
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+    struct idmint__origin origin;
+    struct pg_args a = {.n = 0};
+
+    idmint__holder_fingerprint(res->holder, fp);
+    arg_text(&a, ns);
+    arg_u64(&a, res->region);
+    arg_u64(&a, res->worker_id);
+    arg_u64(&a, res->generation);
+    arg_text(&a, fp);
+    arg_origin(&a, &res->origin, &origin);
+    arg_u64(&a, res->fence_found);
+    arg_u64(&a, res->lease_until);
+    arg_i64(&a, now_ms);
+    return pg_run(s, ST_WGRANT_INSERT, &a, NULL, "record worker grant");
+}
+
 static int lease_take_body(struct pg_store *s, void *ctx)
 {
     struct lease_take_call *c = ctx;
@@ -1273,7 +1445,7 @@ static int lease_take_body(struct pg_store *s, void *ctx)
 
     arg_u64(&a, c->in->region);
     if ((rc = pg_run(s, ST_REGION_LOCK, &a, NULL, "lock the region's worker ids")) != 0 ||
-        (rc = lease_claim(s, c, &a)) != 0)
+        (rc = lease_claim(s, c, &a)) != 0 || (rc = worker_grant(s, c->ns, &c->res, c->now_ms)) != 0)
         return rc;
     /* Last in the transaction: the audit lock is the last one it takes. */
     idmint__store_lease_detail(&c->res, c->res.fence_found, c->res.lease_until, detail,
@@ -1315,6 +1487,7 @@ struct lease_renew_call {
     const char *ns;
     const struct idmint__lease *lease;
     uint64_t until_unit;
+    int64_t now_ms;  /* the grant's updated_ms */
     uint64_t stored; /* E after the renewal */
     struct idmint__history history;
 };
@@ -1357,6 +1530,7 @@ static int lease_renew_body(struct pg_store *s, void *ctx)
 
     arg_lease_key(&a, c->ns, c->lease);
     arg_u64(&a, c->until_unit);
+    arg_i64(&a, c->now_ms);
     if ((rc = pg_exec(s, ST_LEASE_RENEW, &a, &r, "renew worker lease")) != 0)
         return rc;
     rows = pq.ntuples(r);
@@ -1374,9 +1548,9 @@ static int lease_renew_body(struct pg_store *s, void *ctx)
 static int postgres_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
                                 uint64_t until_unit, int64_t now_ms)
 {
-    (void)now_ms; /* version 4: the grant's updated_ms */
-    struct lease_renew_call c = {ns, lease, until_unit, 0, {"", 0}};
-    /* E = max(E, until) under a holder and generation match: a repeat is harmless. */
+    struct lease_renew_call c = {ns, lease, until_unit, now_ms, 0, {"", 0}};
+    /* E = max(E, until) under a holder and generation match, and the grant's
+     * last = that E: a repeat is harmless. */
     int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, lease_renew_body, &c);
 
     if (rc == 0) {
@@ -1395,6 +1569,25 @@ struct lease_release_call {
     uint64_t stored; /* E after the release */
     struct idmint__history history;
 };
+
+/*
+ * The grant of @p lease now ends at @p stored (a release at @p now_ms). No
+ * grant row (pruned, or taken before schema 4): nothing to update.
+ */
+static int worker_grant_update(struct pg_store *s, const char *ns,
+                               const struct idmint__lease *lease, uint64_t stored, int64_t now_ms)
+{
+    struct pg_args a = {.n = 0};
+
+    /* $1..$3 and $5 the grant's key (GRANT_KEY), $4 its last E, $6 the time. */
+    arg_text(&a, ns);
+    arg_u64(&a, lease->region);
+    arg_u64(&a, lease->worker_id);
+    arg_u64(&a, stored);
+    arg_u64(&a, lease->generation);
+    arg_i64(&a, now_ms);
+    return pg_run(s, ST_WGRANT_UPDATE, &a, NULL, "update worker grant");
+}
 
 static int lease_release_body(struct pg_store *s, void *ctx)
 {
@@ -1418,7 +1611,7 @@ static int lease_release_body(struct pg_store *s, void *ctx)
     pq.clear(r);
     if (rows != 1)
         return idmint__store_lease_lost(c->ns, c->lease);
-    if (rc != 0)
+    if (rc != 0 || (rc = worker_grant_update(s, c->ns, c->lease, c->stored, c->now_ms)) != 0)
         return rc;
     idmint__store_lease_detail(c->lease, before, c->stored, detail, sizeof(detail));
     return pg_audit(s, c->now_ms, c->actor, "worker.release", c->ns, detail);
@@ -1585,6 +1778,8 @@ static int range_saved(struct pg_store *s, struct range_call *c)
 static int range_body(struct pg_store *s, void *ctx)
 {
     struct range_call *c = ctx;
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+    struct idmint__origin origin;
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
     int rc, rows, is_async;
@@ -1596,6 +1791,9 @@ static int range_body(struct pg_store *s, void *ctx)
     arg_text(&a, c->request_id);
     arg_u64(&a, c->count);
     arg_i64(&a, c->now_ms);
+    idmint__holder_fingerprint(c->incarnation, fp);
+    arg_text(&a, fp);
+    arg_origin(&a, &c->res.origin, &origin);
     rc = pg_exec(s, ST_RANGE_RESERVE, &a, &r, "reserve range");
     if (rc == 0) {
         rows = pq.ntuples(r);
@@ -1633,9 +1831,11 @@ static int postgres_range_reserve(struct store *st, const char *ns, const char *
                                   struct idmint__range *out)
 {
     struct range_call c = {ns, incarnation, request_id, count, now_ms, {.start = 0}};
-    /* The request record makes a repeat return the saved range: safe to retry. */
-    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, range_body, &c);
+    int rc;
 
+    c.res.origin = out->origin; /* input: who asks, recorded with a fresh grant */
+    /* The request record makes a repeat return the saved range: safe to retry. */
+    rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, range_body, &c);
     if (rc == 0)
         *out = c.res;
     return rc;
@@ -1783,10 +1983,328 @@ static int postgres_audit_list(struct store *st, int64_t after_seq, size_t limit
     return rc;
 }
 
+/* ==== version 4: trace, prune, batches, collisions ==== */
+
+static void grant_row(const PGresult *r, int row, void *out)
+{
+    idmint_grant_info *g = out;
+
+    g->size = sizeof(*g);
+    g->region = (uint32_t)col_u64(r, row, 0);
+    g->worker_id = (uint32_t)col_u64(r, row, 1);
+    g->generation = col_u64(r, row, 2);
+    g->first = col_u64(r, row, 3);
+    g->last = col_u64(r, row, 4);
+    col_text(r, row, 5, g->holder, sizeof(g->holder));
+    col_text(r, row, 6, g->host, sizeof(g->host));
+    g->pid = (uint32_t)col_u64(r, row, 7);
+    col_text(r, row, 8, g->program, sizeof(g->program));
+    col_text(r, row, 9, g->token, sizeof(g->token));
+    g->granted_ms = col_i64(r, row, 10);
+    g->updated_ms = col_i64(r, row, 11);
+}
+
+/* Keep the range grants of @p list that hold @p value, oldest granted first. */
+static void keep_covering(idmint_grant_info *list, size_t *n, uint64_t value)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < *n; i++) {
+        idmint_grant_info g = list[i];
+        size_t j = k;
+
+        if (!(g.first <= value && value < g.last))
+            continue;
+        g.kind = IDMINT_KIND_RANGE;
+        while (j > 0 && list[j - 1].granted_ms > g.granted_ms) {
+            list[j] = list[j - 1];
+            j--;
+        }
+        list[j] = g;
+        k++;
+    }
+    *n = k;
+}
+
+static int postgres_grant_find(struct store *st, const char *ns,
+                               const struct idmint__grant_query *q, idmint_grant_info **out,
+                               size_t *n)
+{
+    int is_range = q->kind == IDMINT_KIND_RANGE;
+    struct list_call c = {.stmt = is_range ? ST_RGRANT_FIND : ST_WGRANT_FIND,
+                          .what = "find grants",
+                          .elem_size = sizeof(**out),
+                          .from_row = grant_row};
+    idmint_grant_info *list;
+    void *raw = NULL;
+    size_t count = 0;
+    int rc;
+
+    arg_text(&c.args, ns);
+    if (is_range) {
+        arg_u64(&c.args, q->value);
+    } else {
+        arg_u64(&c.args, q->region);
+        arg_u64(&c.args, q->worker_id);
+        arg_u64(&c.args, q->unit);
+    }
+    if ((rc = pg_list(st, &c, &raw, &count)) != 0)
+        return rc;
+    list = raw;
+    if (is_range)
+        keep_covering(list, &count, q->value);
+    else
+        for (size_t i = 0; i < count; i++)
+            list[i].kind = IDMINT_KIND_SNOWFLAKE;
+    if (count == 0) {
+        free(list);
+        list = NULL;
+    }
+    *out = list;
+    *n = count;
+    return 0;
+}
+
+struct prune_call {
+    enum pg_stmt_id stmt;
+    int64_t before_ms;
+    size_t limit;
+    uint64_t pruned;
+};
+
+static int prune_body(struct pg_store *s, void *ctx)
+{
+    struct prune_call *c = ctx;
+    struct pg_args a = {.n = 0};
+
+    c->pruned = 0;
+    arg_i64(&a, c->before_ms);
+    arg_u64(&a, c->limit);
+    return pg_run(s, c->stmt, &a, &c->pruned, "prune old records");
+}
+
+static int postgres_prune(struct store *st, int what, int64_t before_ms, size_t limit,
+                          uint64_t *pruned)
+{
+    static const enum pg_stmt_id stmt[IDMINT__KEEP__COUNT] = {
+        [IDMINT__KEEP_WORKER_GRANTS] = ST_PRUNE_WGRANTS,
+        [IDMINT__KEEP_RANGE_GRANTS] = ST_PRUNE_RGRANTS,
+        [IDMINT__KEEP_BATCHES] = ST_PRUNE_BATCHES,
+    };
+    struct prune_call c = {stmt[what], before_ms, limit, 0};
+    /* One statement. Not retried after a lost connection: a repeat of one
+     * that committed would delete up to @p limit more and count only those. */
+    int rc = pg_call((struct pg_store *)st, 0, prune_body, &c);
+
+    if (rc == 0 && pruned != NULL)
+        *pruned = c.pruned;
+    return rc;
+}
+
+/* Read the batch of (@p ns, @p key) into @p out (runs malloc'd): 1, 0 when none, else an error. */
+static int batch_read(struct pg_store *s, const char *ns, const char *key,
+                      struct idmint__batch *out)
+{
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    int rc;
+
+    arg_text(&a, ns);
+    arg_text(&a, key);
+    if ((rc = pg_exec(s, ST_BATCH_GET, &a, &r, "read batch")) != 0)
+        return rc;
+    if (pq.ntuples(r) != 1) {
+        pq.clear(r);
+        return 0;
+    }
+    col_text(r, 0, 0, out->ns, sizeof(out->ns));
+    col_text(r, 0, 1, out->key, sizeof(out->key));
+    col_text(r, 0, 2, out->owner, sizeof(out->owner));
+    out->count = (uint32_t)col_u64(r, 0, 3);
+    out->created_ms = col_i64(r, 0, 5);
+    free(out->runs);
+    out->runs = strdup(pq.getvalue(r, 0, 4));
+    pq.clear(r);
+    if (out->runs == NULL)
+        return idmint__fail(IDMINT_ENOMEM, "out of memory reading batch '%s'", key);
+    return 1;
+}
+
+struct batch_get_call {
+    const char *ns, *key;
+    struct idmint__batch *out;
+};
+
+static int batch_get_body(struct pg_store *s, void *ctx)
+{
+    struct batch_get_call *c = ctx;
+    int rc = batch_read(s, c->ns, c->key, c->out);
+
+    if (rc == 0)
+        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no batch '%s'", c->ns, c->key);
+    return rc < 0 ? rc : 0;
+}
+
+static int postgres_batch_get(struct store *st, const char *ns, const char *key,
+                              struct idmint__batch *out)
+{
+    struct batch_get_call c = {ns, key, out};
+    int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, batch_get_body, &c);
+
+    if (rc != 0)
+        idmint__batch_clear(out);
+    return rc;
+}
+
+struct batch_claim_call {
+    const struct idmint__batch *b;
+    struct idmint__batch *saved;
+    int inserted;
+    unsigned runs; /* of the body: above 1, an earlier one may have committed unseen */
+};
+
+/* Whether the stored batch @p saved is @p b itself. */
+static int batch_same(const struct idmint__batch *b, const struct idmint__batch *saved)
+{
+    return strcmp(saved->owner, b->owner) == 0 && saved->count == b->count &&
+           saved->created_ms == b->created_ms && strcmp(saved->runs, b->runs) == 0;
+}
+
+static int batch_claim_body(struct pg_store *s, void *ctx)
+{
+    struct batch_claim_call *c = ctx;
+    const struct idmint__batch *b = c->b;
+    struct pg_args a = {.n = 0};
+    uint64_t changed = 0;
+    int rc;
+
+    c->inserted = 0;
+    c->runs++;
+    arg_text(&a, b->ns);
+    arg_text(&a, b->key);
+    arg_text(&a, b->owner);
+    arg_u64(&a, b->count);
+    arg_text(&a, b->runs);
+    arg_i64(&a, b->created_ms);
+    if ((rc = pg_run(s, ST_BATCH_INSERT, &a, &changed, "save batch")) != 0)
+        return rc;
+    /* Read committed: this statement sees the row that made ours do nothing. */
+    if ((rc = batch_read(s, b->ns, b->key, c->saved)) < 0)
+        return rc;
+    if (rc == 0) {
+        s->failure = PGF_TRANSIENT; /* pruned in between: claim again */
+        return idmint__fail(IDMINT_EUNAVAILABLE,
+                            "postgres %s: batch '%s' of namespace '%s' vanished during the call",
+                            s->where, b->key, b->ns);
+    }
+    /* A repeat after a lost reply finds the row its first run committed. */
+    c->inserted = changed == 1 || (c->runs > 1 && batch_same(b, c->saved));
+    return 0;
+}
+
+static int postgres_batch_claim(struct store *st, const struct idmint__batch *b,
+                                struct idmint__batch *saved, int *inserted)
+{
+    struct batch_claim_call c = {b, saved, 0, 0};
+    /* Insert if absent, then read: a repeat returns what is stored, safe to retry. */
+    int rc = pg_call((struct pg_store *)st, PG_TXN | PG_IDEMPOTENT, batch_claim_body, &c);
+
+    if (rc != 0) {
+        idmint__batch_clear(saved);
+        return rc;
+    }
+    *inserted = c.inserted;
+    return 0;
+}
+
+struct collision_call {
+    const idmint_collision *c;
+    const char *actor;
+    int64_t now_ms;
+    int64_t seq;
+};
+
+static int collision_body(struct pg_store *s, void *ctx)
+{
+    struct collision_call *cc = ctx;
+    const idmint_collision *c = cc->c;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    char detail[256];
+    int rc, rows;
+
+    arg_text(&a, c->ns);
+    arg_u64(&a, c->id);
+    arg_text(&a, c->first_owner);
+    arg_text(&a, c->second_owner);
+    arg_text(&a, c->verdict);
+    arg_text(&a, c->reporter);
+    arg_i64(&a, c->observed_ms);
+    arg_i64(&a, cc->now_ms);
+    arg_text(&a, c->note);
+    if ((rc = pg_exec(s, ST_COLLISION_INSERT, &a, &r, "record collision")) != 0)
+        return rc;
+    rows = pq.ntuples(r);
+    if (rows == 1)
+        cc->seq = col_i64(r, 0, 0);
+    pq.clear(r);
+    if (rows != 1)
+        return idmint__fail(IDMINT_ESTORE, "postgres %s: record collision returned %d rows",
+                            s->where, rows);
+    idmint__store_collision_detail(c, detail, sizeof(detail));
+    return pg_audit(s, cc->now_ms, cc->actor, "collision.report", c->ns, detail);
+}
+
+static int postgres_collision_add(struct store *st, const idmint_collision *c, const char *actor,
+                                  int64_t now_ms, int64_t *seq)
+{
+    struct collision_call cc = {c, actor, now_ms, 0};
+    /* Not retried after a lost connection: a repeat would record and audit twice. */
+    int rc = pg_call((struct pg_store *)st, PG_TXN, collision_body, &cc);
+
+    if (rc == 0)
+        *seq = cc.seq;
+    return rc;
+}
+
+static void collision_row(const PGresult *r, int row, void *out)
+{
+    idmint_collision *c = out;
+
+    c->size = sizeof(*c);
+    c->seq = col_i64(r, row, 0);
+    col_text(r, row, 1, c->ns, sizeof(c->ns));
+    c->id = col_u64(r, row, 2);
+    col_text(r, row, 3, c->first_owner, sizeof(c->first_owner));
+    col_text(r, row, 4, c->second_owner, sizeof(c->second_owner));
+    col_text(r, row, 5, c->verdict, sizeof(c->verdict));
+    col_text(r, row, 6, c->reporter, sizeof(c->reporter));
+    c->observed_ms = col_i64(r, row, 7);
+    c->reported_ms = col_i64(r, row, 8);
+    col_text(r, row, 9, c->note, sizeof(c->note));
+}
+
+static int postgres_collision_list(struct store *st, int64_t after_seq, size_t limit,
+                                   idmint_collision **out, size_t *n)
+{
+    struct list_call c = {.stmt = ST_COLLISION_LIST,
+                          .what = "list collisions",
+                          .elem_size = sizeof(**out),
+                          .from_row = collision_row};
+    void *list;
+    int rc;
+
+    arg_i64(&c.args, after_seq);
+    arg_i64(&c.args, limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)limit);
+    if ((rc = pg_list(st, &c, &list, n)) == 0)
+        *out = list;
+    return rc;
+}
+
 /* Two schemes, one backend: libpq accepts both URL spellings. */
 #define PG_OPS(scheme_name, open_fn)                                                               \
     {                                                                                              \
-        .version = STORE_OPS_V3, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
+        .version = STORE_OPS_V4, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
         .close = postgres_close, .ns_create = postgres_ns_create, .ns_get = postgres_ns_get,       \
         .ns_list = postgres_ns_list, .ns_set_disabled = postgres_ns_set_disabled,                  \
         .lease_take = postgres_lease_take, .lease_renew = postgres_lease_renew,                    \
@@ -1794,6 +2312,9 @@ static int postgres_audit_list(struct store *st, int64_t after_seq, size_t limit
         .lease_force_release = postgres_lease_force_release,                                       \
         .range_reserve = postgres_range_reserve, .audit_list = postgres_audit_list,                \
         .range_forget = postgres_range_forget, .backup = NULL, .fence = postgres_fence,            \
+        .grant_find = postgres_grant_find, .prune = postgres_prune,                                \
+        .batch_get = postgres_batch_get, .batch_claim = postgres_batch_claim,                      \
+        .collision_add = postgres_collision_add, .collision_list = postgres_collision_list,        \
     }
 
 const struct store_ops idmint__store_postgres = PG_OPS("postgres", postgres_open);

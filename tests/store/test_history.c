@@ -964,15 +964,17 @@ static void test_history__postgres_schema_2_is_upgraded_once_by_many_openers(voi
     f->st = NULL;
     /* Back to schema 2: what an idmint of before the history left. */
     assert_int_equal(psql(f, f->pg_db,
-                          "BEGIN; DROP SEQUENCE idmint.history_seq; DROP TABLE idmint.history; "
+                          "BEGIN; DROP TABLE idmint.worker_grants, idmint.range_grants, "
+                          "idmint.batches, idmint.collisions; "
+                          "DROP SEQUENCE idmint.history_seq; DROP TABLE idmint.history; "
                           "ALTER TABLE idmint.namespaces DROP COLUMN floor, DROP COLUMN origin; "
-                          "DELETE FROM idmint.schema_version WHERE version = 3; COMMIT",
+                          "DELETE FROM idmint.schema_version WHERE version >= 3; COMMIT",
                           NULL, 0),
                      0);
     open_many(f, "rg", id);
     assert_int_equal(psql(f, f->pg_db,
                           "SELECT (SELECT count(*) FROM idmint.history) || ' ' || "
-                          "(SELECT count(*) FROM idmint.schema_version WHERE version = 3) || ' ' "
+                          "(SELECT count(*) FROM idmint.schema_version WHERE version = 4) || ' ' "
                           "|| (SELECT id FROM idmint.history)",
                           out, sizeof(out)),
                      0);
