@@ -768,7 +768,8 @@ IDMINT_API void idmint_grant_format(const idmint_grant_info *g, char *buf, size_
  */
 typedef struct idmint_collision {
     size_t size;            /**< this element's size in bytes, set by the library; ABI guard */
-    int64_t seq;            /**< grows with every record */
+    int64_t seq;            /**< grows with every record (by one on SQLite and PostgreSQL;
+                                 on etcd it is the record's revision) */
     char ns[64];            /**< namespace */
     uint64_t id;            /**< the ID seen twice */
     char first_owner[256];  /**< the oldest grant covering it, as text; "" when none */

@@ -12,7 +12,7 @@
  * safety. No namespace rules.
  *
  * Keys, under the prefix P (default "/idmint"):
- *   P/schema                          schema version ("2"), made on first open
+ *   P/schema                          schema version ("3"), made on first open
  *   P/history                         the authority's history id (JSON), made
  *                                     with the schema; a fence writes a new one
  *   P/ns/NAME                         a namespace (JSON); a range namespace's
@@ -24,10 +24,34 @@
  *                                     %-escaped, so '/' in it cannot alias)
  *   P/audit/OPID                      an audit record; its seq is the key's
  *                                     create_revision
+ * and since schema 3 (store interface version 4: provenance, batches,
+ * collisions; numbers zero-padded, so key order is numeric order):
+ *   P/wgrant/NAME/REGION/WORKER/GEN   a worker grant (JSON: holder fingerprint,
+ *                                     origin, first, last, granted_ms,
+ *                                     updated_ms); every generation of one
+ *                                     worker id is one prefix, in generation
+ *                                     order (GEN: 20 digits)
+ *   P/rgrant/NAME/START               a range grant (JSON: end, fingerprint,
+ *                                     origin, granted_ms; START: 20 digits), so
+ *                                     a descending range read from a value finds
+ *                                     the grants starting at or below it first
+ *   P/batch/NAME/KEY                  an idempotent batch (JSON); runs longer
+ *                                     than ETCD_BATCH_INLINE bytes are in parts
+ *   P/batch/NAME/KEY/CLAIM/PART       under it (written before the batch key)
+ *   P/coll/OPID                       a collision record; its seq is the key's
+ *                                     create_revision, as an audit record's
+ *   P/age/F/MS/SUB                    the age index of the record P/SUB (F: w
+ *                                     worker grant by updated_ms, r range grant
+ *                                     by granted_ms, b batch by created_ms; MS:
+ *                                     20 digits), so a prune reads the oldest
+ *                                     first; written with its record, moved by
+ *                                     every write of its record's stamp
  * Each audited write carries one random OPID for the whole call and
  * compares "P/audit/OPID does not exist": of every attempt of one call at
  * most one can apply, and reading that key tells whether one did. That is
  * how an attempt whose reply was lost (an unknown outcome) is resolved.
+ * Grants are written in the txn that grants (a take, a renewal, a release,
+ * a reservation), so they need no resolving of their own.
  *
  * The authority's history (store.h, version 3) costs no request of its own:
  * every granting txn compares that P/history exists and reads it in its
@@ -49,7 +73,7 @@
 #include <string.h>
 
 #define ETCD_DEFAULT_PREFIX     "/idmint"
-#define ETCD_SCHEMA_VERSION     2 /* 2: P/history, floor and origin */
+#define ETCD_SCHEMA_VERSION     3 /* 2: P/history, floor and origin; 3: grants, batches, collisions */
 #define ETCD_MAX_MEMBERS        16
 #define ETCD_CONNECT_TIMEOUT_MS 500L  /* one TCP connect */
 #define ETCD_ATTEMPT_MS         2000u /* one request to one member */
@@ -64,6 +88,10 @@
 #define ETCD_PREFIX_MAX         200
 #define ETCD_NAME_MAX           512 /* the URL as shown in messages */
 #define ETCD_OPID_LEN           32  /* hex digits */
+#define ETCD_PRUNE_TXN          40 /* records one prune txn deletes: 3 ops each, --max-txn-ops 128 */
+#define ETCD_GRANT_PAGE         256            /* worker grants per range request of a trace */
+#define ETCD_BATCH_INLINE       (256u * 1024u) /* runs kept in the batch key, bytes */
+#define ETCD_BATCH_PART         (512u * 1024u) /* bytes of runs per part: --max-request-bytes 1.5 MiB */
 
 /* etcd_write: sent, no answer (an unknown outcome): read again and decide. */
 #define ETCD_UNKNOWN 1
@@ -332,6 +360,79 @@ static int key_audit(const struct etcd_store *s, const char *opid, char *out)
     return key_fmt(s, out, "/audit/%s", opid);
 }
 
+/* P/wgrant/NS/REGION/WORKER/: every generation of one worker id. */
+static int key_wgrant_prefix(const struct etcd_store *s, const char *ns, uint32_t region,
+                             uint32_t worker_id, char *out)
+{
+    return key_fmt(s, out, "/wgrant/%s/%010u/%010u/", ns, (unsigned)region, (unsigned)worker_id);
+}
+
+static int key_wgrant(const struct etcd_store *s, const char *ns, uint32_t region,
+                      uint32_t worker_id, uint64_t generation, char *out)
+{
+    return key_fmt(s, out, "/wgrant/%s/%010u/%010u/%020llu", ns, (unsigned)region,
+                   (unsigned)worker_id, (unsigned long long)generation);
+}
+
+static int key_rgrant(const struct etcd_store *s, const char *ns, uint64_t start, char *out)
+{
+    return key_fmt(s, out, "/rgrant/%s/%020llu", ns, (unsigned long long)start);
+}
+
+static int key_batch(const struct etcd_store *s, const char *ns, const char *key, char *out)
+{
+    return key_fmt(s, out, "/batch/%s/%s", ns, key);
+}
+
+/* "@p key/" into @p out and the end of the range of keys under it into @p end. */
+static int key_children(const struct etcd_store *s, const char *key, char *out, char *end)
+{
+    size_t len = strlen(key);
+
+    if (len + 2 > ETCD_KEY_MAX)
+        return idmint__fail(IDMINT_EINVAL, "%s: a key would be longer than %d bytes", s->name,
+                            ETCD_KEY_MAX);
+    memcpy(out, key, len);
+    out[len] = '/';
+    out[len + 1] = '\0';
+    key_prefix_end(out, end);
+    return 0;
+}
+
+/* The families of the age index: one per enum idmint__retained. */
+static const char age_family[IDMINT__KEEP__COUNT] = {
+    [IDMINT__KEEP_WORKER_GRANTS] = 'w',
+    [IDMINT__KEEP_RANGE_GRANTS] = 'r',
+    [IDMINT__KEEP_BATCHES] = 'b',
+};
+
+/* An age stamp as a key segment. Before 1970 sorts as 1970: no clock of an authority says that. */
+static unsigned long long age_ms(int64_t ms)
+{
+    return ms > 0 ? (unsigned long long)ms : 0ull;
+}
+
+/* P/age/F/MS/SUB: the age index key of record @p target (P/SUB) stamped @p ms. */
+static int key_age(const struct etcd_store *s, int what, int64_t ms, const char *target, char *out)
+{
+    return key_fmt(s, out, "/age/%c/%020llu%s", age_family[what], age_ms(ms),
+                   target + strlen(s->prefix));
+}
+
+/* The record P/SUB an age index key P/age/F/MS/SUB indexes, into @p out; -1 if it is not one. */
+static int age_target(const struct etcd_store *s, const char *age_key, char *out)
+{
+    size_t skip = strlen(s->prefix) + strlen("/age/F/") + 20, i;
+
+    if (strlen(age_key) <= skip || age_key[skip] != '/' || strlen(age_key) - skip >= ETCD_KEY_MAX)
+        return -1;
+    for (i = skip - 20; i < skip; i++)
+        if (age_key[i] < '0' || age_key[i] > '9')
+            return -1;
+    snprintf(out, ETCD_KEY_MAX, "%s%s", s->prefix, age_key + skip);
+    return 0;
+}
+
 /* A fresh op id for one audited call (ETCD_OPID_LEN hex digits). */
 static int opid_new(char out[ETCD_OPID_LEN + 1])
 {
@@ -401,6 +502,19 @@ static json_t *op_put_text(const char *key, const char *text)
 
     free(b);
     return op;
+}
+
+/* {"request_delete_range": {key, range_end?}}: one key, or [key, end). */
+static json_t *op_delete(const char *key, const char *end)
+{
+    json_t *r = json_object();
+
+    if (r == NULL || json_object_set_new(r, "key", j_key(key)) != 0 ||
+        (end != NULL && json_object_set_new(r, "range_end", j_key(end)) != 0)) {
+        json_decref(r);
+        return NULL;
+    }
+    return json_pack("{s:o}", "request_delete_range", r);
 }
 
 /* Compare: @p key's mod_revision is @p rev (0: the key does not exist). */
@@ -970,6 +1084,183 @@ static json_t *row_to_json(const char *holder, uint64_t generation, uint64_t unt
                      "until", j_u64(until), "fence", j_u64(fence));
 }
 
+/* ==== version 4 values: grants, batches, collisions ==== */
+
+/*
+ * Text of at most @p cap bytes at @p in as a JSON string, printable ASCII
+ * kept and any other byte '?': what a holder says of itself is recorded,
+ * and never the reason a grant fails.
+ */
+static json_t *j_text(const char *in, size_t cap)
+{
+    char buf[512];
+    size_t i, n = strnlen(in, cap < sizeof(buf) ? cap : sizeof(buf) - 1);
+
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)in[i];
+
+        buf[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    buf[n] = '\0';
+    return json_string(buf);
+}
+
+/* A text field into @p out (@p size bytes, cut to fit); absent is "". -1 if it is not text. */
+static int get_text(json_t *o, const char *key, char *out, size_t size)
+{
+    json_t *v = json_object_get(o, key);
+
+    if (v != NULL && !json_is_string(v))
+        return -1;
+    snprintf(out, size, "%s", v != NULL ? json_string_value(v) : "");
+    return 0;
+}
+
+/* Set @p o's origin fields from @p origin; an allocation failure is remembered in s->is_oom. */
+static void origin_to_json(struct etcd_store *s, json_t *o, const struct idmint__origin *origin)
+{
+    if (o == NULL ||
+        json_object_set_new(o, "host", j_text(origin->host, sizeof(origin->host))) != 0 ||
+        json_object_set_new(o, "pid", j_u64(origin->pid)) != 0 ||
+        json_object_set_new(o, "program", j_text(origin->program, sizeof(origin->program))) != 0 ||
+        json_object_set_new(o, "token", j_text(origin->token, sizeof(origin->token))) != 0)
+        s->is_oom = 1;
+}
+
+/* A worker grant's value: holder @p holder's fingerprint, @p origin, [@p first, @p last). */
+static json_t *wgrant_json(struct etcd_store *s, const char *holder,
+                           const struct idmint__origin *origin, uint64_t first, uint64_t last,
+                           int64_t now_ms)
+{
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+    json_t *o;
+
+    idmint__holder_fingerprint(holder, fp);
+    o = json_pack("{s:s,s:o,s:o,s:o,s:o}", "holder", fp, "first", j_u64(first), "last", j_u64(last),
+                  "granted_ms", j_i64(now_ms), "updated_ms", j_i64(now_ms));
+    origin_to_json(s, o, origin);
+    return o;
+}
+
+/* A range grant's value: [start, @p end) of incarnation @p incarnation's fingerprint. */
+static json_t *rgrant_json(struct etcd_store *s, const char *incarnation,
+                           const struct idmint__origin *origin, uint64_t end, int64_t now_ms)
+{
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+    json_t *o;
+
+    idmint__holder_fingerprint(incarnation, fp);
+    o = json_pack("{s:s,s:o,s:o}", "holder", fp, "end", j_u64(end), "granted_ms", j_i64(now_ms));
+    origin_to_json(s, o, origin);
+    return o;
+}
+
+/* The fields every grant has, from its value @p o, into @p g. -1 if one is not what we write. */
+static int grant_common(json_t *o, idmint_grant_info *g)
+{
+    uint64_t pid = 0;
+
+    if (get_text(o, "holder", g->holder, sizeof(g->holder)) != 0 ||
+        get_text(o, "host", g->host, sizeof(g->host)) != 0 ||
+        get_text(o, "program", g->program, sizeof(g->program)) != 0 ||
+        get_text(o, "token", g->token, sizeof(g->token)) != 0 ||
+        get_small(o, "pid", UINT32_MAX, &pid) != 0 || get_i64(o, "granted_ms", &g->granted_ms) != 0)
+        return -1;
+    g->pid = (uint32_t)pid;
+    g->size = sizeof(*g);
+    return 0;
+}
+
+/* The last @p digits digits of @p key as a number; -1 if they are not that. */
+static int key_tail_u64(const char *key, size_t digits, uint64_t *out)
+{
+    size_t len = strlen(key);
+
+    if (len <= digits || key[len - digits - 1] != '/')
+        return -1;
+    return idmint__parse_u64(key + len - digits, out);
+}
+
+/* The worker grant in @p kv (key P/wgrant/NS/REGION/WORKER/GEN) of (@p region, @p worker_id). */
+static int wgrant_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, uint32_t region,
+                          uint32_t worker_id, idmint_grant_info *g)
+{
+    json_t *o = kv_json(s, kv, "a worker grant");
+    int rc = 0;
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    memset(g, 0, sizeof(*g));
+    if (grant_common(o, g) != 0 || key_tail_u64(kv->key, 20, &g->generation) != 0 ||
+        get_u64(o, "first", &g->first) != 0 || get_u64(o, "last", &g->last) != 0 ||
+        get_i64(o, "updated_ms", &g->updated_ms) != 0)
+        rc = etcd_bad_value(s, kv->key, "a worker grant");
+    g->kind = IDMINT_KIND_SNOWFLAKE;
+    g->region = region;
+    g->worker_id = worker_id;
+    json_decref(o);
+    return rc;
+}
+
+/* The range grant in @p kv (key P/rgrant/NS/START). */
+static int rgrant_from_kv(const struct etcd_store *s, const struct etcd_kv *kv,
+                          idmint_grant_info *g)
+{
+    json_t *o = kv_json(s, kv, "a range grant");
+    int rc = 0;
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    memset(g, 0, sizeof(*g));
+    if (grant_common(o, g) != 0 || key_tail_u64(kv->key, 20, &g->first) != 0 ||
+        get_u64(o, "end", &g->last) != 0)
+        rc = etcd_bad_value(s, kv->key, "a range grant");
+    g->kind = IDMINT_KIND_RANGE;
+    g->updated_ms = g->granted_ms;
+    json_decref(o);
+    return rc;
+}
+
+/*
+ * Into @p cmp and @p ok: worker grant @p gkey, as read in @p r, ends at
+ * @p last from @p now_ms, and its age index key moves with it. Its
+ * mod_revision is compared, so a prune that deleted it meanwhile makes the
+ * txn read again. No grant (pruned, or taken before schema 3): nothing to
+ * set. A grant we cannot read is left as it is: a record of who holds the
+ * lease never stops its renewal.
+ */
+static int wgrant_extend(struct etcd_store *s, const struct etcd_range *r, const char *gkey,
+                         uint64_t last, int64_t now_ms, json_t *cmp, json_t *ok)
+{
+    const struct etcd_kv *kv = range_one(r);
+    char old_age[ETCD_KEY_MAX], new_age[ETCD_KEY_MAX];
+    int64_t updated_ms = 0;
+    json_t *o;
+    int rc;
+
+    add(s, cmp, cmp_mod(gkey, kv != NULL ? kv->mod_rev : 0));
+    if (kv == NULL || (o = kv_json(s, kv, "a worker grant")) == NULL)
+        return 0;
+    if (get_i64(o, "updated_ms", &updated_ms) != 0) {
+        json_decref(o);
+        return 0;
+    }
+    if ((rc = key_age(s, IDMINT__KEEP_WORKER_GRANTS, updated_ms, gkey, old_age)) != 0 ||
+        (rc = key_age(s, IDMINT__KEEP_WORKER_GRANTS, now_ms, gkey, new_age)) != 0) {
+        json_decref(o);
+        return rc;
+    }
+    if (json_object_set_new(o, "last", j_u64(last)) != 0 ||
+        json_object_set_new(o, "updated_ms", j_i64(now_ms)) != 0)
+        s->is_oom = 1;
+    add(s, ok, op_put(gkey, o));
+    /* One txn changes a key once; put again, it gets a new mod_revision all the same. */
+    if (strcmp(old_age, new_age) != 0)
+        add(s, ok, op_delete(old_age, NULL));
+    add(s, ok, op_put_text(new_age, ""));
+    return 0;
+}
+
 /*
  * An audit record. @p result (stolen; may be NULL) is what the call decided,
  * so that a retry after a lost reply can answer as the applied attempt did.
@@ -1240,11 +1531,12 @@ static int url_parse(struct etcd_store *s, const char *location)
 
 /*
  * Make sure P/schema names a version we know, bringing a new prefix or one
- * of version 1 to ETCD_SCHEMA_VERSION with a history id: one txn that
- * compares both keys as read, so nodes starting at once agree on one id.
- * A history key that exists is kept. A prefix already at this version
- * whose history key is gone is opened as it is: its writes refuse
- * (history_missing) until a fence gives it a history again.
+ * of version 1 or 2 to ETCD_SCHEMA_VERSION (with a history id when it has
+ * none): one txn that compares both keys as read, so nodes starting at
+ * once agree on one id and the losers read the winner's keys in the
+ * failure branch. A history key that exists is kept. A prefix already at
+ * this version whose history key is gone is opened as it is: its writes
+ * refuse (history_missing) until a fence gives it a history again.
  */
 static int etcd_schema(struct etcd_store *s, unsigned flags)
 {
@@ -1304,8 +1596,12 @@ static int etcd_schema(struct etcd_store *s, unsigned flags)
             ranges_free(r, 2);
             return rc;
         }
-        /* Version 1 is version 2 without the history: a node of version 1
-         * still running meanwhile writes as before, and none opens again. */
+        /* Version 1 is version 2 without the history, and version 2 is
+         * version 3 without the grant, batch, collision and age keys, which
+         * start empty: nothing to move. A node of an older version still
+         * running meanwhile writes as before (its takes and reservations
+         * record no grant; a renewal or release of such a lease finds none
+         * and sets none), and none opens again: a newer schema is refused. */
         snprintf(text, sizeof(text), "%d", ETCD_SCHEMA_VERSION);
         cmp = json_array();
         ok = json_array();
@@ -1666,7 +1962,8 @@ static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_cou
 {
     struct etcd_store *s = (struct etcd_store *)st;
     char nkey[ETCD_KEY_MAX], rkey[ETCD_KEY_MAX], rend[ETCD_KEY_MAX], akey[ETCD_KEY_MAX];
-    char wkey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1], detail[256];
+    char wkey[ETCD_KEY_MAX], gkey[ETCD_KEY_MAX], agekey[ETCD_KEY_MAX];
+    char opid[ETCD_OPID_LEN + 1], detail[256];
     struct idmint__lease res = *lease;
     struct take_state t;
     int rc, lost, have = 0;
@@ -1719,7 +2016,9 @@ static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_cou
             res.fence_found = row.until;
             res.lease_until = row.until > until_unit ? row.until : until_unit;
         }
-        if ((rc = key_lease(s, ns, lease->region, res.worker_id, wkey)) != 0)
+        if ((rc = key_lease(s, ns, lease->region, res.worker_id, wkey)) != 0 ||
+            (rc = key_wgrant(s, ns, lease->region, res.worker_id, res.generation, gkey)) != 0 ||
+            (rc = key_age(s, IDMINT__KEEP_WORKER_GRANTS, now_ms, gkey, agekey)) != 0)
             goto out;
         idmint__store_lease_detail(&res, res.fence_found, res.lease_until, detail, sizeof(detail));
         cmp = json_array();
@@ -1738,6 +2037,11 @@ static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_cou
                               json_pack("{s:o,s:o,s:o,s:o}", "worker", j_u64(res.worker_id),
                                         "generation", j_u64(res.generation), "fence",
                                         j_u64(res.fence_found), "until", j_u64(res.lease_until)))));
+        /* The grant: this generation owns [the E found, its E); a new key, as the generation is. */
+        add(s, ok,
+            op_put(gkey, wgrant_json(s, lease->holder, &lease->origin, res.fence_found,
+                                     res.lease_until, now_ms)));
+        add(s, ok, op_put_text(agekey, ""));
         add(s, fail, op_range(nkey, NULL));
         add(s, fail, op_range(rkey, rend));
         add(s, fail, op_range(akey, NULL));
@@ -1768,15 +2072,24 @@ out:
     return rc;
 }
 
+/* Read @p n keys and the history key at one revision: r[i] gets keys[i], r[n] the history key. */
+static int read_keys(struct etcd_store *s, const char *const *keys, size_t n, struct etcd_range *r)
+{
+    json_t *ops = json_array();
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        add(s, ops, op_range(keys[i], NULL));
+    add(s, ops, op_range(s->hkey, NULL));
+    return etcd_read(s, ops, r, n + 1);
+}
+
 /* Read two keys and the history key at one revision: r[0] gets @p k0, r[1] @p k1, r[2] it. */
 static int read_two(struct etcd_store *s, const char *k0, const char *k1, struct etcd_range *r)
 {
-    json_t *ops = json_array();
+    const char *keys[2] = {k0, k1};
 
-    add(s, ops, op_range(k0, NULL));
-    add(s, ops, op_range(k1, NULL));
-    add(s, ops, op_range(s->hkey, NULL));
-    return etcd_read(s, ops, r, 3);
+    return read_keys(s, keys, 2, r);
 }
 
 /* 1 with *row when the row is @p lease's (holder and generation), 0 when not, else an error. */
@@ -1796,17 +2109,18 @@ static int lease_is_held(struct etcd_store *s, const struct etcd_range *r,
 static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
                             uint64_t until_unit, int64_t now_ms)
 {
-    (void)now_ms; /* version 4: the grant's updated_ms */
     struct etcd_store *s = (struct etcd_store *)st;
-    char nkey[ETCD_KEY_MAX], wkey[ETCD_KEY_MAX];
-    struct etcd_range r[3]; /* row, ns key, history key */
+    char nkey[ETCD_KEY_MAX], wkey[ETCD_KEY_MAX], gkey[ETCD_KEY_MAX];
+    const char *keys[3] = {wkey, nkey, gkey};
+    struct etcd_range r[4]; /* row, ns key, grant, history key */
     struct idmint__history history = {"", 0};
     uint64_t stored = 0;
     int rc, lost, have = 0;
 
     call_begin(s);
     if ((rc = key_ns(s, ns, nkey)) != 0 ||
-        (rc = key_lease(s, ns, lease->region, lease->worker_id, wkey)) != 0)
+        (rc = key_lease(s, ns, lease->region, lease->worker_id, wkey)) != 0 ||
+        (rc = key_wgrant(s, ns, lease->region, lease->worker_id, lease->generation, gkey)) != 0)
         return rc;
     memset(r, 0, sizeof(r));
     for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
@@ -1815,7 +2129,7 @@ static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lea
         idmint_ns_info info;
         json_t *cmp, *ok, *fail;
 
-        if (!have && (rc = read_two(s, wkey, nkey, r)) != 0)
+        if (!have && (rc = read_keys(s, keys, 3, r)) != 0)
             goto out;
         /* A lost lease outranks a disabled namespace: it stops minting at
          * once, a disabled namespace only at the lease's end. */
@@ -1836,7 +2150,10 @@ static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lea
         }
         stored = row.until > until_unit ? row.until : until_unit;
         if (stored == row.until) {
-            rc = 0; /* E never moves back: nothing to write, and no news */
+            /* E never moves back: nothing to write, and no news (the grant's
+             * last is this E already; its updated_ms stays that of the write
+             * that set it, which a held lease renews long before a prune). */
+            rc = 0;
             goto out;
         }
         cmp = json_array();
@@ -1845,11 +2162,18 @@ static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lea
         add(s, cmp, cmp_mod(wkey, row.mod_rev));
         add(s, cmp, cmp_mod(nkey, nkv != NULL ? nkv->mod_rev : 0));
         add(s, ok, op_put(wkey, row_to_json(row.holder, row.generation, stored, row.fence)));
+        if ((rc = wgrant_extend(s, &r[2], gkey, stored, now_ms, cmp, ok)) != 0) {
+            json_decref(cmp);
+            json_decref(ok);
+            json_decref(fail);
+            goto out;
+        }
         add(s, fail, op_range(wkey, NULL));
         add(s, fail, op_range(nkey, NULL));
+        add(s, fail, op_range(gkey, NULL));
         add(s, fail, op_range(s->hkey, NULL));
-        ranges_free(r, 3);
-        rc = grant_write(s, cmp, ok, fail, r, 3, &history);
+        ranges_free(r, 4);
+        rc = grant_write(s, cmp, ok, fail, r, 4, &history);
         if (rc == ETCD_APPLIED) {
             rc = 0;
             goto out;
@@ -1861,11 +2185,11 @@ static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lea
         if (have)
             lost_backoff(s, lost);
         if (!have)
-            ranges_free(r, 3);
+            ranges_free(r, 4);
     }
     rc = lost_too_often(s, "renewing a worker lease");
 out:
-    ranges_free(r, 3);
+    ranges_free(r, 4);
     if (rc == 0) {
         lease->lease_until = stored;
         lease->history = history;
@@ -1891,8 +2215,10 @@ static int etcd_lease_release(struct store *st, const char *ns, struct idmint__l
                               uint64_t final_unit, const char *actor, int64_t now_ms)
 {
     struct etcd_store *s = (struct etcd_store *)st;
-    char wkey[ETCD_KEY_MAX], akey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1], detail[256];
-    struct etcd_range r[3]; /* row, audit key, history key */
+    char wkey[ETCD_KEY_MAX], akey[ETCD_KEY_MAX], gkey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1];
+    char detail[256];
+    const char *keys[3] = {wkey, akey, gkey};
+    struct etcd_range r[4]; /* row, audit key, grant, history key */
     struct idmint__history history = {"", 0};
     uint64_t stored = 0;
     int rc, lost, have = 0;
@@ -1900,17 +2226,18 @@ static int etcd_lease_release(struct store *st, const char *ns, struct idmint__l
     call_begin(s);
     memset(r, 0, sizeof(r));
     if ((rc = opid_new(opid)) != 0 || (rc = key_audit(s, opid, akey)) != 0 ||
-        (rc = key_lease(s, ns, lease->region, lease->worker_id, wkey)) != 0)
+        (rc = key_lease(s, ns, lease->region, lease->worker_id, wkey)) != 0 ||
+        (rc = key_wgrant(s, ns, lease->region, lease->worker_id, lease->generation, gkey)) != 0)
         return rc;
     for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
         struct etcd_row row;
         json_t *cmp, *ok, *fail;
 
-        if (!have && (rc = read_two(s, wkey, akey, r)) != 0)
+        if (!have && (rc = read_keys(s, keys, 3, r)) != 0)
             goto out;
         if (range_one(&r[1]) != NULL) {
             if ((rc = until_from_audit(s, range_one(&r[1]), &stored)) == 0)
-                rc = history_applied(s, range_one(&r[2]), range_one(&r[1]), &history);
+                rc = history_applied(s, range_one(&r[3]), range_one(&r[1]), &history);
             goto out;
         }
         if ((rc = lease_is_held(s, &r[0], lease, &row)) <= 0) {
@@ -1934,11 +2261,18 @@ static int etcd_lease_release(struct store *st, const char *ns, struct idmint__l
         add(s, ok,
             op_put(akey, audit_json(now_ms, actor, "worker.release", ns, detail,
                                     json_pack("{s:o}", "until", j_u64(stored)))));
+        if ((rc = wgrant_extend(s, &r[2], gkey, stored, now_ms, cmp, ok)) != 0) {
+            json_decref(cmp);
+            json_decref(ok);
+            json_decref(fail);
+            goto out;
+        }
         add(s, fail, op_range(wkey, NULL));
         add(s, fail, op_range(akey, NULL));
+        add(s, fail, op_range(gkey, NULL));
         add(s, fail, op_range(s->hkey, NULL));
-        ranges_free(r, 3);
-        rc = grant_write(s, cmp, ok, fail, r, 3, &history);
+        ranges_free(r, 4);
+        rc = grant_write(s, cmp, ok, fail, r, 4, &history);
         if (rc == ETCD_APPLIED) {
             rc = 0;
             goto out;
@@ -1949,11 +2283,11 @@ static int etcd_lease_release(struct store *st, const char *ns, struct idmint__l
         if (have)
             lost_backoff(s, lost);
         if (!have)
-            ranges_free(r, 3);
+            ranges_free(r, 4);
     }
     rc = lost_too_often(s, "releasing a worker lease");
 out:
-    ranges_free(r, 3);
+    ranges_free(r, 4);
     if (rc == 0) {
         lease->lease_until = stored;
         lease->history = history;
@@ -2105,9 +2439,9 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
                               struct idmint__range *out)
 {
     struct etcd_store *s = (struct etcd_store *)st;
-    char nkey[ETCD_KEY_MAX], ikey[ETCD_KEY_MAX];
+    char nkey[ETCD_KEY_MAX], ikey[ETCD_KEY_MAX], gkey[ETCD_KEY_MAX], agekey[ETCD_KEY_MAX];
     struct etcd_range r[3]; /* ns key, request record, history key */
-    struct idmint__range res = {.start = 0};
+    struct idmint__range res = {.start = 0, .origin = out->origin}; /* who asks: an input */
     int rc, lost, raced = 0, have = 0, is_seen;
     size_t len;
 
@@ -2167,6 +2501,9 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
             is_seen = 0;
             continue;
         }
+        if ((rc = key_rgrant(s, ns, res.start, gkey)) != 0 ||
+            (rc = key_age(s, IDMINT__KEEP_RANGE_GRANTS, now_ms, gkey, agekey)) != 0)
+            goto out;
         cmp = json_array();
         ok = json_array();
         fail = json_array();
@@ -2178,6 +2515,9 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
             op_put(ikey,
                    json_pack("{s:o,s:o,s:o,s:o}", "count", j_u64(count), "start", j_u64(res.start),
                              "end", j_u64(res.end), "created_ms", j_i64(now_ms))));
+        /* The grant, with the record that makes a replay find it: a replay adds none. */
+        add(s, ok, op_put(gkey, rgrant_json(s, incarnation, &res.origin, res.end, now_ms)));
+        add(s, ok, op_put_text(agekey, ""));
         add(s, fail, op_range(nkey, NULL));
         add(s, fail, op_range(ikey, NULL));
         add(s, fail, op_range(s->hkey, NULL));
@@ -2507,8 +2847,665 @@ static int etcd_audit_list(struct store *st, int64_t after_seq, size_t limit,
     return 0;
 }
 
+/* ==== version 4: trace, prune, batches, collisions ==== */
+
+/* Whether grant @p a comes before @p b in a trace: granted first, then the lower generation. */
+static int grant_before(const idmint_grant_info *a, const idmint_grant_info *b)
+{
+    return a->granted_ms != b->granted_ms ? a->granted_ms < b->granted_ms
+                                          : a->generation < b->generation;
+}
+
+/* Insert @p g into @p list (*n of them, room for @p cap) in trace order; full, the last goes. */
+static void grant_insert(idmint_grant_info *list, size_t *n, size_t cap, const idmint_grant_info *g)
+{
+    size_t j = *n;
+
+    if (j == cap && (j == 0 || !grant_before(g, &list[j - 1])))
+        return;
+    if (j == cap)
+        j--;
+    else
+        (*n)++;
+    while (j > 0 && grant_before(g, &list[j - 1])) {
+        list[j] = list[j - 1];
+        j--;
+    }
+    list[j] = *g;
+}
+
+/* One range request of @p page keys in [@p key, @p end), key order; @p descend: the last first. */
+static int range_page(struct etcd_store *s, const char *key, const char *end, size_t page,
+                      int descend, struct etcd_range *out)
+{
+    json_t *req = json_pack("{s:o,s:o,s:o}", "key", j_key(key), "range_end", j_key(end), "limit",
+                            j_u64(page)),
+           *reply = NULL;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (req != NULL && descend &&
+        (json_object_set_new(req, "sort_order", json_string("DESCEND")) != 0 ||
+         json_object_set_new(req, "sort_target", json_string("KEY")) != 0)) {
+        json_decref(req);
+        req = NULL;
+    }
+    if ((rc = etcd_post(s, "/v3/kv/range", req, 0, &reply)) != 0)
+        return rc;
+    rc = range_parse(s, reply, out);
+    json_decref(reply);
+    return rc;
+}
+
+/*
+ * Every generation of (region, worker id) is one prefix in generation order;
+ * their spans need not be (a forced release can pull E back), so all of them
+ * are read, a page at a time, and those holding the unit kept.
+ */
+static int wgrants_find(struct etcd_store *s, const char *ns, const struct idmint__grant_query *q,
+                        idmint_grant_info *list, size_t *n)
+{
+    char key[ETCD_KEY_MAX], end[ETCD_KEY_MAX], from[ETCD_KEY_MAX];
+    int rc = key_wgrant_prefix(s, ns, q->region, q->worker_id, key);
+    size_t i;
+
+    if (rc != 0)
+        return rc;
+    key_prefix_end(key, end);
+    memcpy(from, key, strlen(key) + 1);
+    for (;;) {
+        struct etcd_range r;
+        uint64_t generation = 0;
+
+        call_begin(s); /* each page has its own deadline */
+        if ((rc = range_page(s, from, end, ETCD_GRANT_PAGE, 0, &r)) != 0)
+            return rc;
+        for (i = 0; rc == 0 && i < r.n; i++) {
+            idmint_grant_info g;
+
+            if ((rc = wgrant_from_kv(s, &r.kvs[i], q->region, q->worker_id, &g)) != 0)
+                break;
+            if (g.first <= q->unit && q->unit < g.last)
+                grant_insert(list, n, STORE_GRANTS_MAX, &g);
+            generation = g.generation;
+        }
+        if (rc == 0 && r.n == ETCD_GRANT_PAGE && generation < UINT64_MAX)
+            rc = key_wgrant(s, ns, q->region, q->worker_id, generation + 1, from);
+        else if (rc == 0)
+            rc = 1; /* the last page */
+        range_free(&r);
+        if (rc != 0)
+            return rc == 1 ? 0 : rc;
+    }
+}
+
+/*
+ * Ranges never overlap, so the one holding a value starts at or below it:
+ * the grants with the greatest starts at or below it, a few more than one
+ * to show an overlap a faulty store made.
+ */
+static int rgrants_find(struct etcd_store *s, const char *ns, uint64_t value,
+                        idmint_grant_info *list, size_t *n)
+{
+    char key[ETCD_KEY_MAX], end[ETCD_KEY_MAX];
+    struct etcd_range r;
+    size_t i;
+    int rc;
+
+    /* [P/rgrant/NS/, P/rgrant/NS/(value + 1)), the last first; the wrapper keeps values below
+     * 2^63, so value + 1 does not wrap. */
+    if ((rc = key_fmt(s, key, "/rgrant/%s/", ns)) != 0 ||
+        (rc = key_rgrant(s, ns, value + 1, end)) != 0)
+        return rc;
+    call_begin(s);
+    if ((rc = range_page(s, key, end, STORE_GRANTS_MAX, 1, &r)) != 0)
+        return rc;
+    for (i = 0; rc == 0 && i < r.n; i++) {
+        idmint_grant_info g;
+
+        if ((rc = rgrant_from_kv(s, &r.kvs[i], &g)) == 0 && g.first <= value && value < g.last)
+            grant_insert(list, n, STORE_GRANTS_MAX, &g);
+    }
+    range_free(&r);
+    return rc;
+}
+
+static int etcd_grant_find(struct store *st, const char *ns, const struct idmint__grant_query *q,
+                           idmint_grant_info **out, size_t *n)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    idmint_grant_info *list = calloc(STORE_GRANTS_MAX, sizeof(*list));
+    size_t len = 0;
+    int rc;
+
+    if (list == NULL)
+        return etcd_oom(s, "finding grants");
+    rc = q->kind == IDMINT_KIND_RANGE ? rgrants_find(s, ns, q->value, list, &len)
+                                      : wgrants_find(s, ns, q, list, &len);
+    if (rc != 0 || len == 0) {
+        free(list);
+        list = NULL;
+    }
+    if (rc == 0) {
+        *out = list;
+        *n = len;
+    }
+    return rc;
+}
+
+/*
+ * Delete the @p r->n records of age keys @p r (family @p what) in one txn
+ * that compares each age key's mod_revision as read: a renewal or release
+ * since moved it (a new stamp), and the txn loses and reads again. A batch
+ * takes its parts with it. ETCD_APPLIED, 0 when a compare failed,
+ * ETCD_UNKNOWN or an error.
+ */
+static int prune_txn(struct etcd_store *s, int what, const struct etcd_range *r)
+{
+    json_t *cmp = json_array(), *ok = json_array();
+    struct etcd_range none;
+    size_t i;
+
+    for (i = 0; i < r->n; i++) {
+        char target[ETCD_KEY_MAX], parts[ETCD_KEY_MAX], parts_end[ETCD_KEY_MAX];
+
+        if (age_target(s, r->kvs[i].key, target) != 0 ||
+            key_children(s, target, parts, parts_end) != 0) {
+            json_decref(cmp);
+            json_decref(ok);
+            return etcd_bad_value(s, r->kvs[i].key, "an age index key");
+        }
+        add(s, cmp, cmp_mod(r->kvs[i].key, r->kvs[i].mod_rev));
+        add(s, ok, op_delete(r->kvs[i].key, NULL));
+        add(s, ok, op_delete(target, NULL));
+        if (what == IDMINT__KEEP_BATCHES)
+            add(s, ok, op_delete(parts, parts_end)); /* its parts, a losing claim's too */
+    }
+    return etcd_write(s, cmp, ok, json_array(), &none, 0, NULL);
+}
+
+static int etcd_prune(struct store *st, int what, int64_t before_ms, size_t limit, uint64_t *pruned)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char key[ETCD_KEY_MAX], end[ETCD_KEY_MAX];
+    uint64_t done = 0;
+    int rc, lost = 0;
+
+    if ((rc = key_fmt(s, key, "/age/%c/", age_family[what])) != 0 ||
+        (rc = key_fmt(s, end, "/age/%c/%020llu", age_family[what], age_ms(before_ms))) != 0)
+        return rc;
+    /* [P/age/F/, P/age/F/BEFORE): the stamps below before_ms, oldest first. */
+    while (rc == 0 && done < limit) {
+        size_t page = limit - done < ETCD_PRUNE_TXN ? limit - done : ETCD_PRUNE_TXN;
+        struct etcd_range r;
+
+        call_begin(s); /* each txn has its own deadline */
+        if ((rc = range_page(s, key, end, page, 0, &r)) != 0)
+            break;
+        if (r.n == 0) {
+            range_free(&r);
+            break;
+        }
+        rc = prune_txn(s, what, &r);
+        if (rc == ETCD_UNKNOWN) {
+            /* One txn: its first key tells whether it applied. */
+            json_t *ops = json_array();
+            struct etcd_range again[1];
+            const struct etcd_kv *kv;
+
+            add(s, ops, op_range(r.kvs[0].key, NULL));
+            if ((rc = etcd_read(s, ops, again, 1)) == 0) {
+                kv = range_one(&again[0]);
+                rc = kv != NULL && kv->mod_rev == r.kvs[0].mod_rev ? 0 : ETCD_APPLIED;
+            }
+            ranges_free(again, 1);
+        }
+        if (rc == ETCD_APPLIED) {
+            done += r.n;
+            lost = 0;
+            rc = 0;
+        } else if (rc == 0 && ++lost == ETCD_MAX_LOST) {
+            rc = lost_too_often(s, "pruning");
+        } else if (rc == 0) {
+            lost_backoff(s, lost);
+        }
+        range_free(&r);
+    }
+    if (rc == 0 && pruned != NULL)
+        *pruned = done;
+    return rc;
+}
+
+/* ==== batches ==== */
+
+/* The part @p i of a batch's runs under key @p hkey, claim @p claim. */
+static int key_batch_part(const struct etcd_store *s, const char *hkey, const char *claim, size_t i,
+                          char *out)
+{
+    return key_fmt(s, out, "%s/%s/%06zu", hkey + strlen(s->prefix), claim, i);
+}
+
+/*
+ * The batch in @p hkv (key @p hkey) and, when its runs are in parts, the
+ * parts among @p parts (every key under "@p hkey/", key order) into @p out
+ * (ns and key are the caller's); @p claim (33 bytes) gets the claim that
+ * wrote it.
+ */
+static int batch_from_kvs(struct etcd_store *s, const struct etcd_kv *hkv, const char *hkey,
+                          const struct etcd_range *parts, struct idmint__batch *out, char *claim)
+{
+    json_t *o = kv_json(s, hkv, "a batch"), *runs;
+    char part_key[ETCD_KEY_MAX];
+    uint64_t count = 0, n_parts = 0;
+    size_t i, k = 0, len = 0;
+    int rc = 0;
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    runs = json_object_get(o, "runs");
+    if (get_text(o, "owner", out->owner, sizeof(out->owner)) != 0 ||
+        get_text(o, "claim", claim, ETCD_OPID_LEN + 1) != 0 ||
+        get_small(o, "count", UINT32_MAX, &count) != 0 ||
+        get_i64(o, "created_ms", &out->created_ms) != 0 ||
+        get_small(o, "parts", 1000000, &n_parts) != 0 || (runs != NULL && !json_is_string(runs)) ||
+        (runs == NULL) == (n_parts == 0)) {
+        json_decref(o);
+        return etcd_bad_value(s, hkv->key, "a batch");
+    }
+    out->count = (uint32_t)count;
+    free(out->runs);
+    out->runs = NULL;
+    if (runs != NULL) {
+        if ((out->runs = strdup(json_string_value(runs))) == NULL)
+            rc = etcd_oom(s, "reading a batch");
+        json_decref(o);
+        return rc;
+    }
+    json_decref(o);
+    /* The parts of the claim that wrote it, in order; others are a losing claim's. */
+    for (i = 0; i < parts->n; i++)
+        len += parts->kvs[i].value_len;
+    if ((out->runs = malloc(len + 1)) == NULL)
+        return etcd_oom(s, "reading a batch");
+    len = 0;
+    for (i = 0; rc == 0 && i < parts->n && k < n_parts; i++) {
+        if ((rc = key_batch_part(s, hkey, claim, k, part_key)) != 0)
+            break;
+        if (strcmp(parts->kvs[i].key, part_key) != 0)
+            continue;
+        memcpy(out->runs + len, parts->kvs[i].value, parts->kvs[i].value_len);
+        len += parts->kvs[i].value_len;
+        k++;
+    }
+    out->runs[len] = '\0';
+    if (rc == 0 && k != n_parts)
+        rc = idmint__fail(IDMINT_ESTORE, "%s: batch %s has %zu of its %llu parts", s->name, hkey, k,
+                          (unsigned long long)n_parts);
+    if (rc != 0) {
+        free(out->runs);
+        out->runs = NULL;
+    }
+    return rc;
+}
+
+/* The batch of (@p ns, @p key) read in @p r (its key @p hkey, then its parts) into @p out. */
+static int batch_found(struct etcd_store *s, const struct etcd_range *r, const char *hkey,
+                       const char *ns, const char *key, struct idmint__batch *out, char *claim)
+{
+    int rc = batch_from_kvs(s, range_one(&r[0]), hkey, &r[1], out, claim);
+
+    if (rc == 0) {
+        snprintf(out->ns, sizeof(out->ns), "%s", ns);
+        snprintf(out->key, sizeof(out->key), "%s", key);
+    }
+    return rc;
+}
+
+/* Ops that read batch key @p hkey and every key under it (its parts), into @p ops. */
+static int batch_read_ops(struct etcd_store *s, const char *hkey, json_t *ops)
+{
+    char parts[ETCD_KEY_MAX], parts_end[ETCD_KEY_MAX];
+    int rc = key_children(s, hkey, parts, parts_end);
+
+    if (rc != 0)
+        return rc;
+    add(s, ops, op_range(hkey, NULL));
+    add(s, ops, op_range(parts, parts_end));
+    return 0;
+}
+
+static int etcd_batch_get(struct store *st, const char *ns, const char *key,
+                          struct idmint__batch *out)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char hkey[ETCD_KEY_MAX], claim[ETCD_OPID_LEN + 1];
+    struct etcd_range r[2]; /* batch key, its parts */
+    json_t *ops;
+    int rc;
+
+    call_begin(s);
+    memset(r, 0, sizeof(r));
+    if ((rc = key_batch(s, ns, key, hkey)) != 0)
+        return rc;
+    ops = json_array();
+    if ((rc = batch_read_ops(s, hkey, ops)) != 0) {
+        json_decref(ops);
+        return rc;
+    }
+    if ((rc = etcd_read(s, ops, r, 2)) == 0) {
+        if (range_one(&r[0]) == NULL)
+            rc = idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no batch '%s'", ns, key);
+        else
+            rc = batch_found(s, r, hkey, ns, key, out, claim);
+    }
+    ranges_free(r, 2);
+    return rc;
+}
+
+/*
+ * Write the @p n parts of @p runs (@p len bytes) under batch key @p hkey
+ * for claim @p claim. A put of the same value is idempotent, so each is
+ * retried like a read; each has its own deadline.
+ */
+static int batch_put_parts(struct etcd_store *s, const char *hkey, const char *claim,
+                           const char *runs, size_t len, size_t n)
+{
+    char part_key[ETCD_KEY_MAX];
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < n; i++) {
+        size_t at = i * ETCD_BATCH_PART,
+               size = len - at < ETCD_BATCH_PART ? len - at : ETCD_BATCH_PART;
+        char *v;
+        json_t *req, *reply = NULL;
+
+        if ((rc = key_batch_part(s, hkey, claim, i, part_key)) != 0)
+            break;
+        if ((v = b64_encode(runs + at, size)) == NULL)
+            return etcd_oom(s, "saving a batch");
+        req = json_pack("{s:o,s:s}", "key", j_key(part_key), "value", v);
+        free(v);
+        call_begin(s);
+        if ((rc = etcd_post(s, "/v3/kv/put", req, 0, &reply)) == 0)
+            json_decref(reply);
+    }
+    return rc;
+}
+
+/* Delete the parts claim @p claim wrote under batch key @p hkey (it lost): best effort. */
+static void batch_drop_parts(struct etcd_store *s, const char *hkey, const char *claim)
+{
+    char parts[ETCD_KEY_MAX], parts_end[ETCD_KEY_MAX];
+    json_t *req, *reply = NULL;
+
+    if (key_fmt(s, parts, "%s/%s/", hkey + strlen(s->prefix), claim) != 0)
+        return;
+    key_prefix_end(parts, parts_end);
+    req = json_pack("{s:o,s:o}", "key", j_key(parts), "range_end", j_key(parts_end));
+    call_begin(s);
+    if (etcd_post(s, "/v3/kv/deleterange", req, 0, &reply) == 0)
+        json_decref(reply);
+    /* Left behind, they go with the batch key when the winner's batch is pruned. */
+}
+
+/* The batch key's value for @p b, claim @p claim: its runs, or how many parts hold them. */
+static json_t *batch_json(struct etcd_store *s, const struct idmint__batch *b, const char *claim,
+                          size_t n_parts)
+{
+    json_t *o = json_pack("{s:o,s:o,s:o,s:s}", "owner", j_text(b->owner, sizeof(b->owner)), "count",
+                          j_u64(b->count), "created_ms", j_i64(b->created_ms), "claim", claim);
+
+    if (o != NULL && (n_parts > 0 ? json_object_set_new(o, "parts", j_u64(n_parts))
+                                  : json_object_set_new(o, "runs", json_string(b->runs))) != 0)
+        s->is_oom = 1;
+    return o;
+}
+
+/*
+ * One txn claims the batch key (create_revision 0); runs too long for one
+ * value are put in parts first, under the key and a claim id of this call,
+ * and the txn compares that they are still there. The failure branch reads
+ * the key and its parts: the claim in it says whether it is ours (an
+ * attempt whose reply was lost applied) or another's. So a claim is resent
+ * after an unknown outcome: its compare lets at most one attempt apply.
+ */
+static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
+                            struct idmint__batch *saved, int *inserted)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char hkey[ETCD_KEY_MAX], agekey[ETCD_KEY_MAX], part_key[ETCD_KEY_MAX];
+    char claim[ETCD_OPID_LEN + 1], found[ETCD_OPID_LEN + 1];
+    size_t len = strlen(b->runs), n_parts = 0, i;
+    struct etcd_range r[2]; /* batch key, its parts */
+    int rc, lost, has_parts = 0;
+
+    call_begin(s);
+    memset(r, 0, sizeof(r));
+    if ((rc = opid_new(claim)) != 0 || (rc = key_batch(s, b->ns, b->key, hkey)) != 0 ||
+        (rc = key_age(s, IDMINT__KEEP_BATCHES, b->created_ms, hkey, agekey)) != 0 ||
+        (rc = key_batch_part(s, hkey, claim, 0, part_key)) != 0)
+        return rc;
+    if (len > ETCD_BATCH_INLINE)
+        n_parts = (len + ETCD_BATCH_PART - 1) / ETCD_BATCH_PART;
+    if (n_parts > 0) {
+        /* A repeat of a long batch reads the saved one, and writes no parts. */
+        json_t *ops = json_array();
+
+        if ((rc = batch_read_ops(s, hkey, ops)) != 0) {
+            json_decref(ops);
+            return rc;
+        }
+        if ((rc = etcd_read(s, ops, r, 2)) == 0 && range_one(&r[0]) != NULL) {
+            rc = batch_found(s, r, hkey, b->ns, b->key, saved, found);
+            ranges_free(r, 2);
+            return rc; /* another claim's: this one has sent nothing yet */
+        }
+        ranges_free(r, 2);
+        if (rc != 0)
+            return rc;
+    }
+    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+        json_t *cmp, *ok, *fail;
+
+        if (n_parts > 0 && !has_parts) {
+            if ((rc = batch_put_parts(s, hkey, claim, b->runs, len, n_parts)) != 0)
+                return rc;
+            has_parts = 1;
+            call_begin(s);
+        }
+        cmp = json_array();
+        ok = json_array();
+        fail = json_array();
+        add(s, cmp, cmp_absent(hkey));
+        for (i = 0; i < n_parts && rc == 0; i++)
+            if ((rc = key_batch_part(s, hkey, claim, i, part_key)) == 0)
+                add(s, cmp, cmp_exists(part_key));
+        add(s, ok, op_put(hkey, batch_json(s, b, claim, n_parts)));
+        add(s, ok, op_put_text(agekey, ""));
+        if (rc == 0)
+            rc = batch_read_ops(s, hkey, fail);
+        if (rc != 0) {
+            json_decref(cmp);
+            json_decref(ok);
+            json_decref(fail);
+            return rc;
+        }
+        rc = etcd_write(s, cmp, ok, fail, r, 2, NULL);
+        if (rc == ETCD_APPLIED) {
+            *saved = *b;
+            if ((saved->runs = strdup(b->runs)) == NULL)
+                return etcd_oom(s, "saving a batch");
+            *inserted = 1;
+            return 0;
+        }
+        if (rc == ETCD_UNKNOWN) {
+            rc = 0;
+            continue; /* send it again: the failure branch tells whether it applied */
+        }
+        if (rc < 0)
+            break;
+        if (range_one(&r[0]) == NULL) {
+            /* No batch, and our parts are gone (a prune of an earlier batch of
+             * this key took them): write them again. */
+            ranges_free(r, 2);
+            has_parts = 0;
+            continue;
+        }
+        rc = batch_found(s, r, hkey, b->ns, b->key, saved, found);
+        ranges_free(r, 2);
+        if (rc != 0)
+            break;
+        *inserted = strcmp(found, claim) == 0;
+        if (!*inserted && has_parts)
+            batch_drop_parts(s, hkey, claim);
+        return 0;
+    }
+    ranges_free(r, 2);
+    return rc < 0 ? rc : lost_too_often(s, "saving a batch");
+}
+
+/* ==== collisions ==== */
+
+static json_t *collision_json(const idmint_collision *c, int64_t now_ms)
+{
+    return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "ns", c->ns, "id", j_u64(c->id),
+                     "first_owner", j_text(c->first_owner, sizeof(c->first_owner)), "second_owner",
+                     j_text(c->second_owner, sizeof(c->second_owner)), "verdict",
+                     j_text(c->verdict, sizeof(c->verdict)), "reporter",
+                     j_text(c->reporter, sizeof(c->reporter)), "observed_ms", j_i64(c->observed_ms),
+                     "reported_ms", j_i64(now_ms), "note", j_text(c->note, sizeof(c->note)));
+}
+
+/*
+ * The record and its audit record in one txn, both keyed by the call's op
+ * id under the create-only compare of the audit key: a retry after a lost
+ * reply is the same txn, and its failure branch finds the record an
+ * earlier attempt made. seq is the record's create_revision, read back in
+ * the success branch.
+ */
+static int etcd_collision_add(struct store *st, const idmint_collision *c, const char *actor,
+                              int64_t now_ms, int64_t *seq)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char ckey[ETCD_KEY_MAX], akey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1], detail[256];
+    struct etcd_range r[1], last;
+    int rc, lost;
+
+    call_begin(s);
+    if ((rc = opid_new(opid)) != 0 || (rc = key_fmt(s, ckey, "/coll/%s", opid)) != 0 ||
+        (rc = key_audit(s, opid, akey)) != 0)
+        return rc;
+    idmint__store_collision_detail(c, detail, sizeof(detail));
+    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+        json_t *cmp = json_array(), *ok = json_array(), *fail = json_array();
+        const struct etcd_kv *kv;
+
+        add(s, cmp, cmp_absent(akey));
+        add(s, ok, op_put(ckey, collision_json(c, now_ms)));
+        add(s, ok,
+            op_put(akey, audit_json(now_ms, actor, "collision.report", c->ns, detail, NULL)));
+        add(s, ok, op_range(ckey, NULL));
+        add(s, fail, op_range(ckey, NULL));
+        rc = etcd_write(s, cmp, ok, fail, r, 1, &last);
+        if (rc == ETCD_UNKNOWN)
+            continue; /* the same txn again: its compare lets one attempt apply */
+        if (rc < 0)
+            return rc;
+        kv = rc == ETCD_APPLIED ? range_one(&last) : range_one(&r[0]);
+        if (kv != NULL)
+            *seq = kv->create_rev;
+        else
+            rc = idmint__fail(IDMINT_ESTORE, "%s: collision record %s is missing after its write",
+                              s->name, ckey);
+        range_free(&last);
+        ranges_free(r, 1);
+        return kv != NULL ? 0 : rc;
+    }
+    return lost_too_often(s, "recording a collision");
+}
+
+/* The collision record in @p kv into @p out; its seq is the key's create_revision. */
+static int collision_from_kv(const struct etcd_store *s, const struct etcd_kv *kv,
+                             idmint_collision *out)
+{
+    json_t *o = kv_json(s, kv, "a collision record");
+    int rc = 0;
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    memset(out, 0, sizeof(*out));
+    out->size = sizeof(*out);
+    out->seq = kv->create_rev;
+    if (get_text(o, "ns", out->ns, sizeof(out->ns)) != 0 || get_u64(o, "id", &out->id) != 0 ||
+        get_text(o, "first_owner", out->first_owner, sizeof(out->first_owner)) != 0 ||
+        get_text(o, "second_owner", out->second_owner, sizeof(out->second_owner)) != 0 ||
+        get_text(o, "verdict", out->verdict, sizeof(out->verdict)) != 0 ||
+        get_text(o, "reporter", out->reporter, sizeof(out->reporter)) != 0 ||
+        get_i64(o, "observed_ms", &out->observed_ms) != 0 ||
+        get_i64(o, "reported_ms", &out->reported_ms) != 0 ||
+        get_text(o, "note", out->note, sizeof(out->note)) != 0)
+        rc = etcd_bad_value(s, kv->key, "a collision record");
+    json_decref(o);
+    return rc;
+}
+
+/* As audit_list: pages by create_revision, so none is skipped or repeated. */
+static int etcd_collision_list(struct store *st, int64_t after_seq, size_t limit,
+                               idmint_collision **out, size_t *n)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    char key[ETCD_KEY_MAX], end[ETCD_KEY_MAX];
+    idmint_collision *list = NULL;
+    size_t len = 0, i;
+    int64_t after = after_seq < 0 ? 0 : after_seq;
+    int rc, is_full = 1;
+
+    if ((rc = key_fmt(s, key, "/coll/")) != 0)
+        return rc;
+    key_prefix_end(key, end);
+    while (rc == 0 && is_full && len < limit) {
+        size_t page = limit - len < ETCD_AUDIT_PAGE ? limit - len : ETCD_AUDIT_PAGE;
+        json_t *req = json_pack("{s:o,s:o,s:s,s:s,s:o,s:o}", "key", j_key(key), "range_end",
+                                j_key(end), "sort_order", "ASCEND", "sort_target", "CREATE",
+                                "min_create_revision", j_i64(after + 1), "limit", j_u64(page)),
+               *reply = NULL;
+        struct etcd_range r;
+
+        call_begin(s); /* each page has its own deadline */
+        if ((rc = etcd_post(s, "/v3/kv/range", req, 0, &reply)) != 0)
+            break;
+        rc = range_parse(s, reply, &r);
+        json_decref(reply);
+        if (rc != 0)
+            break;
+        if (r.n > 0) {
+            idmint_collision *grown = realloc(list, (len + r.n) * sizeof(*list));
+
+            if (grown == NULL)
+                rc = etcd_oom(s, "listing collisions");
+            else
+                list = grown;
+        }
+        for (i = 0; rc == 0 && i < r.n; i++)
+            if ((rc = collision_from_kv(s, &r.kvs[i], &list[len])) == 0)
+                after = list[len++].seq;
+        is_full = r.n == page;
+        range_free(&r);
+    }
+    if (rc != 0 || len == 0) {
+        free(list);
+        list = NULL;
+    }
+    if (rc == 0) {
+        *out = list;
+        *n = len;
+    }
+    return rc;
+}
+
 const struct store_ops idmint__store_etcd = {
-    .version = STORE_OPS_V3,
+    .version = STORE_OPS_V4,
     .scheme = "etcd",
     .caps = STORE_CAP_TXN,
     .open = etcd_open,
@@ -2527,4 +3524,10 @@ const struct store_ops idmint__store_etcd = {
     .range_forget = etcd_range_forget,
     .backup = NULL, /* etcdctl snapshot save: the server's own tool */
     .fence = etcd_fence,
+    .grant_find = etcd_grant_find,
+    .prune = etcd_prune,
+    .batch_get = etcd_batch_get,
+    .batch_claim = etcd_batch_claim,
+    .collision_add = etcd_collision_add,
+    .collision_list = etcd_collision_list,
 };

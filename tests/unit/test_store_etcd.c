@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for src/store/store_etcd.c beyond the store contract suite:
- * URLs, members that do not answer, the schema key, and writes whose reply
- * is lost. A lost reply is made by a proxy in this process that forwards a
+ * URLs, members that do not answer, the schema key, writes whose reply
+ * is lost, and what the key layout of schema 3 promises (grants, their age
+ * index, batches in parts). A lost reply is made by a proxy in this process that forwards a
  * request to a real member, reads the member's answer, and closes the
  * connection instead of passing it on: the write was applied and the
  * client cannot know. Needs the etcd fixture ($IDMINT_ETCD_ENV).
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -142,8 +144,12 @@ static ssize_t read_message(int fd, char *buf, size_t size)
     }
 }
 
-/* POST @p body to @p path on 127.0.0.1:@p port; the reply status, or -1. */
-static int http_post(unsigned port, const char *path, const char *body)
+/*
+ * POST @p body to @p path on 127.0.0.1:@p port; the reply status, or -1.
+ * The whole reply into @p out (@p size bytes) when it is not NULL.
+ */
+static int http_post_reply(unsigned port, const char *path, const char *body, char *out,
+                           size_t size)
 {
     char req[2048], reply[8192];
     int fd = connect_port(port), status = -1;
@@ -154,10 +160,18 @@ static int http_post(unsigned port, const char *path, const char *body)
              "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
              "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
              path, strlen(body), body);
-    if (write_all(fd, req, strlen(req)) == 0 && read_message(fd, reply, sizeof(reply)) > 0)
+    if (write_all(fd, req, strlen(req)) == 0 && read_message(fd, reply, sizeof(reply)) > 0) {
         sscanf(reply, "HTTP/1.1 %d", &status);
+        if (out != NULL)
+            snprintf(out, size, "%s", reply);
+    }
     close(fd);
     return status;
+}
+
+static int http_post(unsigned port, const char *path, const char *body)
+{
+    return http_post_reply(port, path, body, NULL, 0);
 }
 
 static void b64(const char *in, char *out)
@@ -334,6 +348,50 @@ static long key_count(unsigned port, const char *prefix)
     return n;
 }
 
+/* Delete every key that starts with @p prefix on the member at @p port. */
+static void raw_delete_prefix(unsigned port, const char *prefix)
+{
+    char end[512], key64[700], end64[700], body[1600];
+    size_t len = strlen(prefix);
+
+    assert_true(len > 0 && len < sizeof(end));
+    memcpy(end, prefix, len + 1);
+    end[len - 1]++;
+    b64(prefix, key64);
+    b64(end, end64);
+    snprintf(body, sizeof(body), "{\"key\":\"%s\",\"range_end\":\"%s\"}", key64, end64);
+    assert_int_equal(http_post(port, "/v3/kv/deleterange", body), 200);
+}
+
+/* Put @p value at @p key on the member at @p port. */
+static void raw_put(unsigned port, const char *key, const char *value)
+{
+    char key64[700], value64[700], body[1600];
+
+    b64(key, key64);
+    b64(value, value64);
+    snprintf(body, sizeof(body), "{\"key\":\"%s\",\"value\":\"%s\"}", key64, value64);
+    assert_int_equal(http_post(port, "/v3/kv/put", body), 200);
+}
+
+/* The prefix part of "etcd://MEMBERS/PREFIX". */
+static const char *url_prefix(const char *url)
+{
+    const char *p = strchr(url + strlen("etcd://"), '/');
+
+    assert_non_null(p);
+    return p;
+}
+
+/* How many keys of the store at @p url start with its prefix and @p sub. */
+static long store_keys(unsigned port, const char *url, const char *sub)
+{
+    char key[512];
+
+    snprintf(key, sizeof(key), "%s%s", url_prefix(url), sub);
+    return key_count(port, key);
+}
+
 /* ==== URLs and members ==== */
 
 static void test_store_etcd__bad_urls_are_invalid_with_a_message(void **state)
@@ -448,7 +506,7 @@ static void test_store_etcd__keys_stay_bounded_under_churn(void **state)
     make_ns(st, "churnr", IDMINT_KIND_RANGE);
     for (k = 0; k < 120; k++) {
         struct idmint__lease l;
-        struct idmint__range r;
+        struct idmint__range r = {0}; /* origin is an input */
         char holder[33], req[17];
 
         snprintf(holder, sizeof(holder), "%032x", k + 1);
@@ -473,6 +531,28 @@ static void test_store_etcd__keys_stay_bounded_under_churn(void **state)
     assert_true(key_count(port, sub) >= 1 && key_count(port, sub) <= 9);
     snprintf(sub, sizeof(sub), "%s/audit/", prefix);
     assert_true(key_count(port, sub) >= 240); /* the log is kept: 120 takes, 120 releases */
+    /* Provenance grows with the grants, one record and one age key each, until pruned. */
+    assert_int_equal(store_keys(port, url, "/wgrant/"), 120);
+    assert_int_equal(store_keys(port, url, "/rgrant/"), 120);
+    assert_int_equal(store_keys(port, url, "/age/w/"), 120);
+    assert_int_equal(store_keys(port, url, "/age/r/"), 120);
+    {
+        uint64_t pruned = 0;
+
+        /* More than one txn holds: 40 records each. */
+        assert_int_equal(
+            idmint__store_prune(st, IDMINT__KEEP_WORKER_GRANTS, NOW_MS + 1, 1000, &pruned), 0);
+        assert_int_equal(pruned, 120);
+        assert_int_equal(
+            idmint__store_prune(st, IDMINT__KEEP_RANGE_GRANTS, NOW_MS + 1, 50, &pruned), 0);
+        assert_int_equal(pruned, 50);
+        assert_int_equal(
+            idmint__store_prune(st, IDMINT__KEEP_RANGE_GRANTS, NOW_MS + 1, 1000, &pruned), 0);
+        assert_int_equal(pruned, 70);
+    }
+    assert_int_equal(store_keys(port, url, "/wgrant/"), 0);
+    assert_int_equal(store_keys(port, url, "/rgrant/"), 0);
+    assert_int_equal(store_keys(port, url, "/age/"), 0);
     idmint__store_close(st);
     free(cluster);
 }
@@ -566,7 +646,7 @@ static void
 test_store_etcd__a_reservation_whose_reply_was_lost_is_found_not_reserved_again(void **state)
 {
     char *cluster = cluster_url();
-    struct idmint__range r1, r2;
+    struct idmint__range r1 = {0}, r2 = {0};
     idmint_ns_info got;
     struct proxy p;
     struct store *st;
@@ -596,7 +676,7 @@ test_store_etcd__a_reservation_whose_reply_was_lost_is_found_not_reserved_again(
 static void test_store_etcd__a_second_reservation_on_a_namespace_is_one_request(void **state)
 {
     char *cluster = cluster_url();
-    struct idmint__range r;
+    struct idmint__range r = {0};
     struct proxy p;
     struct store *st;
     int before;
@@ -624,7 +704,7 @@ static void
 test_store_etcd__a_namespace_changed_since_the_last_reservation_is_read_again(void **state)
 {
     char *cluster = cluster_url();
-    struct idmint__range r;
+    struct idmint__range r = {0};
     struct store *a = NULL, *b = NULL;
     idmint_ns_info got;
     char url[512];
@@ -660,7 +740,7 @@ static void
 test_store_etcd__a_repeated_request_without_a_read_is_answered_from_its_record(void **state)
 {
     char *cluster = cluster_url();
-    struct idmint__range r1, r2;
+    struct idmint__range r1 = {0}, r2 = {0};
     struct store *st = NULL;
     idmint_ns_info got;
     char url[512];
@@ -686,7 +766,7 @@ test_store_etcd__a_reservation_without_a_read_whose_reply_was_lost_is_found_not_
     void **state)
 {
     char *cluster = cluster_url();
-    struct idmint__range r;
+    struct idmint__range r = {0};
     idmint_ns_info got;
     struct proxy p;
     struct store *st;
@@ -736,6 +816,380 @@ static void test_store_etcd__a_namespace_create_whose_reply_was_lost_succeeds_on
     free(cluster);
 }
 
+/* ==== version 4: grants, batches, collisions ==== */
+
+/* The grants of worker (0, @p worker) of @p ns covering @p unit. */
+static size_t grants_at(struct store *st, const char *ns, uint32_t worker, uint64_t unit)
+{
+    struct idmint__grant_query q = {
+        .kind = IDMINT_KIND_SNOWFLAKE, .worker_id = worker, .unit = unit};
+    idmint_grant_info *g = NULL;
+    size_t n = 99;
+
+    assert_int_equal(idmint__store_grant_find(st, ns, &q, &g, &n), 0);
+    free(g);
+    return n;
+}
+
+/* A renewal stamps its grant anew: a prune below the new stamp leaves it. */
+static void test_store_etcd__a_renewal_moves_its_grant_out_of_a_prune(void **state)
+{
+    char *cluster = cluster_url(), url[512];
+    unsigned port = first_port(cluster);
+    struct idmint__lease l;
+    struct store *st = NULL;
+    uint64_t pruned = 99;
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    make_ns(st, "stamp", IDMINT_KIND_SNOWFLAKE);
+    lease_init(&l, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(st, "stamp", 8, 1000, 1600, &l, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_lease_renew(st, "stamp", &l, 1700, NOW_MS + 5), 0);
+    assert_int_equal(store_keys(port, url, "/age/w/"), 1); /* moved, not added */
+    assert_int_equal(idmint__store_prune(st, IDMINT__KEEP_WORKER_GRANTS, NOW_MS + 5, 10, &pruned),
+                     0);
+    assert_int_equal(pruned, 0);
+    assert_int_equal(grants_at(st, "stamp", 0, 1650), 1);
+    assert_int_equal(idmint__store_prune(st, IDMINT__KEEP_WORKER_GRANTS, NOW_MS + 6, 10, &pruned),
+                     0);
+    assert_int_equal(pruned, 1);
+    assert_int_equal(grants_at(st, "stamp", 0, 1650), 0);
+    /* Its lease goes on without it: renewed and released, nothing made up. */
+    assert_int_equal(idmint__store_lease_renew(st, "stamp", &l, 1800, NOW_MS + 7), 0);
+    assert_int_equal(idmint__store_lease_release(st, "stamp", &l, 1750, ACTOR, NOW_MS + 8), 0);
+    assert_int_equal(store_keys(port, url, "/wgrant/"), 0);
+    assert_int_equal(store_keys(port, url, "/age/"), 0);
+    idmint__store_close(st);
+    free(cluster);
+}
+
+/* Open @p url, reserve once in "oldr" and write the history id to @p out: exit 0 on success. */
+static void open_child(const char *url, int gate, int out, unsigned idx)
+{
+    struct idmint__range r;
+    struct store *st = NULL;
+    char req[32], id[33] = "";
+    char c;
+
+    while (read(gate, &c, 1) > 0)
+        ;
+    snprintf(req, sizeof(req), "child-%u", idx);
+    memset(&r, 0, sizeof(r));
+    if (idmint__store_open(url, NULL, &st) == 0 &&
+        idmint__store_range_reserve(st, "oldr", "inc-c", req, 1, NOW_MS, &r) == 0)
+        memcpy(id, r.history.id, sizeof(id));
+    else
+        fprintf(stderr, "child %u: %s\n", idx, idmint_errmsg());
+    idmint__store_close(st);
+    _exit(write(out, id, sizeof(id)) == (ssize_t)sizeof(id) && id[0] != '\0' ? 0 : 1);
+}
+
+/*
+ * Schema 2 (before provenance) is schema 3 without the grant, batch,
+ * collision and age keys: openers racing bring it to 3 once and keep its
+ * history; a lease taken before has no grant, and renews and releases all
+ * the same.
+ */
+static void test_store_etcd__a_version_2_prefix_is_upgraded_once_by_many_openers(void **state)
+{
+    enum { PROCS = 6 };
+    char *cluster = cluster_url(), url[512], key[600], key64[800], body[1200], reply[8192];
+    unsigned port = first_port(cluster);
+    struct idmint__lease l, m;
+    struct store *st = NULL;
+    char first[33];
+    int gate[2], res[2];
+    pid_t pids[PROCS];
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    make_ns(st, "old", IDMINT_KIND_SNOWFLAKE);
+    make_ns(st, "oldr", IDMINT_KIND_RANGE);
+    lease_init(&l, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(st, "old", 8, 1000, 1600, &l, ACTOR, NOW_MS), 0);
+    memcpy(first, l.history.id, sizeof(first));
+    idmint__store_close(st);
+    st = NULL;
+    /* What an idmint of schema 2 left: no provenance, and the schema key saying 2. */
+    snprintf(key, sizeof(key), "%s/wgrant/", url_prefix(url));
+    raw_delete_prefix(port, key);
+    snprintf(key, sizeof(key), "%s/age/", url_prefix(url));
+    raw_delete_prefix(port, key);
+    snprintf(key, sizeof(key), "%s/schema", url_prefix(url));
+    raw_put(port, key, "2");
+
+    assert_int_equal(pipe(gate), 0);
+    assert_int_equal(pipe(res), 0);
+    for (unsigned i = 0; i < PROCS; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            close(gate[1]);
+            close(res[0]);
+            open_child(url, gate[0], res[1], i);
+        }
+    }
+    close(gate[0]);
+    close(res[1]);
+    close(gate[1]); /* go */
+    for (unsigned i = 0; i < PROCS; i++) {
+        char id[33];
+
+        assert_int_equal(read(res[0], id, sizeof(id)), sizeof(id));
+        assert_string_equal(id, first); /* the history it had */
+    }
+    close(res[0]);
+    for (unsigned i = 0; i < PROCS; i++) {
+        int status;
+
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    b64(key, key64);
+    snprintf(body, sizeof(body), "{\"key\":\"%s\"}", key64);
+    assert_int_equal(http_post_reply(port, "/v3/kv/range", body, reply, sizeof(reply)), 200);
+    assert_non_null(strstr(reply, "\"value\":\"Mw==\"")); /* "3" */
+
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    assert_int_equal(grants_at(st, "old", l.worker_id, 1500), 0);
+    assert_int_equal(idmint__store_lease_renew(st, "old", &l, 1700, NOW_MS + 1), 0);
+    assert_int_equal(l.lease_until, 1700);
+    assert_int_equal(idmint__store_lease_release(st, "old", &l, 1650, ACTOR, NOW_MS + 2), 0);
+    assert_int_equal(grants_at(st, "old", l.worker_id, 1600), 0);
+    assert_int_equal(store_keys(port, url, "/wgrant/"), 0);
+    /* A take from now on is recorded. */
+    lease_init(&m, HOLDER_B);
+    assert_int_equal(idmint__store_lease_take(st, "old", 8, 2000, 2600, &m, ACTOR, NOW_MS + 3), 0);
+    assert_int_equal(grants_at(st, "old", m.worker_id, 2500), 1);
+    idmint__store_close(st);
+    free(cluster);
+}
+
+static void batch_set(struct idmint__batch *b, const char *ns, const char *key, uint32_t count,
+                      char *runs)
+{
+    memset(b, 0, sizeof(*b));
+    snprintf(b->ns, sizeof(b->ns), "%s", ns);
+    snprintf(b->key, sizeof(b->key), "%s", key);
+    snprintf(b->owner, sizeof(b->owner), "tok-1");
+    b->count = count;
+    b->runs = runs;
+    b->created_ms = NOW_MS;
+}
+
+static void test_store_etcd__a_batch_claim_whose_reply_was_lost_is_ours(void **state)
+{
+    char *cluster = cluster_url(), runs1[] = "100+5", runs2[] = "900+5";
+    struct idmint__batch b, saved;
+    struct proxy p;
+    struct store *st;
+    int inserted = 0;
+
+    (void)state;
+    proxy_start(&p, first_port(cluster));
+    st = open_via(&p, cluster);
+    batch_set(&b, "lostb", "key-1", 5, runs1);
+    memset(&saved, 0, sizeof(saved));
+    atomic_store(&p.drop_writes, 1);
+    assert_int_equal(idmint__store_batch_claim(st, &b, &saved, &inserted), 0);
+    assert_int_equal(atomic_load(&p.dropped), 1);
+    assert_int_equal(inserted, 1); /* the applied attempt was this call's */
+    assert_string_equal(saved.runs, "100+5");
+    idmint__batch_clear(&saved);
+    batch_set(&b, "lostb", "key-1", 5, runs2);
+    assert_int_equal(idmint__store_batch_claim(st, &b, &saved, &inserted), 0);
+    assert_int_equal(inserted, 0);
+    assert_string_equal(saved.runs, "100+5");
+    idmint__batch_clear(&saved);
+    idmint__store_close(st);
+    proxy_stop(&p);
+    free(cluster);
+}
+
+static void test_store_etcd__a_collision_whose_reply_was_lost_is_recorded_once(void **state)
+{
+    char *cluster = cluster_url();
+    idmint_collision c, *list = NULL;
+    int64_t seq = 0;
+    struct proxy p;
+    struct store *st;
+    size_t n = 0;
+
+    (void)state;
+    proxy_start(&p, first_port(cluster));
+    st = open_via(&p, cluster);
+    memset(&c, 0, sizeof(c));
+    c.size = sizeof(c);
+    snprintf(c.ns, sizeof(c.ns), "lostc");
+    c.id = 77;
+    snprintf(c.verdict, sizeof(c.verdict), "reported");
+    snprintf(c.reporter, sizeof(c.reporter), "token:db");
+    atomic_store(&p.drop_writes, 1);
+    assert_int_equal(idmint__store_collision_add(st, &c, "token:db", NOW_MS, &seq), 0);
+    assert_int_equal(atomic_load(&p.dropped), 1);
+    assert_true(seq > 0);
+    assert_int_equal(idmint__store_collision_list(st, 0, 100, &list, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(list[0].seq, seq);
+    assert_int_equal(list[0].id, 77);
+    assert_int_equal(list[0].reported_ms, NOW_MS);
+    free(list);
+    assert_int_equal(audit_count(st, "lostc", "collision.report"), 1);
+    idmint__store_close(st);
+    proxy_stop(&p);
+    free(cluster);
+}
+
+/* @p n IDs, none consecutive, from @p base as runs (malloc'd; one run per ID). */
+static char *long_runs(unsigned n, unsigned long long base, size_t *len)
+{
+    char *runs = malloc((size_t)n * 24 + 1);
+    size_t k = 0;
+
+    assert_non_null(runs);
+    for (unsigned i = 0; i < n; i++)
+        k += (size_t)sprintf(runs + k, "%s%llu+1", i > 0 ? "," : "", base + 2ull * i);
+    *len = k;
+    return runs;
+}
+
+/*
+ * Runs longer than one etcd request holds (its --max-request-bytes is 1.5
+ * MiB) are saved in parts, read back whole, and pruned with the batch.
+ */
+static void test_store_etcd__a_long_batch_is_saved_in_parts_and_pruned_with_them(void **state)
+{
+    enum { IDS = 100000 };
+    char *cluster = cluster_url(), url[512], *runs, other[] = "5+1";
+    unsigned port = first_port(cluster);
+    struct idmint__batch b, saved, got;
+    struct store *st = NULL;
+    uint64_t pruned = 0;
+    size_t len = 0;
+    int inserted = 0;
+    long parts;
+
+    (void)state;
+    runs = long_runs(IDS, 1000000000000ull, &len);
+    assert_true(len > 1500000);
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    batch_set(&b, "longb", "big", IDS, runs);
+    memset(&saved, 0, sizeof(saved));
+    assert_int_equal(idmint__store_batch_claim(st, &b, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    assert_string_equal(saved.runs, runs);
+    idmint__batch_clear(&saved);
+    parts = store_keys(port, url, "/batch/longb/big/");
+    assert_true(parts >= 3);
+    memset(&got, 0, sizeof(got));
+    assert_int_equal(idmint__store_batch_get(st, "longb", "big", &got), 0);
+    assert_int_equal(got.count, IDS);
+    assert_int_equal(strlen(got.runs), len);
+    assert_string_equal(got.runs, runs);
+    assert_string_equal(got.owner, "tok-1");
+    idmint__batch_clear(&got);
+    /* A repeat gets the saved one and leaves no parts of its own. */
+    batch_set(&b, "longb", "big", 1, other);
+    assert_int_equal(idmint__store_batch_claim(st, &b, &saved, &inserted), 0);
+    assert_int_equal(inserted, 0);
+    assert_string_equal(saved.runs, runs);
+    idmint__batch_clear(&saved);
+    assert_int_equal(store_keys(port, url, "/batch/longb/big/"), parts);
+    assert_int_equal(idmint__store_prune(st, IDMINT__KEEP_BATCHES, NOW_MS + 1, 10, &pruned), 0);
+    assert_int_equal(pruned, 1);
+    assert_int_equal(store_keys(port, url, "/batch/"), 0);
+    assert_int_equal(store_keys(port, url, "/age/"), 0);
+    assert_int_equal(idmint__store_batch_get(st, "longb", "big", &got), IDMINT_ENOTFOUND);
+    idmint__store_close(st);
+    free(runs);
+    free(cluster);
+}
+
+/* Claims of one key racing, each with runs in parts: one wins, the rest read it and leave nothing.
+ */
+static void
+test_store_etcd__long_batch_claims_racing_agree_and_the_losers_leave_no_parts(void **state)
+{
+    enum { PROCS = 4, IDS = 60000 };
+    char *cluster = cluster_url(), url[512];
+    unsigned port = first_port(cluster);
+    struct idmint__batch got;
+    struct store *st = NULL;
+    char first[64] = "";
+    int gate[2], res[2], winners = 0;
+    pid_t pids[PROCS];
+    size_t len = 0;
+    char *runs;
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(pipe(gate), 0);
+    assert_int_equal(pipe(res), 0);
+    for (unsigned i = 0; i < PROCS; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            struct idmint__batch b, saved;
+            char line[64], c;
+            int inserted = 0, rc;
+
+            close(gate[1]);
+            close(res[0]);
+            runs = long_runs(IDS, 1000000000000ull * (i + 1), &len);
+            batch_set(&b, "raceb", "k", IDS, runs);
+            memset(&saved, 0, sizeof(saved));
+            while (read(gate[0], &c, 1) > 0)
+                ;
+            rc = idmint__store_open(url, NULL, &st);
+            if (rc == 0)
+                rc = idmint__store_batch_claim(st, &b, &saved, &inserted);
+            if (rc != 0)
+                fprintf(stderr, "child %u: %s\n", i, idmint_errmsg());
+            memset(line, 0, sizeof(line));
+            snprintf(line, sizeof(line), "%d %d %.20s %zu\n", rc, inserted,
+                     rc == 0 ? saved.runs : "-", rc == 0 ? strlen(saved.runs) : 0);
+            _exit(write(res[1], line, sizeof(line)) == (ssize_t)sizeof(line) ? 0 : 3);
+        }
+    }
+    close(gate[0]);
+    close(res[1]);
+    close(gate[1]); /* go */
+    for (unsigned i = 0; i < PROCS; i++) {
+        char line[64];
+        int rc = -1, inserted = -1;
+
+        assert_int_equal(read(res[0], line, sizeof(line)), sizeof(line));
+        assert_int_equal(sscanf(line, "%d %d", &rc, &inserted), 2);
+        assert_int_equal(rc, 0);
+        winners += inserted;
+        if (first[0] == '\0')
+            snprintf(first, sizeof(first), "%s", strchr(strchr(line, ' ') + 1, ' ') + 1);
+        assert_string_equal(strchr(strchr(line, ' ') + 1, ' ') + 1, first);
+    }
+    close(res[0]);
+    for (unsigned i = 0; i < PROCS; i++) {
+        int status;
+
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    assert_int_equal(winners, 1);
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    memset(&got, 0, sizeof(got));
+    assert_int_equal(idmint__store_batch_get(st, "raceb", "k", &got), 0);
+    len = strlen(got.runs);
+    idmint__batch_clear(&got);
+    /* The winner's parts only: ceil(len / 512 KiB) of them under the key. */
+    assert_int_equal(store_keys(port, url, "/batch/raceb/k/"),
+                     (long)((len + 512u * 1024u - 1) / (512u * 1024u)));
+    idmint__store_close(st);
+    free(cluster);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -758,6 +1212,13 @@ int main(void)
             test_store_etcd__a_repeated_request_without_a_read_is_answered_from_its_record),
         cmocka_unit_test(
             test_store_etcd__a_reservation_without_a_read_whose_reply_was_lost_is_found_not_reserved_again),
+        cmocka_unit_test(test_store_etcd__a_renewal_moves_its_grant_out_of_a_prune),
+        cmocka_unit_test(test_store_etcd__a_version_2_prefix_is_upgraded_once_by_many_openers),
+        cmocka_unit_test(test_store_etcd__a_batch_claim_whose_reply_was_lost_is_ours),
+        cmocka_unit_test(test_store_etcd__a_collision_whose_reply_was_lost_is_recorded_once),
+        cmocka_unit_test(test_store_etcd__a_long_batch_is_saved_in_parts_and_pruned_with_them),
+        cmocka_unit_test(
+            test_store_etcd__long_batch_claims_racing_agree_and_the_losers_leave_no_parts),
     };
 
     return cmocka_run_group_tests_name("store_etcd", tests, NULL, NULL);
