@@ -450,7 +450,7 @@ static void caller(const struct bench *b, enum side side, const char *member, do
     end = seconds_now() + secs;
     while (seconds_now() < end) {
         if (side == SIDE_IDMINT) {
-            struct idmint__range r;
+            struct idmint__range r = {0};
 
             idmint__range_request_id(res.done, req); /* as the library's own refills name them */
             if (idmint__authority_range_reserve(a, b->ns, inc, req, BLOCK, &r) != 0) {

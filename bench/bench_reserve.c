@@ -47,7 +47,7 @@ static void wait_closed(int fd)
 static void caller(const char *url, const char *ns, double secs, int go, int out)
 {
     struct store *st = NULL;
-    struct idmint__range r;
+    struct idmint__range r = {0};
     char inc[33], req[IDMINT__REQUEST_ID_LEN];
     uint64_t n = 0;
     double end;

@@ -199,6 +199,8 @@ int idmint__store_lease_take(struct store *st, const char *ns, uint64_t worker_c
         return rc;
     if (actor == NULL)
         return idmint__fail(IDMINT_EINVAL, "actor is NULL");
+    if ((rc = idmint__origin_check(&lease->origin)) != 0)
+        return rc;
     return st->ops->lease_take(st, ns, worker_count, now_unit, until_unit, lease, actor, now_ms);
 }
 
@@ -265,6 +267,9 @@ int idmint__store_range_reserve(struct store *st, const char *ns, const char *in
         return rc;
     if (out == NULL)
         return idmint__fail(IDMINT_EINVAL, "output is NULL");
+    /* Recorded with the grant: bounded printable text, or nothing is granted. */
+    if ((rc = idmint__origin_check(&out->origin)) != 0)
+        return rc;
     return st->ops->range_reserve(st, ns, incarnation, request_id, count, now_ms, out);
 }
 

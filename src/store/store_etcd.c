@@ -35,9 +35,11 @@
  *                                     origin, granted_ms; START: 20 digits), so
  *                                     a descending range read from a value finds
  *                                     the grants starting at or below it first
- *   P/batch/NAME/KEY                  an idempotent batch (JSON); runs longer
- *                                     than ETCD_BATCH_INLINE bytes are in parts
- *   P/batch/NAME/KEY/CLAIM/PART       under it (written before the batch key)
+ *   P/batch/KEY                       an idempotent batch (JSON, with its
+ *                                     namespace: one key names one batch in the
+ *                                     store); runs longer than ETCD_BATCH_INLINE
+ *                                     bytes are in parts
+ *   P/batch/KEY/CLAIM/PART            under it (written before the batch key)
  *   P/coll/OPID                       a collision record; its seq is the key's
  *                                     create_revision, as an audit record's
  *   P/age/F/MS/SUB                    the age index of the record P/SUB (F: w
@@ -379,9 +381,9 @@ static int key_rgrant(const struct etcd_store *s, const char *ns, uint64_t start
     return key_fmt(s, out, "/rgrant/%s/%020llu", ns, (unsigned long long)start);
 }
 
-static int key_batch(const struct etcd_store *s, const char *ns, const char *key, char *out)
+static int key_batch(const struct etcd_store *s, const char *key, char *out)
 {
-    return key_fmt(s, out, "/batch/%s/%s", ns, key);
+    return key_fmt(s, out, "/batch/%s", key);
 }
 
 /* "@p key/" into @p out and the end of the range of keys under it into @p end. */
@@ -3104,6 +3106,7 @@ static int batch_from_kvs(struct etcd_store *s, const struct etcd_kv *hkv, const
         return IDMINT_ESTORE;
     runs = json_object_get(o, "runs");
     if (get_text(o, "owner", out->owner, sizeof(out->owner)) != 0 ||
+        get_text(o, "namespace", out->ns, sizeof(out->ns)) != 0 ||
         get_text(o, "claim", claim, ETCD_OPID_LEN + 1) != 0 ||
         get_small(o, "count", UINT32_MAX, &count) != 0 ||
         get_i64(o, "created_ms", &out->created_ms) != 0 ||
@@ -3148,16 +3151,14 @@ static int batch_from_kvs(struct etcd_store *s, const struct etcd_kv *hkv, const
     return rc;
 }
 
-/* The batch of (@p ns, @p key) read in @p r (its key @p hkey, then its parts) into @p out. */
+/* The batch of @p key read in @p r (its key @p hkey, then its parts) into @p out. */
 static int batch_found(struct etcd_store *s, const struct etcd_range *r, const char *hkey,
-                       const char *ns, const char *key, struct idmint__batch *out, char *claim)
+                       const char *key, struct idmint__batch *out, char *claim)
 {
     int rc = batch_from_kvs(s, range_one(&r[0]), hkey, &r[1], out, claim);
 
-    if (rc == 0) {
-        snprintf(out->ns, sizeof(out->ns), "%s", ns);
+    if (rc == 0)
         snprintf(out->key, sizeof(out->key), "%s", key);
-    }
     return rc;
 }
 
@@ -3174,8 +3175,7 @@ static int batch_read_ops(struct etcd_store *s, const char *hkey, json_t *ops)
     return 0;
 }
 
-static int etcd_batch_get(struct store *st, const char *ns, const char *key,
-                          struct idmint__batch *out)
+static int etcd_batch_get(struct store *st, const char *key, struct idmint__batch *out)
 {
     struct etcd_store *s = (struct etcd_store *)st;
     char hkey[ETCD_KEY_MAX], claim[ETCD_OPID_LEN + 1];
@@ -3185,7 +3185,7 @@ static int etcd_batch_get(struct store *st, const char *ns, const char *key,
 
     call_begin(s);
     memset(r, 0, sizeof(r));
-    if ((rc = key_batch(s, ns, key, hkey)) != 0)
+    if ((rc = key_batch(s, key, hkey)) != 0)
         return rc;
     ops = json_array();
     if ((rc = batch_read_ops(s, hkey, ops)) != 0) {
@@ -3194,9 +3194,9 @@ static int etcd_batch_get(struct store *st, const char *ns, const char *key,
     }
     if ((rc = etcd_read(s, ops, r, 2)) == 0) {
         if (range_one(&r[0]) == NULL)
-            rc = idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no batch '%s'", ns, key);
+            rc = idmint__fail(IDMINT_ENOTFOUND, "no batch was saved under key '%s'", key);
         else
-            rc = batch_found(s, r, hkey, ns, key, out, claim);
+            rc = batch_found(s, r, hkey, key, out, claim);
     }
     ranges_free(r, 2);
     return rc;
@@ -3253,8 +3253,9 @@ static void batch_drop_parts(struct etcd_store *s, const char *hkey, const char 
 static json_t *batch_json(struct etcd_store *s, const struct idmint__batch *b, const char *claim,
                           size_t n_parts)
 {
-    json_t *o = json_pack("{s:o,s:o,s:o,s:s}", "owner", j_text(b->owner, sizeof(b->owner)), "count",
-                          j_u64(b->count), "created_ms", j_i64(b->created_ms), "claim", claim);
+    json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:s}", "owner", j_text(b->owner, sizeof(b->owner)),
+                          "namespace", j_text(b->ns, sizeof(b->ns)), "count", j_u64(b->count),
+                          "created_ms", j_i64(b->created_ms), "claim", claim);
 
     if (o != NULL && (n_parts > 0 ? json_object_set_new(o, "parts", j_u64(n_parts))
                                   : json_object_set_new(o, "runs", json_string(b->runs))) != 0)
@@ -3282,7 +3283,7 @@ static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
 
     call_begin(s);
     memset(r, 0, sizeof(r));
-    if ((rc = opid_new(claim)) != 0 || (rc = key_batch(s, b->ns, b->key, hkey)) != 0 ||
+    if ((rc = opid_new(claim)) != 0 || (rc = key_batch(s, b->key, hkey)) != 0 ||
         (rc = key_age(s, IDMINT__KEEP_BATCHES, b->created_ms, hkey, agekey)) != 0 ||
         (rc = key_batch_part(s, hkey, claim, 0, part_key)) != 0)
         return rc;
@@ -3297,7 +3298,7 @@ static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
             return rc;
         }
         if ((rc = etcd_read(s, ops, r, 2)) == 0 && range_one(&r[0]) != NULL) {
-            rc = batch_found(s, r, hkey, b->ns, b->key, saved, found);
+            rc = batch_found(s, r, hkey, b->key, saved, found);
             ranges_free(r, 2);
             return rc; /* another claim's: this one has sent nothing yet */
         }
@@ -3352,7 +3353,7 @@ static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
             has_parts = 0;
             continue;
         }
-        rc = batch_found(s, r, hkey, b->ns, b->key, saved, found);
+        rc = batch_found(s, r, hkey, b->key, saved, found);
         ranges_free(r, 2);
         if (rc != 0)
             break;

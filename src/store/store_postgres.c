@@ -393,7 +393,7 @@ static const char *const pg_sql[ST__COUNT] = {
     [ST_PRUNE_RGRANTS] = PRUNE_SQL("range_grants", "granted_ms"),
     [ST_PRUNE_BATCHES] = PRUNE_SQL("batches", "created_ms"),
     [ST_BATCH_GET] = "SELECT namespace, key, owner, count, runs, created_ms FROM idmint.batches "
-                     "WHERE namespace = $1::text AND key = $2::text",
+                     "WHERE key = $1::text",
     [ST_BATCH_INSERT] = "INSERT INTO idmint.batches (namespace, key, owner, count, runs, "
                         "created_ms) VALUES ($1::text, $2::text, $3::text, $4::bigint, $5::text, "
                         "$6::bigint) ON CONFLICT DO NOTHING",
@@ -498,7 +498,7 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     "CREATE INDEX range_grants_age ON idmint.range_grants (granted_ms);"
     "CREATE TABLE idmint.batches ("
     " namespace text NOT NULL, key text NOT NULL, owner text NOT NULL, count bigint NOT NULL,"
-    " runs text NOT NULL, created_ms bigint NOT NULL, PRIMARY KEY (namespace, key));"
+    " runs text NOT NULL, created_ms bigint NOT NULL, PRIMARY KEY (key));"
     "CREATE INDEX batches_age ON idmint.batches (created_ms);"
     "CREATE TABLE idmint.collisions ("
     " seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, namespace text NOT NULL,"
@@ -2101,15 +2101,13 @@ static int postgres_prune(struct store *st, int what, int64_t before_ms, size_t 
     return rc;
 }
 
-/* Read the batch of (@p ns, @p key) into @p out (runs malloc'd): 1, 0 when none, else an error. */
-static int batch_read(struct pg_store *s, const char *ns, const char *key,
-                      struct idmint__batch *out)
+/* Read the batch of @p key into @p out (runs malloc'd): 1, 0 when none, else an error. */
+static int batch_read(struct pg_store *s, const char *key, struct idmint__batch *out)
 {
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
     int rc;
 
-    arg_text(&a, ns);
     arg_text(&a, key);
     if ((rc = pg_exec(s, ST_BATCH_GET, &a, &r, "read batch")) != 0)
         return rc;
@@ -2131,24 +2129,23 @@ static int batch_read(struct pg_store *s, const char *ns, const char *key,
 }
 
 struct batch_get_call {
-    const char *ns, *key;
+    const char *key;
     struct idmint__batch *out;
 };
 
 static int batch_get_body(struct pg_store *s, void *ctx)
 {
     struct batch_get_call *c = ctx;
-    int rc = batch_read(s, c->ns, c->key, c->out);
+    int rc = batch_read(s, c->key, c->out);
 
     if (rc == 0)
-        return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no batch '%s'", c->ns, c->key);
+        return idmint__fail(IDMINT_ENOTFOUND, "no batch was saved under key '%s'", c->key);
     return rc < 0 ? rc : 0;
 }
 
-static int postgres_batch_get(struct store *st, const char *ns, const char *key,
-                              struct idmint__batch *out)
+static int postgres_batch_get(struct store *st, const char *key, struct idmint__batch *out)
 {
-    struct batch_get_call c = {ns, key, out};
+    struct batch_get_call c = {key, out};
     int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, batch_get_body, &c);
 
     if (rc != 0)
@@ -2189,7 +2186,7 @@ static int batch_claim_body(struct pg_store *s, void *ctx)
     if ((rc = pg_run(s, ST_BATCH_INSERT, &a, &changed, "save batch")) != 0)
         return rc;
     /* Read committed: this statement sees the row that made ours do nothing. */
-    if ((rc = batch_read(s, b->ns, b->key, c->saved)) < 0)
+    if ((rc = batch_read(s, b->key, c->saved)) < 0)
         return rc;
     if (rc == 0) {
         s->failure = PGF_TRANSIENT; /* pruned in between: claim again */

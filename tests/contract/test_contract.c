@@ -253,7 +253,7 @@ static void range_ns(struct fx *f, const char *tag, uint64_t start, uint64_t max
 
 static struct idmint__lease lease_for(const char *holder, uint32_t region)
 {
-    struct idmint__lease l;
+    struct idmint__lease l = {0};
 
     memset(&l, 0, sizeof(l));
     l.region = region;
@@ -641,7 +641,7 @@ static void race_takes(const idmint_ns_info *ns, int n, uint32_t *ids, int *won)
         assert_true(pids[i] >= 0);
         if (pids[i] == 0) {
             idmint_authority *a = NULL;
-            struct idmint__lease l;
+            struct idmint__lease l = {0};
             int64_t out[2] = {-1, 0};
             char holder[33];
 
@@ -694,7 +694,7 @@ static void test_contract__ranges_do_not_overlap_and_replays_return_the_saved_on
 {
     struct fx *f = *state;
     idmint_ns_info ns;
-    struct idmint__range r1, r2, again;
+    struct idmint__range r1 = {0}, r2 = {0}, again = {0};
 
     range_ns(f, "seq", 100, 100000, 1000, &ns);
     assert_int_equal(idmint__authority_range_reserve(f->a, ns.name, INC, "0001", 10, &r1), 0);
@@ -716,7 +716,7 @@ static void test_contract__ranges_are_cut_at_max_then_exhausted(void **state)
 {
     struct fx *f = *state;
     idmint_ns_info ns;
-    struct idmint__range r;
+    struct idmint__range r = {0};
 
     range_ns(f, "cut", 1, 15, 10, &ns);
     assert_int_equal(idmint__authority_range_reserve(f->a, ns.name, INC, "a", 10, &r), 0);
@@ -731,7 +731,7 @@ static void test_contract__ranges_refuse_disabled_unknown_and_snowflake(void **s
 {
     struct fx *f = *state;
     idmint_ns_info ns, s;
-    struct idmint__range r;
+    struct idmint__range r = {0};
 
     range_ns(f, "refuse", 1, 1000, 10, &ns);
     snowflake_ns(f, "snow", 2, &s);
@@ -750,7 +750,7 @@ static void test_contract__forget_drops_older_records_so_a_repeat_gets_a_gap(voi
 {
     struct fx *f = *state;
     idmint_ns_info ns;
-    struct idmint__range r1, r2, r3, again;
+    struct idmint__range r1 = {0}, r2 = {0}, r3 = {0}, again = {0};
     uint64_t forgotten = 99;
 
     range_ns(f, "forget", 1, 100000, 100, &ns);
@@ -790,7 +790,7 @@ static void test_contract__racing_reservations_never_overlap(void **state)
             snprintf(inc, sizeof(inc), "%032x", i + 100);
             if (idmint_authority_open(&au, backend.url, 0) == 0)
                 for (k = 0; k < RANGE_RUN; k++) {
-                    struct idmint__range r;
+                    struct idmint__range r = {0};
 
                     snprintf(req, sizeof(req), "%016x", k);
                     if (idmint__authority_range_reserve(au, ns.name, inc, req, 7, &r) != 0 ||

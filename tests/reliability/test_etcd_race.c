@@ -49,7 +49,7 @@ static void wait_closed(int fd)
 static void store_child(const char *url, const char *ns, unsigned idx, int go, int out)
 {
     struct open_result res;
-    struct idmint__lease l;
+    struct idmint__lease l = {0};
     struct store *st = NULL;
 
     memset(&res, 0, sizeof(res));

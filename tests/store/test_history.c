@@ -383,7 +383,7 @@ static void assert_follows(struct idmint__history *prev, const struct idmint__hi
 /* A reservation of 1 that must succeed: its history. */
 static struct idmint__history reserve_one(struct store *st, const char *ns, const char *req)
 {
-    struct idmint__range r;
+    struct idmint__range r = {0};
 
     if (idmint__store_range_reserve(st, ns, "inc-h", req, 1, NOW_MS, &r) != 0)
         fail_msg("reserve %s/%s: %s", ns, req, idmint_errmsg());
@@ -431,8 +431,8 @@ static void test_history__the_counter_grows_with_every_grant_of_two_stores_inter
     struct fx *f = *state;
     struct store *other = open_again(f);
     struct idmint__history seen = {"", 0};
-    struct idmint__lease a, b;
-    struct idmint__range r;
+    struct idmint__lease a = {0}, b = {0};
+    struct idmint__range r = {0};
 
     make_snowflake(f->st, "sf", 0, "");
     make_range(f->st, "rg", 1, 1000000, 0, "");
@@ -467,7 +467,7 @@ static void test_history__the_counter_grows_with_every_grant_of_two_stores_inter
 static void test_history__a_replayed_reservation_reports_no_news(void **state)
 {
     struct fx *f = *state;
-    struct idmint__range first, again;
+    struct idmint__range first = {0}, again = {0};
     struct idmint__history seen = {"", 0};
 
     make_range(f->st, "rg", 1, 1000000, 0, "");
@@ -489,7 +489,7 @@ static void test_history__the_id_is_32_hex_digits_and_survives_a_reopen(void **s
 {
     struct fx *f = *state;
     struct idmint__history seen = {"", 0}, got;
-    struct idmint__lease a;
+    struct idmint__lease a = {0};
 
     make_snowflake(f->st, "sf", 0, "");
     make_range(f->st, "rg", 1, 1000000, 0, "");
@@ -543,7 +543,7 @@ static void test_history__ns_create_keeps_floor_and_origin(void **state)
 static void test_history__a_reservation_starts_above_the_floor_it_was_created_with(void **state)
 {
     struct fx *f = *state;
-    struct idmint__range r;
+    struct idmint__range r = {0};
 
     /* next_value below the floor: the floor wins. */
     make_range(f->st, "rg", 1, 1000000, 1000, "rg-old");
@@ -559,7 +559,7 @@ static void test_history__a_reservation_after_a_fence_starts_above_its_floor(voi
 {
     struct fx *f = *state;
     struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 5000, 11);
-    struct idmint__range r;
+    struct idmint__range r = {0};
 
     make_range(f->st, "rg", 1, 5050, 0, "");
     assert_int_equal(idmint__store_range_reserve(f->st, "rg", "inc", "req-1", 10, NOW_MS, &r), 0);
@@ -581,7 +581,7 @@ static void test_history__a_floor_at_max_value_leaves_nothing_to_reserve(void **
 {
     struct fx *f = *state;
     struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 100, 11);
-    struct idmint__range r;
+    struct idmint__range r = {0};
 
     make_range(f->st, "rg", 1, 100, 0, "");
     assert_int_equal(idmint__store_range_reserve(f->st, "rg", "inc", "req-1", 10, NOW_MS, &r), 0);
@@ -658,7 +658,7 @@ static void test_history__a_fence_that_would_move_back_changes_nothing(void **st
      * already have moved the first. */
     struct idmint__fence_step steps[2] = {step_of("sf", IDMINT_KIND_SNOWFLAKE, 999999, 0),
                                           step_of("rg", IDMINT_KIND_RANGE, 10, 11)};
-    struct idmint__range r;
+    struct idmint__range r = {0};
     struct idmint__history seen = {"", 0}, got;
     size_t audits;
 
@@ -773,7 +773,7 @@ static void test_history__postgres_a_sequence_set_back_shows_the_counter_going_b
 {
     struct fx *f = *state;
     struct idmint__history seen = {"", 0}, got;
-    struct idmint__lease a;
+    struct idmint__lease a = {0};
     char sql[128];
 
     make_snowflake(f->st, "sf", 0, "");
@@ -800,8 +800,8 @@ static void test_history__postgres_a_dump_restored_under_running_holders_is_caug
     struct fx *f = *state;
     struct idmint__history seen = {"", 0}, got, fenced = {"", 0};
     struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 0, 0);
-    struct idmint__lease a;
-    struct idmint__range r;
+    struct idmint__lease a = {0};
+    struct idmint__range r = {0};
     struct store *restored = NULL;
     char dump[700], cmd[1600], url[600];
     idmint_ns_info info;
@@ -860,8 +860,8 @@ static void test_history__postgres_a_deleted_history_row_stops_grants_until_a_fe
     struct fx *f = *state;
     struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 0, 100);
     struct idmint__history got;
-    struct idmint__lease a;
-    struct idmint__range r;
+    struct idmint__lease a = {0};
+    struct idmint__range r = {0};
     idmint_worker_info *rows = NULL;
     size_t n = 0;
 
@@ -890,7 +890,7 @@ static void test_history__postgres_a_deleted_history_row_stops_grants_until_a_fe
 /* Open the store at @p url, reserve once and write the history id to @p out: exit 0 on success. */
 static void open_child(const char *url, const char *ns, int gate, int out, unsigned idx)
 {
-    struct idmint__range r;
+    struct idmint__range r = {0};
     struct store *st = NULL;
     char req[32], id[33] = "";
     char c;
@@ -1015,8 +1015,8 @@ static void test_history__etcd_a_missing_history_key_refuses_every_grant_until_a
 {
     struct fx *f = *state;
     struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 0, 2);
-    struct idmint__lease a, b;
-    struct idmint__range r;
+    struct idmint__lease a = {0}, b = {0};
+    struct idmint__range r = {0};
     struct idmint__history got;
     idmint_worker_info *rows = NULL;
     size_t n = 0;

@@ -387,7 +387,7 @@ static void test_store__wrappers_refuse_bad_arguments(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease l;
+    struct idmint__lease l = {0};
     struct idmint__range r = {.start = 7, .end = 8};
     idmint_ns_info got;
     struct snap before;
@@ -435,7 +435,7 @@ static void test_store__lease_take_on_fresh_ns_gets_worker_0_without_fence(void 
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease l;
+    struct idmint__lease l = {0};
     idmint_worker_info *w = NULL;
     size_t n = 0;
 
@@ -461,7 +461,7 @@ static void test_store__lease_take_picks_the_lowest_free_id(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease l[3], m;
+    struct idmint__lease l[3], m = {0};
 
     ns_name(f, "lowest", ns);
     make_snowflake(f, ns, 0, 3);
@@ -496,7 +496,7 @@ static void test_store__lease_take_when_every_id_is_held_is_no_worker(void **sta
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease l, keep;
+    struct idmint__lease l = {0}, keep = {0};
     struct snap before;
 
     ns_name(f, "full", ns);
@@ -519,7 +519,7 @@ static void test_store__lease_take_of_an_expired_id_finds_its_fence(void **state
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease a, b;
+    struct idmint__lease a = {0}, b = {0};
 
     ns_name(f, "expired", ns);
     make_snowflake(f, ns, 0, 3);
@@ -548,7 +548,7 @@ static void test_store__lease_take_refuses_unknown_disabled_and_range_namespaces
 {
     struct fx *f = *state;
     char sf[64], rg[64], none[64];
-    struct idmint__lease l, keep;
+    struct idmint__lease l = {0}, keep = {0};
     struct snap before;
 
     ns_name(f, "sf", sf);
@@ -579,7 +579,7 @@ static void test_store__lease_renew_by_the_holder_extends_and_never_shortens(voi
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease l;
+    struct idmint__lease l = {0};
 
     ns_name(f, "renew", ns);
     make_snowflake(f, ns, 0, 3);
@@ -596,7 +596,7 @@ static void test_store__lease_renew_with_a_stale_generation_or_holder_is_lost(vo
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease l, stale, keep;
+    struct idmint__lease l = {0}, stale = {0}, keep = {0};
     struct snap before;
 
     ns_name(f, "stale", ns);
@@ -624,7 +624,7 @@ static void test_store__lease_release_sets_e_to_final_and_frees_the_id(void **st
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease a, b;
+    struct idmint__lease a = {0}, b = {0};
     idmint_worker_info *w = NULL;
     size_t n = 0;
 
@@ -661,7 +661,7 @@ static void test_store__lease_release_below_the_fence_keeps_the_fence(void **sta
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease a, b, c;
+    struct idmint__lease a = {0}, b = {0}, c = {0};
 
     ns_name(f, "relfence", ns);
     make_snowflake(f, ns, 0, 3);
@@ -684,7 +684,7 @@ static void test_store__lease_release_by_another_holder_changes_nothing(void **s
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease a, forged;
+    struct idmint__lease a = {0}, forged = {0};
     struct snap before;
 
     ns_name(f, "relforge", ns);
@@ -709,7 +709,7 @@ static void test_store__lease_renew_in_a_disabled_namespace_is_refused(void **st
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease a;
+    struct idmint__lease a = {0};
     struct snap before;
 
     ns_name(f, "renewdis", ns);
@@ -732,7 +732,7 @@ static void test_store__take_and_release_are_audited_without_the_holder_secret(v
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease a;
+    struct idmint__lease a = {0};
     idmint_audit_entry au[4];
     size_t i;
 
@@ -758,7 +758,7 @@ static void test_store__force_release_pulls_a_runaway_e_back(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease a, b;
+    struct idmint__lease a = {0}, b = {0};
     idmint_worker_info *w = NULL;
     size_t n = 0;
 
@@ -793,7 +793,7 @@ static void test_store__lease_release_by_a_stale_holder_is_lost(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease a, b;
+    struct idmint__lease a = {0}, b = {0};
     struct snap before;
 
     ns_name(f, "relstale", ns);
@@ -812,7 +812,7 @@ static void test_store__force_release_makes_the_old_holder_lose_its_lease(void *
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease a, b;
+    struct idmint__lease a = {0}, b = {0};
     struct snap before;
     idmint_worker_info *w = NULL;
     idmint_audit_entry au[4];
@@ -870,7 +870,7 @@ static void test_store__lease_regions_are_independent(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__lease r0, r1, r2;
+    struct idmint__lease r0 = {0}, r1 = {0}, r2 = {0};
 
     ns_name(f, "regions", ns);
     make_snowflake(f, ns, 2, 1);
@@ -904,7 +904,7 @@ static void test_store__range_sequential_reservations_do_not_overlap(void **stat
 {
     struct fx *f = *state;
     char ns[64], req[32];
-    struct idmint__range r;
+    struct idmint__range r = {0};
     uint64_t expect = 10;
     idmint_ns_info got;
 
@@ -926,7 +926,7 @@ static void test_store__range_replay_of_a_request_returns_the_saved_range(void *
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__range a, b, again;
+    struct idmint__range a = {0}, b = {0}, again = {0};
     struct snap before;
 
     ns_name(f, "replay", ns);
@@ -948,7 +948,7 @@ static void test_store__range_replay_with_another_count_is_a_conflict(void **sta
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__range a, r = {.start = 3, .end = 4};
+    struct idmint__range a = {0}, r = {.start = 3, .end = 4};
     struct snap before;
 
     ns_name(f, "conflict", ns);
@@ -986,7 +986,7 @@ static void test_store__range_is_cut_at_max_value_then_exhausted(void **state)
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__range r, keep;
+    struct idmint__range r = {0}, keep = {0};
     struct snap before;
 
     ns_name(f, "cut", ns);
@@ -1014,7 +1014,7 @@ static void test_store__range_that_ends_exactly_at_max_value_is_whole(void **sta
 {
     struct fx *f = *state;
     char ns[64];
-    struct idmint__range r;
+    struct idmint__range r = {0};
 
     ns_name(f, "exact", ns);
     make_range(f, ns, 1000, 1019, 100);
@@ -1040,7 +1040,7 @@ static void test_store__range_forget_drops_only_older_records_of_that_incarnatio
 {
     struct fx *f = *state;
     char ns[64], other[64], id[IDMINT__REQUEST_ID_LEN], id3[IDMINT__REQUEST_ID_LEN];
-    struct idmint__range mine[5], theirs, elsewhere, r;
+    struct idmint__range mine[5] = {{0}}, theirs = {0}, elsewhere = {0}, r = {0};
     uint64_t forgotten = 99;
 
     ns_name(f, "forget", ns);
@@ -1161,7 +1161,7 @@ static void take_child(const char *url, const char *ns, int gate, int out, unsig
 {
     struct take_result res = {IDMINT_ESTORE, 0};
     struct store *st = NULL;
-    struct idmint__lease l;
+    struct idmint__lease l = {0};
     int rc;
 
     if ((rc = idmint__store_open(url, NULL, &st)) != 0) {
@@ -1236,7 +1236,7 @@ static void reserve_child(const char *url, const char *ns, const char *inc, unsi
 {
     struct store *st = NULL;
     struct span s;
-    struct idmint__range r;
+    struct idmint__range r = {0};
     char req[32];
     int code = 0;
 
@@ -1413,7 +1413,7 @@ static void test_store__take_records_a_grant_that_renew_and_release_extend(void 
 {
     struct fx *f = *state;
     idmint_grant_info *g = NULL;
-    struct idmint__lease l;
+    struct idmint__lease l = {0};
     char ns[64];
 
     ns_name(f, "prov", ns);
@@ -1461,7 +1461,7 @@ static void test_store__each_generation_owns_the_units_from_its_fence(void **sta
 {
     struct fx *f = *state;
     idmint_grant_info *g = NULL;
-    struct idmint__lease a, b;
+    struct idmint__lease a = {0}, b = {0};
     char ns[64];
 
     ns_name(f, "gens", ns);
@@ -1496,7 +1496,7 @@ static void test_store__range_grants_are_found_by_value_and_replays_add_none(voi
 {
     struct fx *f = *state;
     idmint_grant_info *g = NULL;
-    struct idmint__range r1, r2, again;
+    struct idmint__range r1 = {0}, r2 = {0}, again = {0};
     char ns[64];
 
     ns_name(f, "rprov", ns);
@@ -1541,8 +1541,8 @@ static void make_old_records(struct fx *f, const char *sf, const char *rg, unsig
 {
     struct idmint__batch b;
     struct idmint__batch saved;
-    struct idmint__lease l;
-    struct idmint__range r;
+    struct idmint__lease l = {0};
+    struct idmint__range r = {0};
     char req[16], runs[] = "7+3";
     int inserted = 0;
 

@@ -276,7 +276,7 @@ static int fault_range_reserve(struct store *st, const char *ns, const char *inc
                                const char *request_id, uint64_t count, int64_t now_ms,
                                struct idmint__range *out)
 {
-    struct idmint__range tmp;
+    struct idmint__range tmp = *out; /* its origin is an input */
     int f = fault_enter("range_reserve"), rc;
 
     if (f < 0)

@@ -75,7 +75,7 @@ static uint64_t next_value(struct fx *f)
 static void test_fault_store__passes_calls_through_and_counts_them(void **state)
 {
     struct fx *f = *state;
-    struct idmint__range r;
+    struct idmint__range r = {0};
 
     assert_int_equal(ts_fault_calls(), 0);
     assert_int_equal(idmint__store_range_reserve(f->st, "ledger", "inc", "a", 10, NOW_MS, &r), 0);
@@ -140,7 +140,7 @@ static void test_fault_store__lost_lease_take_leaves_the_lease_untouched(void **
 {
     struct fx *f = *state;
     idmint_ns_info ns;
-    struct idmint__lease l;
+    struct idmint__lease l = {0};
     idmint_worker_info *w = NULL;
     size_t n = 0;
 
@@ -167,7 +167,7 @@ static void test_fault_store__lost_lease_take_leaves_the_lease_untouched(void **
 static void test_fault_store__reset_disarms_every_knob(void **state)
 {
     struct fx *f = *state;
-    struct idmint__range r;
+    struct idmint__range r = {0};
 
     ts_fault_fail_nth(1);
     ts_fault_lose_reply_nth(1);

@@ -115,7 +115,7 @@ static void test_churn__range_grants_stay_within_their_retention(void **state)
     ns.block = 10;
     assert_int_equal(idmint_ns_create(f->a, &ns), 0);
     for (long i = 0; i < GRANTS; i++) {
-        struct idmint__range r;
+        struct idmint__range r = {0};
 
         memset(&r, 0, sizeof(r));
         snprintf(req, sizeof(req), "r%09ld", i);
@@ -175,7 +175,7 @@ static void test_churn__batches_and_worker_grants_stay_within_their_retention(vo
     assert_int_equal(idmint_ns_create(f->a, &ns), 0);
     assert_int_equal(idmint_ns_get(f->a, "sf", &ns), 0);
     for (long i = 0; i < TAKES; i++) {
-        struct idmint__lease l;
+        struct idmint__lease l = {0};
 
         memset(&l, 0, sizeof(l));
         snprintf(l.holder, sizeof(l.holder), "%032lx", (unsigned long)i + 1);

@@ -427,7 +427,7 @@ static void test_sqlite_safety__a_removed_file_is_never_written(void **state)
 {
     struct fx *f = *state;
     struct store *st = NULL;
-    struct idmint__lease l;
+    struct idmint__lease l = {0};
     struct idmint__range r = {.start = 0, .end = 0};
     idmint_ns_info ns, got;
     char wal[600];
@@ -496,7 +496,7 @@ static void test_sqlite_safety__a_version_1_file_gets_fences_at_its_e(void **sta
 {
     struct fx *f = *state;
     struct store *st = NULL;
-    struct idmint__lease a, b;
+    struct idmint__lease a = {0}, b = {0};
 
     sql_exec(f->path, "PRAGMA journal_mode=WAL");
     sql_exec(f->path, v1_schema_sql);
