@@ -8,6 +8,7 @@
  * a write refuses a file that was removed or replaced under it. The only
  * file that includes sqlite3.h. No namespace rules.
  */
+#include "sqlite_queue.h"
 #include "store.h"
 #include "internal.h"
 
@@ -289,6 +290,8 @@ struct sqlite_store {
     int bind_rc;                   /* first failed bind since the last step */
     uint64_t busy_since_ms;        /* when the current wait for a lock began */
     uint64_t busy_jitter;          /* xorshift state for the waits' sleeps */
+    struct sq_queue queue;         /* idmint's writers of this file, in turn */
+    int has_queue;                 /* the queue was opened (at the first write) */
 };
 
 /* ==== errors ==== */
@@ -487,20 +490,36 @@ static int sq_begin(struct sqlite_store *s)
     sqlite3_stmt *q = NULL;
     int rc;
 
+    /* Opened at the first write: a store that only reads makes no side file. */
+    if (!s->has_queue) {
+        sq_queue_open(&s->queue, s->file);
+        s->has_queue = 1;
+    }
+    if (sq_queue_enter(&s->queue, SQ_RETRY_MS) < 0)
+        return idmint__fail(IDMINT_EUNAVAILABLE,
+                            "sqlite %s: begin transaction: the writers ahead in its queue held it "
+                            "for %d ms (one may be stopped or hung)",
+                            s->path, SQ_RETRY_MS);
     for (;;) {
         if ((rc = sq_prep(s, ST_BEGIN, &q)) != 0)
-            return rc;
+            break;
         rc = sqlite3_step(q);
         sqlite3_reset(q);
-        if (rc == SQLITE_DONE)
+        if (rc == SQLITE_DONE) {
+            rc = 0;
             break;
+        }
         if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
-            idmint__deadline_now_ms() >= deadline_ms)
-            return sq_fail(s, rc, "begin transaction");
+            idmint__deadline_now_ms() >= deadline_ms) {
+            rc = sq_fail(s, rc, "begin transaction");
+            break;
+        }
         idmint__sleep_ms(2);
     }
-    if ((rc = sq_check_file(s)) != 0)
+    if (rc == 0 && (rc = sq_check_file(s)) != 0)
         sq_rollback(s);
+    if (rc != 0)
+        sq_queue_leave(&s->queue);
     return rc;
 }
 
@@ -524,6 +543,7 @@ static int sq_finish(struct sqlite_store *s, int rc)
         rc = sq_exec_id(s, ST_COMMIT, "commit");
     if (rc != 0)
         sq_rollback(s);
+    sq_queue_leave(&s->queue);
     return rc;
 }
 
@@ -588,6 +608,8 @@ static void sqlite_close(struct store *st)
     for (i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(s->stmt[i]);
     sqlite3_close_v2(s->db);
+    if (s->has_queue)
+        sq_queue_close(&s->queue);
     free(s->file);
     free(s->path);
     free(s);
