@@ -469,6 +469,21 @@ static int create_range(idmint_authority *a, const char *name)
     return rc;
 }
 
+/* A range namespace as `idmint ns create NAME --kind range` makes it: block 10,000. */
+static int create_range_default(idmint_authority *a, const char *name)
+{
+    idmint_ns_info info;
+    int rc;
+
+    idmint_ns_info_init(&info, IDMINT_KIND_RANGE);
+    snprintf(info.name, sizeof(info.name), "%s", name);
+    rc = idmint_ns_create(a, &info);
+    if (rc != 0)
+        fprintf(stderr, "create namespace %s (range): %s (%s)\n", name, idmint_strerror(rc),
+                idmint_errmsg());
+    return rc;
+}
+
 /*
  * One namespace per snowflake case: a closed handle leaves its worker id
  * fenced up to the last time it minted, which after borrowing is up to a
@@ -494,6 +509,10 @@ static int create_namespaces(void)
         rc = create_snowflake(a, sf_namespaces[i][0], sf_namespaces[i][1]);
     if (rc == 0)
         rc = create_range(a, "range");
+    if (rc == 0)
+        rc = create_range_default(a, "range-fixed");
+    if (rc == 0)
+        rc = create_range_default(a, "range-adaptive");
     idmint_authority_close(a);
     return rc;
 }
@@ -515,6 +534,54 @@ static idmint *open_handle(const char *ns, uint32_t max_borrow_ms, uint32_t rang
         return NULL;
     }
     return m;
+}
+
+/*
+ * One thread minting from a range namespace of the default block (10,000)
+ * for the whole window: IDs/s, and reservations/s the authority served,
+ * read from the handle (idmint_handle_info.range_reservations). @p fixed
+ * keeps every block at 10,000; else the handle sizes them to its rate.
+ */
+static struct result run_range_default(const char *label, const char *ns, int fixed,
+                                       double warmup_s, double seconds_s, double *reservations_s,
+                                       uint64_t *block)
+{
+    struct result r = {0, 0, 0, 0};
+    idmint_handle_info before, after;
+    idmint_options o;
+    idmint *m = NULL;
+    int rc;
+
+    *reservations_s = 0;
+    *block = 0;
+    if (only != NULL && strstr(label, only) == NULL) {
+        r.is_skipped = 1;
+        return r;
+    }
+    idmint_options_init(&o);
+    if (fixed)
+        o.range_target_ms = 0;
+    if ((rc = idmint_open(&m, authority_url, ns, &o)) != 0) {
+        fprintf(stderr, "idmint_open %s: %s (%s); case skipped\n", ns, idmint_strerror(rc),
+                idmint_errmsg());
+        is_failed = 1;
+        return r;
+    }
+    idmint_handle_info_init(&before);
+    idmint_handle_info_init(&after);
+    if (idmint_info(m, &before) != 0) {
+        idmint_close(m);
+        return r;
+    }
+    r = run_threads(label, m, chunk_next, 1, warmup_s, seconds_s);
+    if (r.ok && idmint_info(m, &after) == 0) {
+        /* Reservations over the warm-up and the window: a rate over both. */
+        *reservations_s =
+            (double)(after.range_reservations - before.range_reservations) / (warmup_s + seconds_s);
+        *block = after.range_block;
+    }
+    idmint_close(m);
+    return r;
 }
 
 /* ==== report ==== */
@@ -688,7 +755,9 @@ int main(int argc, char **argv)
     char model[256], date[64];
     time_t now = time(NULL);
     struct tm tm;
-    struct result sf1, sf2, b1, b2, w1, w2, r1, r2, rb, u7, ur, ut, ck;
+    struct result sf1, sf2, b1, b2, w1, w2, r1, r2, rb, rf, ra, u7, ur, ut, ck;
+    double rf_res = 0, ra_res = 0;
+    uint64_t rf_block = 0, ra_block = 0;
     struct latency lat;
     char note[96];
 
@@ -770,6 +839,16 @@ int main(int argc, char **argv)
     rb = run_case("range next_n(1000)", "range", 0, RANGE_BLOCK, chunk_next_n, 1, warmup, seconds);
     print_row("range next_n(1000)", 1, &rb, "ns/ID per ID, not per call");
 
+    rf = run_range_default("range next, block 10,000 fixed", "range-fixed", 1, warmup, seconds,
+                           &rf_res, &rf_block);
+    snprintf(note, sizeof(note), "%.0f reservations/s", rf_res);
+    print_row("range next, block 10,000 fixed", 1, &rf, note);
+    ra = run_range_default("range next, block 10,000 adaptive", "range-adaptive", 0, warmup,
+                           seconds, &ra_res, &ra_block);
+    snprintf(note, sizeof(note), "%.0f reservations/s, blocks of %llu", ra_res,
+             (unsigned long long)ra_block);
+    print_row("range next, block 10,000 adaptive", 1, &ra, note);
+
     u7 = run_case("idmint_uuid7", NULL, 0, 0, chunk_uuid7, 1, warmup, seconds);
     ur =
         run_case("libuuid uuid_generate_random", NULL, 0, 0, chunk_uuid_random, 1, warmup, seconds);
@@ -804,6 +883,10 @@ int main(int argc, char **argv)
                  w1.ns_per_id <= 25.0);
     print_target("range next, 1 thread", ">= 150M IDs/s", r1.ok, r1.rate / 1e6, "M",
                  r1.rate >= 150e6);
+    print_target("range default ns (10,000), adaptive", ">= 150M IDs/s", ra.ok, ra.rate / 1e6, "M",
+                 ra.rate >= 150e6);
+    print_target("  its reservations at the authority", "<= 100/s", ra.ok, ra_res, "/s",
+                 ra_res <= 100);
     print_target("range next, 2 threads / 1 thread", ">= 1.8x", r1.ok && r2.ok,
                  r1.ok ? r2.rate / r1.rate : 0.0, "x", r1.ok && r2.rate >= 1.8 * r1.rate);
     print_target("range next_n(1000), 1 thread", ">= 1000M IDs/s", rb.ok, rb.rate / 1e6, "M",

@@ -208,10 +208,28 @@ typedef struct idmint_options {
     void *clock_ctx; /**< borrowed; must outlive the handle */
     /** Bearer token for an http:// authority; NULL: $IDMINT_TOKEN. Copied. */
     const char *token;
+    /* ---- appended in 0.2 (idmint_options_init_v2) ---- */
+    /**
+     * Range: how long one reservation should last at the rate this handle
+     * hands values out, so the authority sees about 1000 / range_target_ms
+     * reservations a second from a busy handle. Blocks are sized to it
+     * between the namespace's block and max_block, growing at the first
+     * refill of a burst and shrinking back as the rate falls; what the
+     * handle holds then covers an authority outage of about this long
+     * (idmint_handle_info.outage_budget_ms). Default 1000; 0 keeps every
+     * block at the namespace's. Ignored when range_block is set.
+     */
+    uint32_t range_target_ms;
 } idmint_options;
 
-/** Fill @p opts with defaults. Thread-safety: safe. */
+/**
+ * Fill @p opts with defaults, for the idmint_options of the 0.1 header.
+ * Thread-safety: safe.
+ */
 IDMINT_API void idmint_options_init(idmint_options *opts);
+/** Fill @p opts with defaults, this header's whole struct. Thread-safety: safe. */
+IDMINT_API void idmint_options_init_v2(idmint_options *opts);
+#define idmint_options_init(opts) idmint_options_init_v2(opts)
 
 /**
  * Open a handle on namespace @p ns. A snowflake namespace takes a worker
@@ -274,6 +292,16 @@ typedef struct idmint_handle_info {
     uint64_t range_left;     /**< range: values reserved and not yet handed out */
     char incarnation[33];    /**< this handle's holder/incarnation id */
     uint64_t sequence_waits; /**< snowflake: calls that waited for the next time unit */
+    /* ---- appended in 0.2 (idmint_handle_info_init_v2) ---- */
+    uint64_t range_block; /**< range: values the latest reservation asked for */
+    uint64_t range_rate;  /**< range: values handed out per second, as last sampled; 0: unknown */
+    /**
+     * How long the handle can go on minting without its authority: range,
+     * range_left at range_rate (UINT64_MAX while the rate is unknown);
+     * snowflake, the time left until its lease ends.
+     */
+    uint64_t outage_budget_ms;
+    uint64_t range_reservations; /**< range: reservations since the handle opened */
 } idmint_handle_info;
 
 /**
@@ -282,6 +310,9 @@ typedef struct idmint_handle_info {
  * Thread-safety: safe.
  */
 IDMINT_API void idmint_handle_info_init(idmint_handle_info *info);
+/** As idmint_handle_info_init, for this header's whole struct. Thread-safety: safe. */
+IDMINT_API void idmint_handle_info_init_v2(idmint_handle_info *info);
+#define idmint_handle_info_init(info) idmint_handle_info_init_v2(info)
 
 /**
  * Fill @p out from @p m. @p out must have been set up by

@@ -12,13 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_LEASE_MS      600000u
-#define DEFAULT_RENEW_MS      60000u
-#define DEFAULT_CLOCK_WAIT_MS 5000u
-#define DEFAULT_REFILL_PCT    50u
-#define DEFAULT_DEADLINE_MS   2000u
-#define CACHE_LINE            64
-#define WAIT_SLEEP_MAX_MS     50 /* a sequence wait reads the clock again after this */
+#define DEFAULT_LEASE_MS        600000u
+#define DEFAULT_RENEW_MS        60000u
+#define DEFAULT_CLOCK_WAIT_MS   5000u
+#define DEFAULT_REFILL_PCT      50u
+#define DEFAULT_DEADLINE_MS     2000u
+#define DEFAULT_RANGE_TARGET_MS 1000u /* a busy handle reserves about once a second */
+#define CACHE_LINE              64
+#define WAIT_SLEEP_MAX_MS       50 /* a sequence wait reads the clock again after this */
 
 struct idmint {
     /* Hot and shared by every minting thread: one CAS target plus read-mostly
@@ -128,16 +129,28 @@ static int forked_error(void)
                                         "new one in the child");
 }
 
-void idmint_options_init(idmint_options *opts)
+static void options_init_size(idmint_options *opts, size_t size)
 {
-    /* The first guarded version, whatever this library's sizeof (internal.h). */
-    memset(opts, 0, IDMINT__OPTIONS_SIZE_V1);
-    opts->size = IDMINT__OPTIONS_SIZE_V1;
+    memset(opts, 0, size);
+    opts->size = size;
     opts->lease_ms = DEFAULT_LEASE_MS;
     opts->renew_ms = DEFAULT_RENEW_MS;
     opts->clock_wait_ms = DEFAULT_CLOCK_WAIT_MS;
     opts->refill_percent = DEFAULT_REFILL_PCT;
     opts->deadline_ms = DEFAULT_DEADLINE_MS;
+    if (size > IDMINT__OPTIONS_SIZE_V1)
+        opts->range_target_ms = DEFAULT_RANGE_TARGET_MS;
+}
+
+/* The old symbol: the first guarded version, for programs built against the 0.1 header. */
+void(idmint_options_init)(idmint_options *opts)
+{
+    options_init_size(opts, IDMINT__OPTIONS_SIZE_V1);
+}
+
+void idmint_options_init_v2(idmint_options *opts)
+{
+    options_init_size(opts, sizeof(*opts));
 }
 
 static int options_check(const idmint_options *o)
@@ -168,8 +181,9 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     if (out == NULL || ns == NULL)
         return idmint__fail(IDMINT_EINVAL, "out and ns must not be NULL");
     /* Defaults first, then as many bytes as the caller's struct has: a
-     * program built against an older header passes a smaller one. */
-    idmint_options_init(&o);
+     * program built against an older header passes a smaller one, and gets
+     * the defaults of what it did not know. */
+    idmint_options_init_v2(&o);
     if (opts != NULL) {
         rc = idmint__struct_size_check(opts->size, IDMINT__OPTIONS_SIZE_V1, sizeof(o),
                                        "idmint_options", "idmint_options_init");
@@ -327,13 +341,21 @@ int idmint_next_n(idmint *m, uint64_t *ids, size_t n)
     return 0;
 }
 
-void idmint_handle_info_init(idmint_handle_info *info)
+/* The old symbol: the first guarded version, for programs built against the 0.1 header. */
+void(idmint_handle_info_init)(idmint_handle_info *info)
 {
     if (info == NULL)
         return;
-    /* The first guarded version, whatever this library's sizeof (internal.h). */
     memset(info, 0, IDMINT__HANDLE_INFO_SIZE_V1);
     info->size = IDMINT__HANDLE_INFO_SIZE_V1;
+}
+
+void idmint_handle_info_init_v2(idmint_handle_info *info)
+{
+    if (info == NULL)
+        return;
+    memset(info, 0, sizeof(*info));
+    info->size = sizeof(*info);
 }
 
 int idmint_info(idmint *m, idmint_handle_info *out)
@@ -352,7 +374,14 @@ int idmint_info(idmint *m, idmint_handle_info *out)
     info.is_range = m->is_range;
     memcpy(info.incarnation, m->incarnation, sizeof(info.incarnation));
     if (m->is_range) {
-        info.range_left = idmint__range_left(m->rs);
+        struct idmint__range_figures f;
+
+        idmint__range_figures(m->rs, &f);
+        info.range_left = f.left;
+        info.range_block = f.block;
+        info.range_rate = f.rate;
+        info.outage_budget_ms = f.budget_ms;
+        info.range_reservations = f.reservations;
     } else {
         struct idmint__lease lease;
 
@@ -365,6 +394,12 @@ int idmint_info(idmint *m, idmint_handle_info *out)
         info.last_time = idmint__snowflake_last_time(&m->sf);
         info.layout = m->layout;
         info.sequence_waits = atomic_load_explicit(&m->sequence_waits, memory_order_relaxed);
+        {
+            uint64_t now_unit = idmint__unit_at(&m->layout, idmint__clock_now_ms(m->clk));
+
+            info.outage_budget_ms =
+                info.lease_until > now_unit ? (info.lease_until - now_unit) * m->layout.unit_ms : 0;
+        }
     }
     /* Only out->size bytes: the caller's header may predate members we have. */
     idmint__struct_copy_out(out, &info);

@@ -345,6 +345,16 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
 int idmint__range_next(struct range_supply *rs, uint64_t *id);
 int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n);
 uint64_t idmint__range_left(struct range_supply *rs);
+/* What a range supply holds and how fast it goes (idmint_info). */
+struct idmint__range_figures {
+    uint64_t left;         /* values reserved and not yet handed out */
+    uint64_t block;        /* values the latest reservation asked for */
+    uint64_t rate;         /* values handed out per second, as last sampled; 0: unknown */
+    uint64_t budget_ms;    /* left at that rate: how long it lasts without the authority */
+    uint64_t reservations; /* ranges reserved since the handle opened */
+};
+/* Fill @p out. Thread-safe. */
+void idmint__range_figures(struct range_supply *rs, struct idmint__range_figures *out);
 /* 0, or IDMINT_ERESTORED once the supply stopped because the store went backwards. */
 int idmint__range_status(struct range_supply *rs);
 /*

@@ -28,8 +28,11 @@ struct range_supply {
     /* Never reused, so a stale thread cache can't match; a new one empties
      * every thread's cache at once (after a restore). */
     _Atomic uint64_t cache_id;
-    uint64_t block;         /* values asked for per reservation */
-    uint64_t threshold;     /* refill when the current range has this many left */
+    uint64_t block;         /* values asked for by the latest reservation (guarded by mu) */
+    uint64_t floor_block;   /* the namespace's block (or the caller's fixed one) */
+    uint64_t max_block;     /* the namespace's max_block */
+    uint32_t target_ms;     /* a block should last this long at the observed rate; 0: fixed */
+    uint32_t refill_pct;    /* refill when this % of the current range is left */
     uint64_t chunk;         /* values a thread takes at a time */
     uint32_t deadline_ms;   /* how long a caller waits for a range */
     pthread_mutex_t mu;     /* guards everything below */
@@ -45,6 +48,15 @@ struct range_supply {
     char last_why[512];   /* its message: set on the refill thread, shown on the caller's */
     uint64_t attempts;    /* reservation attempts completed */
     uint64_t request_seq; /* request id of the next reservation; refill thread only */
+    uint64_t cur_size;    /* values of the current range when it was installed */
+    /* A retry of a request asks for what the request first asked for: the
+     * store answers a repeat with another count as a conflict. */
+    uint64_t req_count, req_count_seq;
+    uint64_t reserved;      /* values of every range installed */
+    uint64_t rate;          /* values handed out per second, as last sampled; 0: unknown */
+    int64_t rate_at_ms;     /* when the rate was last sampled (0: never) */
+    uint64_t rate_consumed; /* values handed out by then */
+    uint64_t reservations;  /* ranges installed */
     int is_stopping;
     struct idmint__history history; /* the latest the store showed us */
     int has_thread;
@@ -65,7 +77,7 @@ static int is_transient(int rc)
  * same id, so the authority hands back the range it already saved instead of
  * a second one. Called without rs->mu.
  */
-static int reserve(struct range_supply *rs, uint64_t seq, struct idmint__range *out)
+static int reserve(struct range_supply *rs, uint64_t seq, uint64_t count, struct idmint__range *out)
 {
     char request_id[IDMINT__REQUEST_ID_LEN];
 
@@ -73,8 +85,7 @@ static int reserve(struct range_supply *rs, uint64_t seq, struct idmint__range *
 
     idmint__range_request_id(seq, request_id);
     idmint__store_gate_enter();
-    rc =
-        idmint__authority_range_reserve(rs->a, rs->ns, rs->incarnation, request_id, rs->block, out);
+    rc = idmint__authority_range_reserve(rs->a, rs->ns, rs->incarnation, request_id, count, out);
     idmint__store_gate_leave();
     return rc;
 }
@@ -102,14 +113,58 @@ static void forget_before(struct range_supply *rs, uint64_t seq)
 
 static int needs_refill_locked(const struct range_supply *rs)
 {
-    return !rs->has_next && rs->cur_end - rs->cur_next <= rs->threshold;
+    return !rs->has_next && rs->cur_end - rs->cur_next <= rs->cur_size * rs->refill_pct / 100;
+}
+
+static uint64_t left_locked(const struct range_supply *rs)
+{
+    return rs->cur_end - rs->cur_next + (rs->has_next ? rs->nxt_end - rs->nxt_start : 0);
+}
+
+/*
+ * The count of the next reservation (DESIGN.md §5): enough for target_ms at
+ * the rate values went out since the last reservation, between the
+ * namespace's block and max_block. That rate is an average over the whole
+ * interval, so one quiet moment does not shrink the block, while a burst
+ * gets big blocks at its next refill and a caller that slows down gets the
+ * namespace's block back at the one after.
+ */
+static uint64_t next_count_locked(struct range_supply *rs)
+{
+    uint64_t consumed = rs->reserved - left_locked(rs), want;
+    int64_t now_ms = idmint__authority_now_ms(rs->a);
+
+    if (rs->target_ms == 0)
+        return rs->floor_block;
+    if (rs->rate_at_ms != 0 && now_ms > rs->rate_at_ms) {
+        uint64_t sample =
+            (consumed - rs->rate_consumed) * 1000u / (uint64_t)(now_ms - rs->rate_at_ms);
+
+        rs->rate = sample;
+    }
+    if (rs->rate_at_ms == 0 || now_ms > rs->rate_at_ms) {
+        rs->rate_at_ms = now_ms;
+        rs->rate_consumed = consumed;
+    }
+    want = rs->rate > UINT64_MAX / rs->target_ms ? UINT64_MAX : rs->rate * rs->target_ms / 1000u;
+    if (want < rs->floor_block)
+        want = rs->floor_block;
+    return want > rs->max_block ? rs->max_block : want;
+}
+
+static void make_current_locked(struct range_supply *rs, uint64_t start, uint64_t end)
+{
+    rs->cur_next = start;
+    rs->cur_end = end;
+    rs->cur_size = end - start;
 }
 
 static void install_locked(struct range_supply *rs, const struct idmint__range *r)
 {
+    rs->reserved += r->end - r->start;
+    rs->reservations++;
     if (rs->cur_next >= rs->cur_end) {
-        rs->cur_next = r->start;
-        rs->cur_end = r->end;
+        make_current_locked(rs, r->start, r->end);
     } else {
         rs->nxt_start = r->start;
         rs->nxt_end = r->end;
@@ -139,6 +194,7 @@ static void *refill_main(void *arg)
     pthread_mutex_lock(&rs->mu);
     while (!rs->is_stopping) {
         struct idmint__range r;
+        uint64_t count;
         int rc;
 
         /* After a refusal (exhausted, disabled) only a waiting caller makes
@@ -149,8 +205,14 @@ static void *refill_main(void *arg)
             continue;
         }
         rs->is_wanted = 0;
+        if (rs->req_count_seq != rs->request_seq || rs->req_count == 0) {
+            rs->req_count = next_count_locked(rs);
+            rs->req_count_seq = rs->request_seq;
+            rs->block = rs->req_count;
+        }
+        count = rs->req_count;
         pthread_mutex_unlock(&rs->mu);
-        rc = reserve(rs, rs->request_seq, &r);
+        rc = reserve(rs, rs->request_seq, count, &r);
         if (rc == 0)
             rc = idmint__history_follow(&rs->history, &r.history, rs->ns);
         pthread_mutex_lock(&rs->mu);
@@ -215,8 +277,7 @@ static int take_shared(struct range_supply *rs, uint64_t want, uint64_t *start, 
             break;
         }
         if (rs->has_next) {
-            rs->cur_next = rs->nxt_start;
-            rs->cur_end = rs->nxt_end;
+            make_current_locked(rs, rs->nxt_start, rs->nxt_end);
             rs->has_next = 0;
             continue;
         }
@@ -349,9 +410,24 @@ uint64_t idmint__range_left(struct range_supply *rs)
     uint64_t left;
 
     pthread_mutex_lock(&rs->mu);
-    left = rs->cur_end - rs->cur_next + (rs->has_next ? rs->nxt_end - rs->nxt_start : 0);
+    left = left_locked(rs);
     pthread_mutex_unlock(&rs->mu);
     return left;
+}
+
+void idmint__range_figures(struct range_supply *rs, struct idmint__range_figures *out)
+{
+    pthread_mutex_lock(&rs->mu);
+    out->left = left_locked(rs);
+    out->block = rs->block;
+    out->rate = rs->rate;
+    out->reservations = rs->reservations;
+    pthread_mutex_unlock(&rs->mu);
+    /* What is held lasts this long at the rate it went out at: the outage budget. */
+    out->budget_ms = out->rate == 0
+                         ? UINT64_MAX
+                         : (out->left > UINT64_MAX / 1000u ? UINT64_MAX / out->rate
+                                                           : out->left * 1000u / out->rate);
 }
 
 int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
@@ -375,7 +451,11 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
     rs->block = opts->range_block != 0 ? opts->range_block : ns->block;
     if (rs->block > ns->max_block)
         rs->block = ns->max_block;
-    rs->threshold = rs->block * (opts->refill_percent > 100 ? 100 : opts->refill_percent) / 100;
+    rs->floor_block = rs->block;
+    rs->max_block = ns->max_block;
+    /* A block the caller fixed stays fixed. */
+    rs->target_ms = opts->range_block != 0 ? 0 : opts->range_target_ms;
+    rs->refill_pct = opts->refill_percent > 100 ? 100 : opts->refill_percent;
     rs->chunk = rs->block / 16 > CHUNK_MAX ? CHUNK_MAX : rs->block / 16;
     if (rs->chunk == 0)
         rs->chunk = 1;
@@ -384,9 +464,10 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
     idmint__cond_init_monotonic(&rs->cv_work);
     idmint__cond_init_monotonic(&rs->cv_done);
 
-    rc = reserve(rs, rs->request_seq, &first);
+    rc = reserve(rs, rs->request_seq, rs->block, &first);
     if (rc != 0)
         goto fail;
+    rs->rate_at_ms = idmint__authority_now_ms(a);
     rs->request_seq++;
     rs->history = first.history;
     install_locked(rs, &first);

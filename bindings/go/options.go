@@ -26,7 +26,7 @@ type Options struct {
 
 // toC fills a C options struct; the caller frees *token when it is set.
 func (o *Options) toC(c *C.idmint_options) (token *C.char, err error) {
-	C.idmint_options_init(c)
+	C.idmint_options_init_v2(c)
 	if o == nil {
 		return nil, nil
 	}

@@ -253,6 +253,33 @@ char *metrics_render(struct daemon *d, size_t *len)
             textbuf_printf(&b, "idmint_range_ids_left{namespace=\"%s\"} %" PRIu64 "\n", h->nh->name,
                            h->info.range_left);
     }
+    textbuf_printf(&b,
+                   "# HELP idmint_outage_budget_seconds How long each of the daemon's handles can "
+                   "go on minting without the authority: a lease's time left, or a range handle's "
+                   "reserved values at its rate (+Inf while it has minted none).\n"
+                   "# TYPE idmint_outage_budget_seconds gauge\n");
+    for (i = 0; i < live.n; i++) {
+        const struct status_handle *h = &live.h[i];
+
+        if (!h->has_info)
+            continue;
+        if (h->info.outage_budget_ms == UINT64_MAX)
+            textbuf_printf(&b, "idmint_outage_budget_seconds{namespace=\"%s\"} +Inf\n",
+                           h->nh->name);
+        else
+            textbuf_printf(&b, "idmint_outage_budget_seconds{namespace=\"%s\"} %.3f\n", h->nh->name,
+                           (double)h->info.outage_budget_ms / 1000.0);
+    }
+    textbuf_printf(&b, "# HELP idmint_range_block Values the latest reservation of the daemon's "
+                       "range handles asked for (sized to their rate).\n"
+                       "# TYPE idmint_range_block gauge\n");
+    for (i = 0; i < live.n; i++) {
+        const struct status_handle *h = &live.h[i];
+
+        if (h->nh->is_range && h->has_info)
+            textbuf_printf(&b, "idmint_range_block{namespace=\"%s\"} %" PRIu64 "\n", h->nh->name,
+                           h->info.range_block);
+    }
     textbuf_printf(&b, "# HELP idmint_range_reservations_total Ranges reserved through "
                        "/internal/ranges/lease.\n# TYPE idmint_range_reservations_total counter\n");
     pthread_mutex_lock(&ranges_mu);

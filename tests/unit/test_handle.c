@@ -686,9 +686,9 @@ static void test_handle__info_takes_the_first_guarded_size_and_writes_no_further
     struct handle_info_fenced cur;
     idmint *m;
 
-    /* Fails once a member is appended: then the prefix below is a real old
-     * caller that must be served, and this test changes with the rule. */
-    assert_int_equal(IDMINT__HANDLE_INFO_SIZE_V1, sizeof(idmint_handle_info));
+    /* 0.2 appended members: a struct of the first guarded size is a real
+     * caller built against the 0.1 header, served without a byte more. */
+    assert_true(IDMINT__HANDLE_INFO_SIZE_V1 < sizeof(idmint_handle_info));
     assert_int_equal(offsetof(struct handle_info_fenced, canary), sizeof(idmint_handle_info));
     assert_int_equal(idmint_open(&m, f->url, "default", NULL), 0);
 
@@ -706,6 +706,17 @@ static void test_handle__info_takes_the_first_guarded_size_and_writes_no_further
     assert_int_equal(cur.info.is_range, 0);
     assert_int_equal(strlen(cur.info.incarnation), 32);
     assert_true(cur.info.lease_until > 0);
+    /* Not a byte past the 0.1 struct: the members appended in 0.2 stay untouched. */
+    assert_canary((const unsigned char *)&cur.info + IDMINT__HANDLE_INFO_SIZE_V1,
+                  sizeof(cur) - IDMINT__HANDLE_INFO_SIZE_V1);
+
+    /* The 0.2 struct gets them: a snowflake lease's outage budget is its time left. */
+    memset(&cur, 0xa5, sizeof(cur));
+    idmint_handle_info_init(&cur.info);
+    assert_int_equal(cur.info.size, sizeof(idmint_handle_info));
+    assert_int_equal(idmint_info(m, &cur.info), 0);
+    assert_true(cur.info.outage_budget_ms > 0);
+    assert_true(cur.info.outage_budget_ms <= 600000);
     assert_canary(cur.canary, sizeof(cur.canary));
     idmint_close(m);
 }
@@ -729,11 +740,135 @@ static void test_handle__options_refuse_a_size_not_set_up(void **state)
         assert_null(m);
     }
     idmint_options_init(&o);
-    assert_int_equal(o.size, IDMINT__OPTIONS_SIZE_V1);
+    assert_int_equal(o.size, sizeof(idmint_options));
+    assert_int_equal(o.range_target_ms, 1000);
     o.lease_ms = 5000;
     o.renew_ms = 1000;
     assert_int_equal(idmint_open(&m, f->url, "default", &o), 0);
     idmint_close(m);
+    /* A program built against the 0.1 header: its struct ends before range_target_ms,
+     * and whatever lies beyond is not read (the default applies). */
+    (idmint_options_init)(&o);
+    assert_int_equal(o.size, IDMINT__OPTIONS_SIZE_V1);
+    memset((char *)&o + IDMINT__OPTIONS_SIZE_V1, 0xff, sizeof(o) - IDMINT__OPTIONS_SIZE_V1);
+    assert_int_equal(idmint_open(&m, f->url, "default", &o), 0);
+    idmint_close(m);
+}
+
+/* ==== range blocks sized to the caller's rate (DESIGN.md §5) ==== */
+
+static void create_range_bounds(struct fixture *f, const char *name, uint32_t block,
+                                uint32_t max_block)
+{
+    idmint_ns_info info;
+
+    idmint_ns_info_init(&info, IDMINT_KIND_RANGE);
+    snprintf(info.name, sizeof(info.name), "%s", name);
+    info.block = block;
+    info.max_block = max_block;
+    assert_int_equal(idmint_ns_create(f->admin, &info), 0);
+}
+
+static void range_info(idmint *m, idmint_handle_info *info)
+{
+    idmint_handle_info_init(info);
+    assert_int_equal(idmint_info(m, info), 0);
+}
+
+/* Mint @p n IDs, each above the one before; returns the last. */
+static uint64_t mint_increasing(idmint *m, uint64_t n, uint64_t last)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t id = 0;
+
+        assert_int_equal(idmint_next(m, &id), 0);
+        assert_true(id > last);
+        last = id;
+    }
+    return last;
+}
+
+static void sleep_ms(long ms)
+{
+    nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+}
+
+/*
+ * A fast caller's blocks grow toward max_block, so it reserves far less
+ * often than one block of the namespace's size per block minted; once it
+ * slows down its next block is the namespace's again. The outage budget
+ * is what it holds at the rate it mints.
+ */
+static void test_handle__range_blocks_follow_the_rate_and_the_budget_is_what_is_held(void **state)
+{
+    struct fixture *f = *state;
+    idmint_handle_info info;
+    idmint_options o;
+    uint64_t last = 0, before;
+    idmint *m;
+
+    create_range_bounds(f, "adaptive", 1000, 50000);
+    idmint_options_init(&o);
+    o.range_target_ms = 200;
+    assert_int_equal(idmint_open(&m, f->url, "adaptive", &o), 0);
+    range_info(m, &info);
+    assert_int_equal(info.range_block, 1000);
+    assert_int_equal(info.range_reservations, 1);
+    assert_int_equal(info.range_rate, 0);
+    assert_int_equal(info.outage_budget_ms, UINT64_MAX); /* no rate seen yet */
+
+    /* Fast: 3 M values as quickly as they come. */
+    last = mint_increasing(m, 3000000, last);
+    sleep_ms(50); /* the refill thread's latest reservation lands */
+    range_info(m, &info);
+    assert_true(info.range_rate > 1000000);
+    assert_int_equal(info.range_block, 50000); /* 200 ms at that rate is past max_block */
+    /* Far fewer reservations than 3 M / 1000: the blocks grew. */
+    assert_true(info.range_reservations < 300);
+    /* The budget is what is held at the sampled rate, from one snapshot. */
+    assert_int_equal(info.outage_budget_ms, info.range_left * 1000 / info.range_rate);
+
+    /* Slower: about 50,000 values a second (10,000 per 200 ms) until two
+     * more reservations were made from what it held. */
+    before = info.range_reservations;
+    for (int round = 0; round < 1000; round++) {
+        last = mint_increasing(m, 500, last);
+        sleep_ms(10);
+        range_info(m, &info);
+        if (info.range_reservations >= before + 2)
+            break;
+    }
+    sleep_ms(50);
+    range_info(m, &info);
+    assert_true(info.range_reservations >= before + 2);
+    assert_true(info.range_rate < 200000);
+    assert_true(info.range_block < 50000); /* shrunk back toward the namespace's 1000 */
+    assert_true(info.range_block >= 1000);
+    idmint_close(m);
+}
+
+/* A block the caller fixed, or a target of 0, never moves. */
+static void test_handle__a_fixed_block_never_grows(void **state)
+{
+    struct fixture *f = *state;
+    idmint_handle_info info;
+    idmint_options o;
+    idmint *m;
+
+    create_range_bounds(f, "fixed", 1000, 1000000);
+    for (int k = 0; k < 2; k++) {
+        idmint_options_init(&o);
+        if (k == 0)
+            o.range_block = 500;
+        else
+            o.range_target_ms = 0;
+        assert_int_equal(idmint_open(&m, f->url, "fixed", &o), 0);
+        (void)mint_increasing(m, 200000, 0);
+        range_info(m, &info);
+        assert_int_equal(info.range_block, k == 0 ? 500 : 1000);
+        assert_true(info.range_reservations >= 200000 / info.range_block);
+        idmint_close(m);
+    }
 }
 
 int main(void)
@@ -758,6 +893,8 @@ int main(void)
         T(test_handle__lost_reply_on_refill_is_retried_for_the_same_range),
         T(test_handle__an_id_released_ahead_of_the_clock_does_not_block_others),
         T(test_handle__info_refuses_a_size_not_set_up),
+        T(test_handle__range_blocks_follow_the_rate_and_the_budget_is_what_is_held),
+        T(test_handle__a_fixed_block_never_grows),
         T(test_handle__info_takes_the_first_guarded_size_and_writes_no_further),
         T(test_handle__options_refuse_a_size_not_set_up),
 #undef T

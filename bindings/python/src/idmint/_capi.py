@@ -83,6 +83,9 @@ class Options(Structure):
         ("mono_clock_ns", c_void_p),
         ("clock_ctx", c_void_p),
         ("token", c_char_p),
+        # appended in 0.2: idmint_options_init (the 0.1 symbol) leaves size at the
+        # 0.1 struct, so the library reads none of these and applies its defaults
+        ("range_target_ms", c_uint32),
     ]
 
 
@@ -100,6 +103,11 @@ class HandleInfo(Structure):
         ("range_left", c_uint64),
         ("incarnation", c_char * 33),
         ("sequence_waits", c_uint64),
+        # appended in 0.2; written only when size covers them
+        ("range_block", c_uint64),
+        ("range_rate", c_uint64),
+        ("outage_budget_ms", c_uint64),
+        ("range_reservations", c_uint64),
     ]
 
 
