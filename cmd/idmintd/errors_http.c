@@ -21,6 +21,8 @@ static const struct errors_http_row rows[] = {
     {IDMINT_ECONFLICT, 409, "conflict"},      {IDMINT_ESTORE, 503, "unavailable"},
     {IDMINT_ETIMEDOUT, 503, "unavailable"},   {IDMINT_EACCESS, 403, "permission_denied"},
     {IDMINT_ERESTORED, 503, "unavailable"},
+    /* The daemon's own, below the library's codes (errors_http.h). */
+    {ERRORS_HTTP_RATE_LIMITED, 429, ERRORS_HTTP_RATE_LIMITED_CODE},
 };
 
 static const struct errors_http_row fallback = {0, 503, "unavailable"};
@@ -54,5 +56,18 @@ int errors_http_check_all(void)
     }
     IDMINT_ERRNO_MAP(XX)
 #undef XX
+    /* A daemon-only code must never shadow a library one. */
+#define XX(name, value, text)                                                                      \
+    if ((int)(value) == ERRORS_HTTP_RATE_LIMITED) {                                                \
+        fprintf(stderr, "idmintd: IDMINT_%s (%d) collides with ERRORS_HTTP_RATE_LIMITED\n",       \
+                #name, (int)(value));                                                              \
+        missing++;                                                                                 \
+    }
+    IDMINT_ERRNO_MAP(XX)
+#undef XX
+    if (errors_http_lookup(ERRORS_HTTP_RATE_LIMITED)->status != 429) {
+        fprintf(stderr, "idmintd: rate_limited has no 429 row in errors_http.c\n");
+        missing++;
+    }
     return missing;
 }
