@@ -164,7 +164,7 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
             NUM(1, 315576000, keep_s[2], uint32_t);
     } else if (strcmp(section, "limits") == 0) {
         static const char *const names[RATELIMIT_CLASSES] = {"mint", "generator", "admin",
-                                                              "address"};
+                                                             "address"};
         size_t c, n;
 
         for (c = 0; c < RATELIMIT_CLASSES; c++) {

@@ -100,7 +100,7 @@ struct http_server {
     struct http_admit *admit; /* connections by client address, all threads */
     char reply_431[512];      /* whole responses sent before h2o sees a request */
     char reply_413[512];
-    char reply_head[HTTP_HEAD_COUNT][640]; /* by enum http_head_verdict */
+    char reply_head[HTTP_HEAD_COUNT][640];   /* by enum http_head_verdict */
     char reply_503[HTTP_REFUSED_COUNT][512]; /* by enum http_refusal */
 };
 
@@ -286,8 +286,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         r.accept = req->headers.entries[i].value.base;
         r.accept_len = req->headers.entries[i].value.len;
     }
-    for (i = -1; (i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("idempotency-key"), i)) !=
-                 -1;) {
+    for (i = -1;
+         (i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("idempotency-key"), i)) != -1;) {
         if (r.idempotency_keys++ == 0) {
             r.idempotency_key = req->headers.entries[i].value.base;
             r.idempotency_key_len = req->headers.entries[i].value.len;

@@ -170,9 +170,9 @@ void ratelimit_count(struct ratelimit *rl, int is_address, unsigned role)
 
 uint64_t ratelimit_refused_total(struct ratelimit *rl, int is_address, unsigned role)
 {
-    return role < 4 ? atomic_load_explicit(&rl->refused[is_address != 0][role],
-                                           memory_order_relaxed)
-                    : 0;
+    return role < 4
+               ? atomic_load_explicit(&rl->refused[is_address != 0][role], memory_order_relaxed)
+               : 0;
 }
 
 uint64_t ratelimit_retry_after_s(uint64_t wait_ns)

@@ -19,8 +19,8 @@
 #define RATELIMIT_BURST_MAX  1000000u
 /* The address table: RATELIMIT_SETS sets of RATELIMIT_WAYS buckets, 8 bytes
  * each (64 KiB whatever the number of clients). */
-#define RATELIMIT_WAYS 8
-#define RATELIMIT_SETS 1024
+#define RATELIMIT_WAYS       8
+#define RATELIMIT_SETS       1024
 
 /* What a bucket belongs to: a token of a role, or a client address. */
 enum ratelimit_class {
