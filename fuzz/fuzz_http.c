@@ -39,14 +39,28 @@ static int screen(const char *p, size_t n, size_t max_header_bytes, int *bad_fra
 {
     size_t window = n < max_header_bytes + 4 ? n : max_header_bytes + 4, lines = 0;
     size_t len = http_header_block_len(p, window, &lines);
+    enum http_head_verdict v;
+    int status;
 
     if (len > window || (len > 0 && p[len - 1] != '\n') || lines > window)
         abort();
-    if (len == 0)
+    if (len == 0) {
+        v = http_head_too_large(p, window);
+        if (v != HTTP_HEAD_URI_TOO_LONG && v != HTTP_HEAD_COUNT)
+            abort();
         return 0;
+    }
     *bad_framing = http_has_bad_framing(p, len);
     (void)http_declared_length(p, len);
-    return 1;
+    v = http_screen_head(p, len);
+    status = http_head_verdict_status(v);
+    if (v >= HTTP_HEAD_COUNT || (v == HTTP_HEAD_OK) != (status == 0) ||
+        http_head_verdict_code(v)[0] == '\0')
+        abort();
+    /* What the screening lets through has no framing conflict left for h2o. */
+    if (v == HTTP_HEAD_OK && *bad_framing)
+        abort();
+    return v == HTTP_HEAD_OK;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -73,6 +87,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&r, 0, sizeof(r));
     r.method = method;
     r.method_len = method_len;
+    i = http_origin_path(path, path_len);
+    if (i > path_len)
+        abort();
+    path += i;
+    path_len -= i;
     r.path = path;
     r.path_len = path_len;
     if ((q = memchr(path, '?', path_len)) != NULL) {

@@ -162,6 +162,20 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
             NUM(1, 315576000, keep_s[1], uint32_t);
         if (strcmp(key, "batches_s") == 0)
             NUM(1, 315576000, keep_s[2], uint32_t);
+    } else if (strcmp(section, "limits") == 0) {
+        static const char *const names[RATELIMIT_CLASSES] = {"mint", "generator", "admin",
+                                                             "address"};
+        size_t c, n;
+
+        for (c = 0; c < RATELIMIT_CLASSES; c++) {
+            n = strlen(names[c]);
+            if (strncmp(key, names[c], n) != 0)
+                continue;
+            if (strcmp(key + n, "_rate") == 0)
+                NUM(0, RATELIMIT_RATE_MAX, limits[c].rate, uint32_t);
+            if (strcmp(key + n, "_burst") == 0)
+                NUM(1, RATELIMIT_BURST_MAX, limits[c].burst, uint32_t);
+        }
     } else if (strcmp(section, "log") == 0) {
         if (strcmp(key, "level") == 0) {
             int level = log_level_parse(value);
@@ -294,6 +308,14 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size)
         {"IDMINT_LOG_LEVEL", "log", "level"},
         {"IDMINT_MAX_COUNT", "server", "max_count"},
         {"IDMINT_MAX_CONNECTIONS_PER_CLIENT", "server", "max_connections_per_client"},
+        {"IDMINT_LIMITS_MINT_RATE", "limits", "mint_rate"},
+        {"IDMINT_LIMITS_MINT_BURST", "limits", "mint_burst"},
+        {"IDMINT_LIMITS_GENERATOR_RATE", "limits", "generator_rate"},
+        {"IDMINT_LIMITS_GENERATOR_BURST", "limits", "generator_burst"},
+        {"IDMINT_LIMITS_ADMIN_RATE", "limits", "admin_rate"},
+        {"IDMINT_LIMITS_ADMIN_BURST", "limits", "admin_burst"},
+        {"IDMINT_LIMITS_ADDRESS_RATE", "limits", "address_rate"},
+        {"IDMINT_LIMITS_ADDRESS_BURST", "limits", "address_burst"},
     };
     char problem[400];
     size_t i;

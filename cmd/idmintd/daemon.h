@@ -12,6 +12,7 @@
 #include "auth.h"
 #include "http.h"
 #include "metrics.h"
+#include "ratelimit.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -45,6 +46,8 @@ struct config {
     /* [provenance]: seconds a worker grant, a range grant and an idempotent
      * batch are kept (enum idmint__retained order); 0: the library's default */
     uint32_t keep_s[3];
+    /* [limits]: by enum ratelimit_class; rate 0 (the default): no limit */
+    struct ratelimit_rule limits[RATELIMIT_CLASSES];
 };
 
 /*
@@ -105,6 +108,7 @@ struct daemon {
     struct worker *workers; /* cfg.threads of them */
     _Atomic int is_ready;   /* the eager handles are open */
     _Atomic uint64_t clock_backsteps;
+    struct ratelimit limits; /* the buckets of cfg.limits, shared by every thread */
 };
 
 /* ==== handles.c ==== */

@@ -12,6 +12,15 @@ struct errors_http_row {
     const char *code; /* JSON error.code */
 };
 
+/*
+ * Codes the daemon answers that no library call returns, in the same
+ * table (errors_http.c) so that one file lists every status and code.
+ * Values below every IDMINT_E* code; errors_http_check_all() checks that
+ * none collides with one.
+ */
+#define ERRORS_HTTP_RATE_LIMITED      (-1000)
+#define ERRORS_HTTP_RATE_LIMITED_CODE "rate_limited"
+
 /* The row of @p err; an unknown code maps to 503 "unavailable". Never NULL. */
 const struct errors_http_row *errors_http_lookup(int err);
 

@@ -100,7 +100,7 @@ struct http_server {
     struct http_admit *admit; /* connections by client address, all threads */
     char reply_431[512];      /* whole responses sent before h2o sees a request */
     char reply_413[512];
-    char reply_400[512];
+    char reply_head[HTTP_HEAD_COUNT][640];   /* by enum http_head_verdict */
     char reply_503[HTTP_REFUSED_COUNT][512]; /* by enum http_refusal */
 };
 
@@ -152,14 +152,24 @@ static const char *reason_of(int status)
         return "Method Not Allowed";
     case 409:
         return "Conflict";
+    case 411:
+        return "Length Required";
     case 413:
         return "Payload Too Large";
+    case 414:
+        return "URI Too Long";
+    case 429:
+        return "Too Many Requests";
     case 431:
         return "Request Header Fields Too Large";
     case 500:
         return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
     case 503:
         return "Service Unavailable";
+    case 505:
+        return "HTTP Version Not Supported";
     default:
         return "Unknown";
     }
@@ -191,6 +201,10 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
     h2o_req_t *req = r->priv;
     h2o_iovec_t buf = h2o_iovec_init(body, len);
 
+    /* RFC 9112 §6.3: after refusing a request's framing, close the
+     * connection. TODO(#16): h2o 2.2 keeps a kept-alive one open anyway. */
+    if (r->has_bad_framing || r->head_verdict != 0)
+        req->http1_is_persistent = 0;
     req->res.status = status;
     req->res.reason = reason_of(status);
     req->res.content_length = len;
@@ -207,26 +221,56 @@ static struct http_thread *thread_of(h2o_context_t *ctx)
 
 static void conn_on_close(void *data);
 
+/*
+ * The rules of http_screen_head() that can still be checked on a request
+ * h2o parsed: only a connection's first request passes the screening of
+ * raw bytes, later ones on a kept-alive connection come here straight.
+ */
+static int later_request_verdict(h2o_req_t *req)
+{
+    size_t k;
+
+    if ((req->version >> 8) != 1)
+        return HTTP_HEAD_VERSION_UNSUPPORTED;
+    /* h2o 2.2 keeps an obs-fold line as a field with an empty name. */
+    for (k = 0; k < req->headers.size; k++)
+        if (req->headers.entries[k].name->len == 0)
+            return HTTP_HEAD_BAD_FIELD;
+    /* h2o 2.2 takes Host out of the headers (the last one wins) and fills
+     * in a missing one, so here only its value can be judged. */
+    if (req->input.authority.base != NULL &&
+        !http_host_is_valid(req->input.authority.base, req->input.authority.len))
+        return HTTP_HEAD_BAD_HOST;
+    if (h2o_find_header(&req->headers, H2O_TOKEN_TRANSFER_ENCODING, -1) != -1 &&
+        req->version < 0x101)
+        return HTTP_HEAD_BAD_FRAMING;
+    return HTTP_HEAD_OK;
+}
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     struct server_handler *h = (struct server_handler *)self;
     struct http_thread *th = thread_of(req->conn->ctx);
     h2o_socket_t *sock = req->conn->callbacks->get_socket(req->conn);
+    struct conn *conn = NULL;
     struct http_req r;
     ssize_t i;
-    size_t k;
+    size_t k, origin = http_origin_path(req->path.base, req->path.len);
 
+    memset(&r, 0, sizeof(r));
     /* Every socket h2o serves came through listener_on_accept, which set
      * on_close; h2o keeps it (and takes sock->data for itself). */
-    if (sock != NULL && sock->on_close.cb == conn_on_close)
-        ((struct conn *)sock->on_close.data)->active_ms = mono_ms();
-    memset(&r, 0, sizeof(r));
+    if (sock != NULL && sock->on_close.cb == conn_on_close) {
+        conn = sock->on_close.data;
+        conn->active_ms = mono_ms();
+        memcpy(r.client, conn->key.b, sizeof(r.client));
+    }
     r.method = req->method.base;
     r.method_len = req->method.len;
-    r.path = req->path.base;
-    r.path_len = req->path.len;
-    if (req->query_at != SIZE_MAX && req->query_at < req->path.len) {
-        r.path_len = req->query_at;
+    r.path = req->path.base + origin;
+    r.path_len = req->path.len - origin;
+    if (req->query_at != SIZE_MAX && req->query_at < req->path.len && req->query_at >= origin) {
+        r.path_len = req->query_at - origin;
         r.query = req->path.base + req->query_at + 1;
         r.query_len = req->path.len - req->query_at - 1;
     }
@@ -242,8 +286,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         r.accept = req->headers.entries[i].value.base;
         r.accept_len = req->headers.entries[i].value.len;
     }
-    for (i = -1; (i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("idempotency-key"), i)) !=
-                 -1;) {
+    for (i = -1;
+         (i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("idempotency-key"), i)) != -1;) {
         if (r.idempotency_keys++ == 0) {
             r.idempotency_key = req->headers.entries[i].value.base;
             r.idempotency_key_len = req->headers.entries[i].value.len;
@@ -255,6 +299,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         (h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_LENGTH, i) != -1 ||
          h2o_find_header(&req->headers, H2O_TOKEN_TRANSFER_ENCODING, -1) != -1))
         r.has_bad_framing = 1;
+    r.head_verdict = later_request_verdict(req);
     r.header_bytes = req->method.len + req->path.len + req->authority.len + 16;
     for (k = 0; k < req->headers.size; k++)
         r.header_bytes += req->headers.entries[k].name->len + req->headers.entries[k].value.len + 4;
@@ -362,6 +407,7 @@ static void screen_on_read(h2o_socket_t *sock, const char *err)
     struct conn *c = sock->data;
     const struct http_server_config *cfg = &c->th->srv->cfg;
     size_t window, len, lines = 0, n = sock->input->size;
+    enum http_head_verdict verdict;
 
     if (err != NULL) {
         conn_close(c);
@@ -370,7 +416,10 @@ static void screen_on_read(h2o_socket_t *sock, const char *err)
     window = n < cfg->max_header_bytes + 4 ? n : cfg->max_header_bytes + 4;
     len = http_header_block_len(sock->input->bytes, window, &lines);
     if (len == 0) {
-        if (n >= cfg->max_header_bytes + 4 || lines > MAX_HEADER_LINES + 1)
+        if (n >= cfg->max_header_bytes + 4 &&
+            http_head_too_large(sock->input->bytes, window) == HTTP_HEAD_URI_TOO_LONG)
+            early_reply(c, c->th->srv->reply_head[HTTP_HEAD_URI_TOO_LONG]);
+        else if (n >= cfg->max_header_bytes + 4 || lines > MAX_HEADER_LINES + 1)
             early_reply(c, c->th->srv->reply_431);
         return;
     }
@@ -378,8 +427,8 @@ static void screen_on_read(h2o_socket_t *sock, const char *err)
         early_reply(c, c->th->srv->reply_431);
         return;
     }
-    if (http_has_bad_framing(sock->input->bytes, len)) {
-        early_reply(c, c->th->srv->reply_400);
+    if ((verdict = http_screen_head(sock->input->bytes, len)) != HTTP_HEAD_OK) {
+        early_reply(c, c->th->srv->reply_head[verdict]);
         return;
     }
     if (http_declared_length(sock->input->bytes, len) > cfg->max_body_bytes) {
@@ -730,9 +779,6 @@ int http_server_open(struct http_server **out, const struct http_server_config *
                                    "\"request headers are larger than max_header_bytes\"}}";
     static const char body_413[] = "{\"error\":{\"code\":\"payload_too_large\",\"message\":"
                                    "\"request body is larger than max_body_bytes\"}}";
-    static const char body_400[] = "{\"error\":{\"code\":\"invalid_argument\",\"message\":"
-                                   "\"conflicting Content-Length or Transfer-Encoding "
-                                   "headers\"}}";
     static const char *const body_503[HTTP_REFUSED_COUNT] = {
         "{\"error\":{\"code\":\"unavailable\",\"message\":\"this address holds "
         "max_connections_per_client connections already\"}}",
@@ -770,8 +816,16 @@ int http_server_open(struct http_server **out, const struct http_server_config *
     srv->cfg = *cfg;
     srv->cfg.threads = threads;
     srv->n_threads = threads;
-    snprintf(srv->reply_400, sizeof(srv->reply_400), head, 400, reason_of(400),
-             sizeof(body_400) - 1, body_400);
+    for (i = 1; i < HTTP_HEAD_COUNT; i++) {
+        char body[400];
+        int status = http_head_verdict_status((enum http_head_verdict)i);
+
+        snprintf(body, sizeof(body), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}",
+                 http_head_verdict_code((enum http_head_verdict)i),
+                 http_head_verdict_message((enum http_head_verdict)i));
+        snprintf(srv->reply_head[i], sizeof(srv->reply_head[i]), head, status, reason_of(status),
+                 strlen(body), body);
+    }
     snprintf(srv->reply_431, sizeof(srv->reply_431), head, 431, reason_of(431),
              sizeof(body_431) - 1, body_431);
     snprintf(srv->reply_413, sizeof(srv->reply_413), head, 413, reason_of(413),

@@ -28,10 +28,12 @@ struct http_req {
     const char *idempotency_key; /* the first Idempotency-Key header; NULL when absent */
     size_t idempotency_key_len;
     unsigned idempotency_keys; /* how many Idempotency-Key headers came */
-    size_t header_bytes; /* request line and headers as received, roughly */
-    int has_bad_framing; /* several Content-Lengths, or one beside Transfer-Encoding */
-    void *thread;        /* what thread_init returned for the serving thread */
-    void *priv;          /* the library's request */
+    size_t header_bytes;       /* request line and headers as received, roughly */
+    int has_bad_framing;       /* several Content-Lengths, or one beside Transfer-Encoding */
+    int head_verdict; /* enum http_head_verdict (http_screen.h) of a later request; 0: fine */
+    unsigned char client[16]; /* the peer as struct http_client_key; all zero when unknown */
+    void *thread;             /* what thread_init returned for the serving thread */
+    void *priv;               /* the library's request */
 };
 
 struct http_server_config {

@@ -316,3 +316,322 @@ uint64_t http_declared_length(const char *p, size_t n)
     }
     return 0;
 }
+
+/* ==== the request head against RFC 9112 and RFC 9110 ==== */
+
+/* RFC 9110 §5.6.2: tchar. */
+static int is_tchar(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/* RFC 9110 §5.5: field-vchar, SP and HTAB; obs-text is let through. */
+static int is_field_char(unsigned char c)
+{
+    return c == ' ' || c == '\t' || (c >= 0x21 && c != 0x7f);
+}
+
+static int is_hex(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+int http_host_is_valid(const char *v, size_t len)
+{
+    size_t i = 0, end = len;
+    const char *colon;
+
+    /* uri-host [ ":" port ] (RFC 9110 §7.2, RFC 3986 §3.2.2); the port is digits. */
+    if (len > 0 && v[0] == '[') {
+        const char *close_br = memchr(v, ']', len);
+
+        if (close_br == NULL)
+            return 0;
+        for (i = 1; v + i < close_br; i++)
+            if (!is_hex((unsigned char)v[i]) && v[i] != ':' && v[i] != '.' && v[i] != 'v' &&
+                v[i] != 'V')
+                return 0;
+        i = (size_t)(close_br - v) + 1;
+        if (i < len && v[i] != ':')
+            return 0;
+        end = i;
+    } else if ((colon = memchr(v, ':', len)) != NULL) {
+        end = (size_t)(colon - v);
+    }
+    for (; i < end; i++) {
+        unsigned char c = (unsigned char)v[i];
+
+        if (c == '%') {
+            if (i + 2 >= end || !is_hex((unsigned char)v[i + 1]) ||
+                !is_hex((unsigned char)v[i + 2]))
+                return 0;
+            i += 2;
+        } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                     strchr("-._~!$&'()*+,;=", c) != NULL) ||
+                   c == '\0') {
+            return 0;
+        }
+    }
+    for (i = end < len ? end + 1 : len; i < len; i++)
+        if (v[i] < '0' || v[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* Trim OWS (SP, HTAB) from both ends of [*v, *v + *len). */
+static void trim_ows(const char **v, size_t *len)
+{
+    while (*len > 0 && ((*v)[0] == ' ' || (*v)[0] == '\t')) {
+        (*v)++;
+        (*len)--;
+    }
+    while (*len > 0 && ((*v)[*len - 1] == ' ' || (*v)[*len - 1] == '\t'))
+        (*len)--;
+}
+
+/*
+ * A Content-Length value (RFC 9110 §8.6): 1*DIGIT, or a list of one value
+ * repeated ("42, 42"), which RFC 9112 §6.3 lets a recipient take as that
+ * value. 1 when valid.
+ */
+static int content_length_is_valid(const char *v, size_t len)
+{
+    const char *first = NULL;
+    size_t first_len = 0, i = 0;
+
+    while (i <= len) {
+        const char *comma = memchr(v + i, ',', len - i);
+        size_t end = comma != NULL ? (size_t)(comma - v) : len, k;
+        const char *e = v + i;
+        size_t e_len = end - i;
+
+        trim_ows(&e, &e_len);
+        if (e_len == 0)
+            return 0;
+        for (k = 0; k < e_len; k++)
+            if (e[k] < '0' || e[k] > '9')
+                return 0;
+        if (first == NULL) {
+            first = e;
+            first_len = e_len;
+        } else if (e_len != first_len || memcmp(e, first, e_len) != 0) {
+            return 0;
+        }
+        i = end + 1;
+    }
+    return 1;
+}
+
+/*
+ * Add the transfer codings of one Transfer-Encoding line to *n_codings and
+ * note where chunked was seen; -1 on a value that is no list of codings.
+ */
+static int scan_codings(const char *v, size_t len, unsigned *n_codings, unsigned *n_chunked,
+                        unsigned *last_chunked)
+{
+    size_t i = 0;
+
+    while (i <= len) {
+        const char *comma = memchr(v + i, ',', len - i);
+        size_t end = comma != NULL ? (size_t)(comma - v) : len, k;
+        const char *e = v + i;
+        size_t e_len = end - i;
+        const char *semi = memchr(e, ';', e_len);
+
+        if (semi != NULL)
+            e_len = (size_t)(semi - e); /* parameters: the coding is the token before them */
+        trim_ows(&e, &e_len);
+        i = end + 1;
+        if (e_len == 0 && semi == NULL)
+            continue; /* RFC 9110 §5.6.1: empty list elements are ignored */
+        for (k = 0; k < e_len; k++)
+            if (!is_tchar((unsigned char)e[k]))
+                return -1;
+        if (e_len == 0)
+            return -1;
+        (*n_codings)++;
+        if (e_len == 7 && strncasecmp(e, "chunked", 7) == 0) {
+            (*n_chunked)++;
+            *last_chunked = *n_codings;
+        }
+    }
+    return 0;
+}
+
+/* Length of the line at @p p (through its LF) within @p n, without CR LF in *text_len. */
+static size_t line_at(const char *p, size_t n, size_t *text_len)
+{
+    const char *nl = memchr(p, '\n', n);
+    size_t len = nl != NULL ? (size_t)(nl - p) : n;
+
+    *text_len = len > 0 && p[len - 1] == '\r' ? len - 1 : len;
+    return nl != NULL ? len + 1 : n;
+}
+
+/* request-line = method SP request-target SP HTTP-version (RFC 9112 §3). */
+static enum http_head_verdict screen_request_line(const char *p, size_t len, int *minor)
+{
+    size_t i = 0, start;
+
+    for (start = i; i < len && is_tchar((unsigned char)p[i]); i++)
+        ;
+    if (i == start || i == len || p[i] != ' ')
+        return HTTP_HEAD_BAD_REQUEST_LINE;
+    for (start = ++i; i < len && (unsigned char)p[i] > 0x20 && (unsigned char)p[i] < 0x7f; i++)
+        ;
+    if (i == start || i == len || p[i] != ' ')
+        return HTTP_HEAD_BAD_REQUEST_LINE;
+    i++;
+    /* HTTP-version = "HTTP" "/" DIGIT "." DIGIT, case-sensitive (RFC 9112 §2.3). */
+    if (len - i != 8 || memcmp(p + i, "HTTP/", 5) != 0 || p[i + 5] < '0' || p[i + 5] > '9' ||
+        p[i + 6] != '.' || p[i + 7] < '0' || p[i + 7] > '9')
+        return HTTP_HEAD_BAD_REQUEST_LINE;
+    if (p[i + 5] != '1')
+        return HTTP_HEAD_VERSION_UNSUPPORTED;
+    *minor = p[i + 7] - '0';
+    return HTTP_HEAD_OK;
+}
+
+enum http_head_verdict http_screen_head(const char *p, size_t n)
+{
+    static const char cl[] = "content-length", te[] = "transfer-encoding", host[] = "host";
+    enum http_head_verdict v;
+    unsigned n_host = 0, n_length = 0, n_te = 0, n_codings = 0, n_chunked = 0, last_chunked = 0;
+    int minor = 0, is_host_bad = 0, is_length_bad = 0, is_te_bad = 0;
+    size_t i, text;
+
+    i = line_at(p, n, &text);
+    if ((v = screen_request_line(p, text, &minor)) != HTTP_HEAD_OK)
+        return v;
+    while (i < n) {
+        const char *line = p + i, *colon, *value;
+        size_t k, name_len, value_len;
+
+        i += line_at(line, n - i, &text);
+        if (text == 0)
+            break; /* the empty line that ends the head */
+        /* RFC 9112 §2.2 (after the start-line) and §5.2 (obs-fold): a line
+         * that starts with whitespace is refused, never unfolded. */
+        if (line[0] == ' ' || line[0] == '\t')
+            return HTTP_HEAD_BAD_FIELD;
+        colon = memchr(line, ':', text);
+        if (colon == NULL)
+            return HTTP_HEAD_BAD_FIELD;
+        name_len = (size_t)(colon - line);
+        /* RFC 9112 §5.1: no whitespace between the name and the colon; the name is a token. */
+        for (k = 0; k < name_len; k++)
+            if (!is_tchar((unsigned char)line[k]))
+                return HTTP_HEAD_BAD_FIELD;
+        if (name_len == 0)
+            return HTTP_HEAD_BAD_FIELD;
+        value = colon + 1;
+        value_len = text - name_len - 1;
+        /* RFC 9110 §5.5 (NUL, CR, LF, other controls) and RFC 9112 §2.2 (bare CR). */
+        for (k = 0; k < value_len; k++)
+            if (!is_field_char((unsigned char)value[k]))
+                return HTTP_HEAD_BAD_FIELD;
+        trim_ows(&value, &value_len);
+        if (name_len == sizeof(host) - 1 && strncasecmp(line, host, name_len) == 0) {
+            n_host++;
+            is_host_bad |= !http_host_is_valid(value, value_len);
+        } else if (name_len == sizeof(cl) - 1 && strncasecmp(line, cl, name_len) == 0) {
+            n_length++;
+            is_length_bad |= !content_length_is_valid(value, value_len);
+        } else if (name_len == sizeof(te) - 1 && strncasecmp(line, te, name_len) == 0) {
+            n_te++;
+            is_te_bad |= scan_codings(value, value_len, &n_codings, &n_chunked, &last_chunked) != 0;
+        }
+    }
+    /* RFC 9112 §3.2: HTTP/1.1 needs exactly one Host, and a valid one. */
+    if ((minor >= 1 && n_host == 0) || n_host > 1 || is_host_bad)
+        return HTTP_HEAD_BAD_HOST;
+    /* RFC 9112 §6.3 (3, 5): lengths stated twice, or invalid, frame nothing safely. */
+    if (n_length > 1 || is_length_bad || (n_length > 0 && n_te > 0))
+        return HTTP_HEAD_BAD_FRAMING;
+    if (n_te > 0) {
+        /* RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing;
+         * §6.3 (4): chunked must be the final coding, and §7 once only. */
+        if (minor == 0 || is_te_bad || n_codings == 0 || n_chunked != 1 ||
+            last_chunked != n_codings)
+            return HTTP_HEAD_BAD_FRAMING;
+        /* RFC 9112 §6.1: a coding the server does not understand (we decode chunked only). */
+        if (n_codings > 1)
+            return HTTP_HEAD_UNKNOWN_CODING;
+    }
+    return HTTP_HEAD_OK;
+}
+
+int http_head_verdict_status(enum http_head_verdict v)
+{
+    switch (v) {
+    case HTTP_HEAD_OK:
+        return 0;
+    case HTTP_HEAD_VERSION_UNSUPPORTED:
+        return 505;
+    case HTTP_HEAD_UNKNOWN_CODING:
+        return 501;
+    case HTTP_HEAD_URI_TOO_LONG:
+        return 414;
+    default:
+        return 400;
+    }
+}
+
+const char *http_head_verdict_code(enum http_head_verdict v)
+{
+    switch (v) {
+    case HTTP_HEAD_VERSION_UNSUPPORTED:
+        return "http_version_not_supported";
+    case HTTP_HEAD_UNKNOWN_CODING:
+        return "not_implemented";
+    case HTTP_HEAD_URI_TOO_LONG:
+        return "uri_too_long";
+    default:
+        return "invalid_argument";
+    }
+}
+
+const char *http_head_verdict_message(enum http_head_verdict v)
+{
+    switch (v) {
+    case HTTP_HEAD_OK:
+        return "";
+    case HTTP_HEAD_BAD_REQUEST_LINE:
+        return "the request-line is not method SP request-target SP HTTP/DIGIT.DIGIT";
+    case HTTP_HEAD_VERSION_UNSUPPORTED:
+        return "only HTTP/1.x is served on this port";
+    case HTTP_HEAD_URI_TOO_LONG:
+        return "the request-target is longer than max_header_bytes";
+    case HTTP_HEAD_BAD_FIELD:
+        return "a header field line is malformed (whitespace before the colon or at the "
+               "start of a line, obsolete line folding, or a control character)";
+    case HTTP_HEAD_BAD_HOST:
+        return "an HTTP/1.1 request needs exactly one Host header with a valid value";
+    case HTTP_HEAD_BAD_FRAMING:
+        return "conflicting Content-Length or Transfer-Encoding headers";
+    case HTTP_HEAD_UNKNOWN_CODING:
+        return "only the chunked transfer coding is supported";
+    default:
+        return "bad request";
+    }
+}
+
+enum http_head_verdict http_head_too_large(const char *p, size_t n)
+{
+    /* RFC 9112 §3: a request-target longer than we parse is 414, not 431. */
+    return memchr(p, '\n', n) == NULL ? HTTP_HEAD_URI_TOO_LONG : HTTP_HEAD_COUNT;
+}
+
+size_t http_origin_path(const char *path, size_t len)
+{
+    size_t i;
+
+    /* RFC 9112 §3.2.2: absolute-form "http://authority/path": serve the path. */
+    if (len < 7 || (strncasecmp(path, "http://", 7) != 0 &&
+                    (len < 8 || strncasecmp(path, "https://", 8) != 0)))
+        return 0;
+    for (i = path[4] == ':' ? 7 : 8; i < len && path[i] != '/' && path[i] != '?'; i++)
+        ;
+    return i;
+}

@@ -77,4 +77,46 @@ int http_has_bad_framing(const char *p, size_t n);
 /* The Content-Length declared in the header block, or 0 when there is none. */
 uint64_t http_declared_length(const char *p, size_t n);
 
+/* ==== the request head against RFC 9112 and RFC 9110 ==== */
+
+/* What http_screen_head() found; each is answered by one status and code. */
+enum http_head_verdict {
+    HTTP_HEAD_OK = 0,
+    HTTP_HEAD_BAD_REQUEST_LINE,    /* 400: RFC 9112 §3, §2.3 */
+    HTTP_HEAD_VERSION_UNSUPPORTED, /* 505: HTTP/d.d with a major version other than 1 */
+    HTTP_HEAD_URI_TOO_LONG,        /* 414: RFC 9112 §3 */
+    HTTP_HEAD_BAD_FIELD,           /* 400: RFC 9112 §2.2, §5.1, §5.2; RFC 9110 §5.1, §5.5 */
+    HTTP_HEAD_BAD_HOST,            /* 400: RFC 9112 §3.2 */
+    HTTP_HEAD_BAD_FRAMING,         /* 400: RFC 9112 §6.1, §6.3 */
+    HTTP_HEAD_UNKNOWN_CODING,      /* 501: a transfer coding besides chunked (RFC 9112 §6.1) */
+    HTTP_HEAD_COUNT
+};
+
+/*
+ * Check the complete request head @p p (request-line through the empty
+ * line, @p n bytes, as http_header_block_len() measured it) against the
+ * MUST-level request rules of RFC 9112 and RFC 9110 that h2o does not
+ * enforce itself. Pure; HTTP_HEAD_OK when h2o may have it.
+ */
+enum http_head_verdict http_screen_head(const char *p, size_t n);
+/* 400, 414, 501 or 505 for a refusal; 0 for HTTP_HEAD_OK. */
+int http_head_verdict_status(enum http_head_verdict v);
+/* The JSON error code of a refusal ("invalid_argument", "uri_too_long", ...). */
+const char *http_head_verdict_code(enum http_head_verdict v);
+/* One sentence for the error body. */
+const char *http_head_verdict_message(enum http_head_verdict v);
+/*
+ * A head that did not end within max_header_bytes: HTTP_HEAD_URI_TOO_LONG
+ * when @p p holds no complete request-line yet (414), else HTTP_HEAD_COUNT
+ * (431, the fields are too large).
+ */
+enum http_head_verdict http_head_too_large(const char *p, size_t n);
+/* 1 when @p v is uri-host [ ":" port ] (RFC 9110 §7.2); empty is valid. */
+int http_host_is_valid(const char *v, size_t len);
+/*
+ * For an absolute-form request-target ("http://host/path", RFC 9112
+ * §3.2.2), the offset of its path in @p path; 0 for any other form.
+ */
+size_t http_origin_path(const char *path, size_t len);
+
 #endif /* IDMINTD_HTTP_SCREEN_H */

@@ -45,7 +45,7 @@ static const char usage_text[] =
     "IDMINT_CONFIG; with [tokens] it must be chmod 600 or 640). Defaults:\n"
     "127.0.0.1:8080, the fixed default authority (sqlite:/var/lib/idmint/idmint.db as\n"
     "root, else under $XDG_STATE_HOME or ~/.local/state), region 0, 64 connections per\n"
-    "client address.\n"
+    "client address, no rate limits (IDMINT_LIMITS_<CLASS>_RATE and _BURST set them).\n"
     "Without [tokens] only loopback addresses are served.\n"
     "Exit status: 0 stopped cleanly, 1 a runtime failure, 2 bad usage or configuration.\n";
 
@@ -377,6 +377,7 @@ int main(int argc, char **argv)
         return 1;
     }
     handles_init(&d.handles, &d.cfg);
+    ratelimit_init(&d.limits);
     routes_batch_init();
 
     /* Every thread started from here on inherits the mask: signals reach

@@ -20,8 +20,8 @@
 #include <string.h>
 #include <time.h>
 
-static const int codes[METRICS_CODES] = {200, 201, 400, 401, 403, 404, 405,
-                                         409, 413, 431, 500, 503, 0};
+static const int codes[METRICS_CODES] = {200, 201, 400, 401, 403, 404, 405, 409, 413,
+                                         414, 429, 431, 500, 501, 503, 505, 0};
 
 /* Upper bounds in seconds; the last bucket is +Inf. */
 const double metrics_bounds_s[METRICS_BUCKETS - 1] = {
@@ -319,6 +319,15 @@ char *metrics_render(struct daemon *d, size_t *len)
         textbuf_printf(&b, "idmint_http_connections_refused_total{reason=\"%s\"} %" PRIu64 "\n",
                        http_refusal_name((enum http_refusal)c),
                        http_refused_total((enum http_refusal)c));
+
+    textbuf_printf(&b, "# HELP idmint_http_rate_limited_total Requests answered 429 by a rate "
+                       "limit: by=\"token\" (the token's role's bucket) or \"address\" (the "
+                       "client address's), role the caller's.\n"
+                       "# TYPE idmint_http_rate_limited_total counter\n");
+    for (c = 0; c < 2 * 4; c++)
+        textbuf_printf(&b, "idmint_http_rate_limited_total{by=\"%s\",role=\"%s\"} %" PRIu64 "\n",
+                       c / 4 ? "address" : "token", auth_role_name((enum auth_role)(c % 4)),
+                       ratelimit_refused_total(&d->limits, (int)(c / 4), (unsigned)(c % 4)));
 
     textbuf_printf(&b, "# HELP idmint_http_requests_total HTTP requests by route and status.\n"
                        "# TYPE idmint_http_requests_total counter\n");

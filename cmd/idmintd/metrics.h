@@ -16,7 +16,7 @@
 #define METRICS_MAX_NS  256 /* namespaces with their own counters */
 #define METRICS_BUCKETS 13
 
-#define METRICS_CODES 13 /* the statuses the daemon sends, plus "other" */
+#define METRICS_CODES 17 /* the statuses the daemon sends, plus "other" */
 
 struct metrics_hist {
     _Atomic uint64_t bucket[METRICS_BUCKETS]; /* not cumulative; summed at scrape */

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The dispatcher: limits (431, 400, 413), then the route table of
- * route_table.c (404; 405 with Allow), bearer-token roles (401, 403), then
- * the row's handler; and the per-thread state the event loops call it with.
+ * The dispatcher: limits (431, 400, 413), the HTTP rules a later request on
+ * a kept-alive connection broke (http_screen.h; 400, 505), methods HTTP
+ * does not define (501), then the route table of route_table.c (404; 405
+ * with Allow), rate limits once the token is known (429), bearer-token
+ * roles (401, 403), then the row's handler; and the per-thread state the
+ * event loops call it with.
  * Handlers answer through reply.h and never call back into this file.
  */
 #include "daemon.h"
 
+#include "errors_http.h"
+#include "http_screen.h"
 #include "log.h"
 #include "reply.h"
 #include "route_table.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +32,55 @@ static int method_is(const struct http_req *r, const char *m)
     size_t len = strlen(m);
 
     return r->method_len == len && memcmp(r->method, m, len) == 0;
+}
+
+/* The methods of RFC 9110 §9 and RFC 5789: any other gets 501 (RFC 9110 §9.1). */
+static int method_is_known(const struct http_req *r)
+{
+    static const char *const known[] = {"GET",     "HEAD",  "POST",    "PUT",  "DELETE",
+                                        "CONNECT", "TRACE", "OPTIONS", "PATCH"};
+    size_t i;
+
+    for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (method_is(r, known[i]))
+            return 1;
+    return 0;
+}
+
+/*
+ * 1 after answering 429 when the address of @p r, or token @p t (NULL:
+ * none) under its role's rule, is over its limit; 0 to go on. A request
+ * refused by the address's bucket takes nothing from the token's.
+ */
+static int over_limit(struct http_req *r, struct worker *w, const struct auth_token *t,
+                      unsigned role)
+{
+    const struct config *cfg = &w->d->cfg;
+    const struct ratelimit_rule *rule = NULL;
+    uint64_t now = metrics_now_ns(), wait;
+    int is_address = 1;
+    char value[24], text[160];
+
+    wait = ratelimit_take_address(&w->d->limits, r->client, &cfg->limits[RATELIMIT_ADDRESS], now);
+    if (wait == 0 && t != NULL) {
+        is_address = 0;
+        rule = &cfg->limits[t->role - AUTH_MINT]; /* AUTH_MINT.. map to RATELIMIT_MINT.. */
+        wait = ratelimit_take_token(&w->d->limits, (size_t)(t - cfg->tokens), rule, now);
+    }
+    if (wait == 0)
+        return 0;
+    ratelimit_count(&w->d->limits, is_address, role);
+    snprintf(value, sizeof(value), "%" PRIu64, ratelimit_retry_after_s(wait));
+    http_add_header(r, "retry-after", value);
+    if (is_address)
+        snprintf(text, sizeof(text), "this client address is over address_rate; retry in %s s",
+                 value);
+    else
+        snprintf(text, sizeof(text), "token '%s' is over %s_rate; retry in %s s", t->name,
+                 auth_role_name(t->role), value);
+    routes_fail_http(r, errors_http_lookup(ERRORS_HTTP_RATE_LIMITED)->status,
+                     errors_http_lookup(ERRORS_HTTP_RATE_LIMITED)->code, text);
+    return 1;
 }
 
 /*
@@ -129,6 +184,17 @@ static void dispatch(struct http_req *r, struct worker *w, const struct route_ro
         routes_fail_http(r, 413, "payload_too_large", "request body is larger than max_body_bytes");
         return;
     }
+    if (r->head_verdict != HTTP_HEAD_OK) {
+        enum http_head_verdict v = (enum http_head_verdict)r->head_verdict;
+
+        routes_fail_http(r, http_head_verdict_status(v), http_head_verdict_code(v),
+                         http_head_verdict_message(v));
+        return;
+    }
+    if (!method_is_known(r)) {
+        routes_fail_http(r, 501, "not_implemented", "this method is not an HTTP method we serve");
+        return;
+    }
 
     path_split(r, &p);
     for (i = 0; i < route_table_len; i++) {
@@ -159,11 +225,16 @@ static void dispatch(struct http_req *r, struct worker *w, const struct route_ro
     w->actor = "anonymous";
     /* With no [tokens] every caller is admin (main.c then serves loopback only). */
     m.role = cfg->n_tokens > 0 ? AUTH_NONE : AUTH_ADMIN;
-    if (row->role != AUTH_NONE && cfg->n_tokens > 0) {
+    if (row->role == AUTH_NONE || cfg->n_tokens == 0) {
+        if (over_limit(r, w, NULL, m.role))
+            return;
+    } else {
         int is_missing;
         const struct auth_token *t = auth_check(cfg->tokens, cfg->n_tokens, r->authorization,
                                                 r->authorization_len, &is_missing);
 
+        if (over_limit(r, w, t, t != NULL ? t->role : AUTH_NONE))
+            return;
         if (t == NULL) {
             http_add_header(r, "www-authenticate", "Bearer");
             routes_fail_http(r, 401, "unauthenticated",
