@@ -99,23 +99,28 @@ class Drill:
         kinds = ["snowflake"] * n_sf + ["range"] * (a.procs - n_sf)
         # Open together: every process sleeps until one instant, so the burst
         # hits the authority at once however long spawning took.
+        # --ramp spreads the opens over that many seconds instead (a fleet
+        # that comes up gradually); every process still mints --seconds.
         start_ms = wall_ms() + 1000 + 4 * a.procs
-        end_ms = start_ms + int(a.seconds * 1000)
-        for kind in kinds:
-            self.spawn(kind, start_ms, end_ms)
+        ramp_ms = int(a.ramp * 1000)
+        end_ms = start_ms + ramp_ms + int(a.seconds * 1000)
+        self.rng.shuffle(kinds)
+        for k, kind in enumerate(kinds):
+            self.spawn(kind, start_ms + ramp_ms * k // max(1, len(kinds)), end_ms)
         self.start_ms, self.end_ms = start_ms, end_ms
 
-        initial = list(range(len(kinds)))
-        self.rng.shuffle(initial)
         n_restart = int(round(a.procs * a.restart))
         n_kill = int(round(a.procs * a.kill))
-        events = [("term", i) for i in initial[:n_restart]]
-        events += [("kill", i) for i in initial[n_restart:n_restart + n_kill]]
+        events = ["term"] * n_restart + ["kill"] * n_kill
         self.rng.shuffle(events)
-        # Spread over the middle of the run, as a deploy would be.
-        span = (end_ms - start_ms) * 0.7
-        events = [(int(start_ms + (end_ms - start_ms) * 0.15 + span * (k + 0.5) / max(1, len(events))),
-                   what, i) for k, (what, i) in enumerate(events)]
+        # Spread over the middle of the run, as a deploy would be; each event
+        # picks its process then, among those running, so that a process
+        # that failed to start does not use up the deploy.
+        t0 = start_ms + ramp_ms
+        span = (end_ms - t0) * 0.7
+        events = [(int(t0 + (end_ms - t0) * 0.15 + span * (k + 0.5) / max(1, len(events))), what,
+                   None) for k, what in enumerate(events)]
+        self.skipped = 0
         for k in range(a.planted):
             t = int(start_ms + (end_ms - start_ms) * (0.3 + 0.1 * k))
             events.append((t, "planted", None))
@@ -129,9 +134,13 @@ class Drill:
                 if what == "planted":
                     self.spawn("snowflake", 0, end_ms, planted=True, note="planted")
                     continue
-                p = self.procs[i]
-                if p["popen"].poll() is not None:
-                    continue  # it already ended (a failed start): nothing to stop
+                running = [p for p in self.procs
+                           if p["signalled"] is None and p["note"] != "planted"
+                           and p["popen"].poll() is None]
+                if not running:
+                    self.skipped += 1
+                    continue
+                p = self.rng.choice(running)
                 if what == "kill":
                     p["popen"].kill()
                     p["signalled"] = "kill"
@@ -227,7 +236,8 @@ class Drill:
             "authority": a.authority, "procs": a.procs, "seconds": a.seconds, "rate": a.rate,
             "started": len(self.procs), "restarted": sum(p["note"] == "rolling restart" for p in self.procs),
             "killed": sum(p["signalled"] == "kill" for p in self.procs),
-            "failed_starts": len(failed), "hung": self.hung,
+            "failed_starts": len(failed), "hung": self.hung, "events_skipped": self.skipped,
+            "ramp_s": a.ramp,
             "minted": minted, "ids_per_s": minted / dur_s,
             "per_process_ids_per_s_p50": pct(per_proc_rate, 50),
             "per_process_ids_per_s_min": min(per_proc_rate) if per_proc_rate else None,
@@ -272,9 +282,11 @@ class Drill:
     def print_figures(self):
         f = self.fig
         print(f"fleet: {f['procs']} processes x {f['rate']} IDs/s for {f['seconds']} s on "
-              f"{f['authority']}")
+              f"{f['authority']}" + (f", opens spread over {f['ramp_s']} s" if f["ramp_s"] else
+                                     ", all opened at one instant"))
         print(f"  processes started {f['started']} (rolling restarts {f['restarted']}, "
-              f"kill -9 {f['killed']}); failed starts {f['failed_starts']}; hung {f['hung']}")
+              f"kill -9 {f['killed']}, events with no process to stop {f['events_skipped']}); "
+              f"failed starts {f['failed_starts']}; hung {f['hung']}")
         print(f"  minted {f['minted']} IDs, {f['ids_per_s']:.0f} IDs/s in all; per process "
               f"p50 {f['per_process_ids_per_s_p50'] or 0:.0f}/s, min "
               f"{f['per_process_ids_per_s_min'] or 0:.0f}/s")
@@ -286,7 +298,7 @@ class Drill:
                   f"{fmt_ms(o['max_ms']):>8}")
         print("  lock waits: not seen from outside the store; they are inside the latencies above")
         for what, key in (("open (idmint_open)", "open_ms"),
-                          ("first ID, burst (from the common start)", "first_id_ms_initial"),
+                          ("first ID, initial starts (from their start instant)", "first_id_ms_initial"),
                           ("first ID, restarts (from spawn)", "first_id_ms_restart")):
             p50, p99, mx = f[key]
             print(f"  {what}: p50 {fmt_ms(p50)} ms, p99 {fmt_ms(p99)} ms, max {fmt_ms(mx)} ms")
@@ -307,7 +319,9 @@ def main():
     ap.add_argument("--idmint", required=True, help="the idmint CLI (namespaces, trace)")
     ap.add_argument("--minter", required=True, help="tests/fleet/fleet_minter")
     ap.add_argument("--procs", type=int, default=500)
-    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--seconds", type=float, default=60, help="how long each process mints")
+    ap.add_argument("--ramp", type=float, default=0,
+                    help="spread the opens over this many seconds (default 0: one instant)")
     ap.add_argument("--rate", type=int, default=20000, help="IDs/s per process")
     ap.add_argument("--tick-ms", type=int, default=10, help="pacing tick of each process")
     ap.add_argument("--restart", type=float, default=0.10, help="fraction given a rolling restart")
