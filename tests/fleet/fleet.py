@@ -368,6 +368,9 @@ def main():
         if rc != 1 or not f["check"].get("overlaps"):
             print("fleet: FAIL: the planted overlap was not reported")
             status = 1
+    elif rc == 2:
+        print("fleet: FAIL: the checker could not check everything (see above)")
+        status = 1
     elif rc != 0:
         print("fleet: FAIL: the checker found problems")
         status = 1
