@@ -3,6 +3,7 @@
  * The HTTP server seam. http.c is the only file that calls the HTTP library
  * (h2o's evloop); the rest of the daemon sees a request as method, path,
  * query, two headers and a body, and answers with status, type and body.
+ * TLS, when configured, is invisible above this seam (http_tls.h).
  * Handlers run on the event-loop thread and must answer before returning.
  */
 #ifndef IDMINTD_HTTP_H
@@ -28,11 +29,13 @@ struct http_req {
     const char *idempotency_key; /* the first Idempotency-Key header; NULL when absent */
     size_t idempotency_key_len;
     unsigned idempotency_keys; /* how many Idempotency-Key headers came */
-    size_t header_bytes; /* request line and headers as received, roughly */
-    int has_bad_framing; /* several Content-Lengths, or one beside Transfer-Encoding */
-    void *thread;        /* what thread_init returned for the serving thread */
-    void *priv;          /* the library's request */
+    size_t header_bytes;       /* request line and headers as received, roughly */
+    int has_bad_framing;       /* several Content-Lengths, or one beside Transfer-Encoding */
+    void *thread;              /* what thread_init returned for the serving thread */
+    void *priv;                /* the library's request */
 };
+
+struct http_tls; /* http_tls.h */
 
 struct http_server_config {
     struct sockaddr_storage addr;
@@ -43,7 +46,8 @@ struct http_server_config {
     unsigned max_connections_per_client;
     size_t max_body_bytes;   /* the library may drop far larger bodies itself */
     size_t max_header_bytes; /* checked before the library parses a connection's first request */
-    uint32_t request_timeout_ms; /* a request must arrive within this */
+    uint32_t request_timeout_ms; /* a request must arrive within this (and a TLS handshake) */
+    struct http_tls *tls;        /* NULL: plain HTTP; borrowed, must outlive the server */
     void (*on_request)(struct http_req *r);
     void *(*thread_init)(unsigned index, void *arg); /* runs on the new thread */
     void (*thread_fini)(void *thread);
