@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# HTTP benchmark of idmintd beside Redis INCR (issue 3), in one run: the
-# server pinned to one CPU, the load generator to another. Reports numbers and
+# HTTP benchmark of idmintd beside Redis INCR (issue 3), and over TLS beside
+# plain HTTP (issue 16), in one run: the server pinned to one CPU, the load
+# generator to another. Reports numbers and
 # whether each target is met; it asserts nothing (exit 1 only on a setup
 # failure). Results and method: docs/benchmarks-http.md.
 set -euo pipefail
@@ -20,10 +21,14 @@ Environment:
   REDIS_N=1000000    INCR requests redis-benchmark sends
   IDEMPOTENT=1       0: skip the idempotent batch case (count=1000 with a fresh
                      Idempotency-Key per request, one DURATION run)
+  TLS=1              0: skip the HTTPS cases (a second idmintd with a throwaway
+                     certificate: single IDs on keep-alive connections for one
+                     DURATION run, then 3 s each of a new connection per
+                     request over HTTPS and over plain HTTP)
   PERF=0             1: after the measurements, profile idmintd during one more
                      single-ID run (perf record -g) and print the top symbols
   KEEP=0             1: keep the temporary folder (logs, perf.data)
-Installs wrk, redis-server, redis-tools, curl (and linux-perf with PERF=1)
+Installs wrk, redis-server, redis-tools, curl, openssl (and linux-perf with PERF=1)
 with apt-get when missing.
 EOF
 }
@@ -46,6 +51,7 @@ REDIS_N=${REDIS_N:-1000000}
 PERF=${PERF:-0}
 KEEP=${KEEP:-0}
 IDEMPOTENT=${IDEMPOTENT:-1}
+TLS=${TLS:-1}
 LUA=$HERE/wrk_idmint.lua
 LUA_IDEMPOTENT=$HERE/wrk_idempotent.lua
 CLK_TCK=$(getconf CLK_TCK)
@@ -67,6 +73,7 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v redis-cli >/dev/null || missing+=(redis-tools)
 command -v curl >/dev/null || missing+=(curl)
+if [ "$TLS" = 1 ] && ! command -v openssl >/dev/null; then missing+=(openssl); fi
 command -v taskset >/dev/null || missing+=(util-linux)
 if [ "$PERF" = 1 ] && ! command -v perf >/dev/null; then missing+=(linux-perf); fi
 if [ ${#missing[@]} -gt 0 ]; then
@@ -78,6 +85,7 @@ fi
 # --- processes and cleanup ---------------------------------------------------
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench_http.XXXXXX")
 IDMINTD_PID=
+TLS_PID=
 REDIS_PID=
 
 stop_pid() { # PID: TERM, wait up to 5 s, then KILL; only PIDs this script started
@@ -93,6 +101,7 @@ stop_pid() { # PID: TERM, wait up to 5 s, then KILL; only PIDs this script start
 
 cleanup() {
     stop_pid "$IDMINTD_PID"
+    stop_pid "$TLS_PID"
     stop_pid "$REDIS_PID"
     wait 2>/dev/null || true
     if [ "$KEEP" = 1 ]; then echo "bench_http: kept $TMP" >&2; else rm -rf "$TMP"; fi
@@ -160,6 +169,34 @@ if ! [ -s "$TMP/port" ]; then
 fi
 HTTP_PORT=$(cat "$TMP/port")
 BASE=http://127.0.0.1:$HTTP_PORT
+
+# The same daemon over TLS, on the same CPU and store: a throwaway CA and a
+# certificate for IP:127.0.0.1 (ECDSA P-256, as a modern deployment would).
+if [ "$TLS" = 1 ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -keyout "$TMP/ca.key" -out "$TMP/ca.pem" -subj /CN=bench-ca 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$TMP/tls.key" \
+        -out "$TMP/tls.csr" -subj /CN=127.0.0.1 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1\n' >"$TMP/san.cnf"
+    openssl x509 -req -in "$TMP/tls.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" \
+        -CAcreateserial -days 2 -extfile "$TMP/san.cnf" -out "$TMP/tls.pem" 2>/dev/null
+    sed "s|^file = .*|file = $TMP/idmintd-tls.log|" "$TMP/idmintd.conf" >"$TMP/idmintd-tls.conf"
+    taskset -c "$SERVER_CPU" "$IDMINTD" --config "$TMP/idmintd-tls.conf" \
+        --port-file "$TMP/tls-port" --tls-cert "$TMP/tls.pem" --tls-key "$TMP/tls.key" &
+    TLS_PID=$!
+    for _ in $(seq 100); do
+        [ -s "$TMP/tls-port" ] && curl -sf --cacert "$TMP/ca.pem" \
+            "https://127.0.0.1:$(cat "$TMP/tls-port")/readyz" >/dev/null && break
+        sleep 0.1
+    done
+    if ! curl -sf --cacert "$TMP/ca.pem" "https://127.0.0.1:$(cat "$TMP/tls-port" 2>/dev/null \
+        || echo 1)/readyz" >/dev/null; then
+        echo "bench_http: idmintd over TLS did not start; log:" >&2
+        cat "$TMP/idmintd-tls.log" >&2 || true
+        exit 1
+    fi
+    TLS_BASE=https://127.0.0.1:$(cat "$TMP/tls-port")
+fi
 sleep 1
 RSS_START=$(rss_kib "$IDMINTD_PID")
 
@@ -183,9 +220,11 @@ result_field() { # KEY LINE: the value of KEY=VALUE in LINE
 
 # run_wrk SECONDS URL [HEADER]: one pinned wrk run; sets W_* from its result
 # line, the server's CPU ticks over the run and wrk's own CPU seconds.
-# WRK_SCRIPT overrides the Lua script (default wrk_idmint.lua).
+# WRK_SCRIPT overrides the Lua script (default wrk_idmint.lua); W_PID the
+# server measured (default the plain idmintd).
 run_wrk() {
     local secs=$1 url=$2 header=${3:-} t0 t1 line
+    local IDMINTD_PID=${W_PID:-$IDMINTD_PID}
     local args=(-t1 "-c$CONNS" "-d${secs}s" --timeout 5s -s "${WRK_SCRIPT:-$LUA}")
     [ -n "$header" ] && args+=(-H "$header")
     thread_ticks "$IDMINTD_PID" >"$TMP/threads.0"
@@ -235,6 +274,29 @@ run_wrk "$DURATION" "$URL_ONE"
 ONE_RPS=$W_RPS ONE_P50=$W_P50 ONE_P99=$W_P99 ONE_ERR=$W_ERR
 ONE_CPU=$W_CPU_US ONE_BUSY=$W_BUSY
 ONE_LOOP=${W_LOOP_CPU% *} ONE_OTHER=${W_LOOP_CPU#* } ONE_WAIT=$W_WAIT ONE_CB=$W_CLIENT_BUSY
+
+# --- (1b) single IDs over TLS --------------------------------------------------
+# Right after (1), same load, against the TLS daemon; then a new connection
+# per request (Connection: close) over both, so that the handshake's cost
+# shows beside the keep-alive case, where it is paid once per connection.
+TLS_ROWS= TLS_LINE=
+if [ "$TLS" = 1 ]; then
+    W_PID=$TLS_PID run_wrk 2 "$TLS_BASE/v1/ids?count=1" # warm-up
+    W_PID=$TLS_PID run_wrk "$DURATION" "$TLS_BASE/v1/ids?count=1"
+    TLS_RPS=$W_RPS TLS_P50=$W_P50 TLS_P99=$W_P99 TLS_ERR=$W_ERR TLS_CPU=$W_CPU_US
+    TLS_BUSY=$W_BUSY TLS_WAIT=$W_WAIT TLS_CB=$W_CLIENT_BUSY
+    W_PID=$TLS_PID run_wrk 3 "$TLS_BASE/v1/ids?count=1" "Connection: close"
+    TLSNEW_RPS=$W_RPS TLSNEW_P50=$W_P50 TLSNEW_P99=$W_P99 TLSNEW_ERR=$W_ERR TLSNEW_CPU=$W_CPU_US
+    TLSNEW_BUSY=$W_BUSY TLSNEW_WAIT=$W_WAIT TLSNEW_CB=$W_CLIENT_BUSY
+    run_wrk 3 "$URL_ONE" "Connection: close"
+    NEW_RPS=$W_RPS NEW_P50=$W_P50 NEW_P99=$W_P99 NEW_ERR=$W_ERR NEW_CPU=$W_CPU_US
+    NEW_BUSY=$W_BUSY NEW_WAIT=$W_WAIT NEW_CB=$W_CLIENT_BUSY
+    ms() { awk -v u="$1" 'BEGIN {printf "%.3f ms", u / 1000}'; }
+    TLS_ROWS="| idmintd HTTPS count=1 (TLS 1.3, keep-alive) | $TLS_RPS req/s | $TLS_CPU µs | $(awk -v c="$TLS_CPU" 'BEGIN {printf "%.0f", (c > 0 ? 1e6 / c : 0)}') req/s | $TLS_BUSY % / $TLS_WAIT % | $TLS_CB % | $(ms "$TLS_P50") | $(ms "$TLS_P99") | $TLS_ERR |
+| idmintd HTTPS count=1, new connection each | $TLSNEW_RPS req/s | $TLSNEW_CPU µs | - | $TLSNEW_BUSY % / $TLSNEW_WAIT % | $TLSNEW_CB % | $(ms "$TLSNEW_P50") | $(ms "$TLSNEW_P99") | $TLSNEW_ERR |
+| idmintd HTTP count=1, new connection each | $NEW_RPS req/s | $NEW_CPU µs | - | $NEW_BUSY % / $NEW_WAIT % | $NEW_CB % | $(ms "$NEW_P50") | $(ms "$NEW_P99") | $NEW_ERR |"
+    TLS_LINE="TLS vs plain HTTP, single IDs, same run: keep-alive $TLS_RPS vs $ONE_RPS req/s, server CPU/request $TLS_CPU vs $ONE_CPU µs; new connection each: $TLSNEW_RPS vs $NEW_RPS req/s, $TLSNEW_CPU vs $NEW_CPU µs"
+fi
 
 # --- (2) p99 at half the peak single-ID rate ----------------------------------
 # Right after (1), so both see the machine in the same state.
@@ -349,13 +411,15 @@ load average: start $LOAD_START, end $LOAD_END
 | case | rate | server CPU/request | one core's worth | server busy / waiting | client busy | p50 | p99 | errors |
 |---|---|---|---|---|---|---|---|---|
 | idmintd GET /v1/ids?count=1 | $ONE_RPS req/s | $ONE_CPU µs | $(cap "$ONE_CPU") req/s | $ONE_BUSY % / $ONE_WAIT % | $ONE_CB % | $(us_ms "$ONE_P50") | $(us_ms "$ONE_P99") | $ONE_ERR |
-| Redis INCR (redis-benchmark -P 1) | $REDIS_RPS req/s | $REDIS_CPU µs | $(cap "$REDIS_CPU") req/s | $REDIS_BUSY % / $REDIS_WAIT % | $REDIS_CB % | $(us_ms "$REDIS_P50") | $(us_ms "$REDIS_P99") | - |
+${TLS_ROWS:+$TLS_ROWS
+}| Redis INCR (redis-benchmark -P 1) | $REDIS_RPS req/s | $REDIS_CPU µs | $(cap "$REDIS_CPU") req/s | $REDIS_BUSY % / $REDIS_WAIT % | $REDIS_CB % | $(us_ms "$REDIS_P50") | $(us_ms "$REDIS_P99") | - |
 | idmintd count=1000, range | $RNG_IDS IDs/s ($RNG_RPS req/s) | $RNG_CPU µs | $(cap "$RNG_CPU" 1000) IDs/s | $RNG_BUSY % / $RNG_WAIT % | $RNG_CB % | - | $(us_ms "$RNG_P99") | $RNG_ERR |
 | idmintd count=1000, snowflake | $SF_IDS IDs/s ($SF_RPS req/s), $SF_PCT % of $SF_CEIL | $SF_CPU µs | - (waits for the clock) | $SF_BUSY % / $SF_WAIT % | $SF_CB % | - | $(us_ms "$SF_P99") | $SF_ERR |
 ${IDEM_ROW:+$IDEM_ROW
 }| idmintd count=1, paced at $HALF req/s | $HALF_RPS req/s | $HALF_CPU µs | - | $HALF_BUSY % / $HALF_WAIT % | $HALF_CB % | $(us_ms "$HALF_P50") | $(us_ms "$HALF_P99") (p99.9 $(us_ms "$HALF_P999")) | $HALF_ERR |
 
 ${IDEM_LINE:+$IDEM_LINE
+}${TLS_LINE:+$TLS_LINE
 }server CPU/request of the single-ID run by thread: event loop $ONE_LOOP µs, other threads $ONE_OTHER µs
 one core's worth = 1 s / server CPU per request: the rate if the server had its core to itself
 server busy = server CPU time / wall time; waiting = time its threads were runnable but queued

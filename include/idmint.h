@@ -496,8 +496,10 @@ static inline const idmint_audit_entry *idmint_audit_entry_at(const idmint_audit
  *
  * @param[out] out     the authority; written only on success
  * @param[in]  url     "sqlite:PATH", "sqlite:file:URI", "postgres://...",
- *                     "etcd://h1:p,h2:p/prefix", "http://host:port", or NULL
- *                     as above; copied
+ *                     "etcd://h1:p,h2:p/prefix", "http://host:port",
+ *                     "https://host:port[?ca=FILE]" (certificate verified
+ *                     against the system CA store or FILE), or NULL as
+ *                     above; copied
  * @param[in]  region  the region this process mints in, 0..65535
  * @return 0, IDMINT_EINVAL (bad URL or region, a private database, no home
  *         for the default), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE (cannot open

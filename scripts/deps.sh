@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev cppcheck
       libsqlite3-dev sqlite3 libcmocka-dev uuid-dev libcurl4-openssl-dev libh2o-evloop-dev
       libssl-dev libjansson-dev libinih-dev libpq-dev python3 curl spin faketime etcd-server
+      openssl                    # throwaway CA and certificates: tests/daemon/test_tls.py
       chromium fonts-dejavu-core # headless Chromium: tests/daemon/test_status.py
       golang-go                  # bindings/go
       python3-pytest python3-venv python3-setuptools python3-wheel python3-dev # bindings/python

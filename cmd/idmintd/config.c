@@ -140,6 +140,10 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
             NUM(100, 3600000, request_timeout_ms, uint32_t);
         if (strcmp(key, "max_count") == 0)
             NUM(1, MAX_COUNT_MAX, max_count, uint32_t);
+        if (strcmp(key, "tls_cert") == 0)
+            return set_str(cfg->tls_cert, sizeof(cfg->tls_cert), value, err, err_size);
+        if (strcmp(key, "tls_key") == 0)
+            return set_str(cfg->tls_key, sizeof(cfg->tls_key), value, err, err_size);
     } else if (strcmp(section, "authority") == 0) {
         if (strcmp(key, "url") == 0)
             return set_str(cfg->authority, sizeof(cfg->authority), value, err, err_size);
@@ -316,6 +320,8 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size)
         {"IDMINT_LIMITS_ADMIN_BURST", "limits", "admin_burst"},
         {"IDMINT_LIMITS_ADDRESS_RATE", "limits", "address_rate"},
         {"IDMINT_LIMITS_ADDRESS_BURST", "limits", "address_burst"},
+        {"IDMINT_TLS_CERT", "server", "tls_cert"},
+        {"IDMINT_TLS_KEY", "server", "tls_key"},
     };
     char problem[400];
     size_t i;
@@ -335,6 +341,13 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size)
 
 int config_finish(struct config *cfg, char *err, size_t err_size)
 {
+    if ((cfg->tls_cert[0] == '\0') != (cfg->tls_key[0] == '\0')) {
+        snprintf(err, err_size,
+                 "TLS needs both tls_cert and tls_key (--tls-cert, --tls-key); "
+                 "only %s is set",
+                 cfg->tls_cert[0] != '\0' ? "tls_cert" : "tls_key");
+        return -1;
+    }
     if (cfg->renew_ms >= cfg->lease_ms) {
         snprintf(err, err_size, "renew_ms (%u) must be below lease_ms (%u)", cfg->renew_ms,
                  cfg->lease_ms);

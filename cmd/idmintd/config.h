@@ -19,8 +19,8 @@ void config_defaults(struct config *cfg);
 int config_load_file(struct config *cfg, const char *path, char *err, size_t err_size);
 /*
  * Apply IDMINT_LISTEN, _AUTHORITY, _REGION, _LOG_LEVEL, _MAX_COUNT,
- * _MAX_CONNECTIONS_PER_CLIENT and _LIMITS_<CLASS>_RATE / _BURST ([limits]).
- * 0 or -1 with @p err.
+ * _MAX_CONNECTIONS_PER_CLIENT, _TLS_CERT, _TLS_KEY and _LIMITS_<CLASS>_RATE /
+ * _BURST ([limits]). 0 or -1 with @p err.
  */
 int config_apply_env(struct config *cfg, char *err, size_t err_size);
 /*
@@ -29,7 +29,10 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size);
  */
 int config_set(struct config *cfg, const char *section, const char *key, const char *value,
                char *err, size_t err_size);
-/* Cross-field checks after every source is applied. 0 or -1 with @p err. */
+/*
+ * Cross-field checks after every source is applied (lease times; TLS needs
+ * both a certificate and a key). 0 or -1 with @p err.
+ */
 int config_finish(struct config *cfg, char *err, size_t err_size);
 
 #endif /* IDMINTD_CONFIG_H */

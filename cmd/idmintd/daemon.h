@@ -40,6 +40,8 @@ struct config {
     int log_level;            /* LOG_* */
     char log_file[1024];      /* "" : stderr */
     char port_file[1024];     /* "" : none */
+    char tls_cert[1024];      /* PEM chain; "" : plain HTTP (then tls_key is "" too) */
+    char tls_key[1024];       /* PEM private key, unencrypted */
     struct auth_token tokens[DAEMON_MAX_TOKENS];
     size_t n_tokens;
     unsigned max_connections_per_client; /* from one address (IPv6: one /64) */

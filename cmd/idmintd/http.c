@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The only file that calls h2o (the evloop library, HTTP/1.1 without TLS).
- * One event loop per thread, each with its own SO_REUSEPORT listener. Each
+ * The only file that calls h2o (the evloop library, HTTP/1.1, over TLS when
+ * configured: the credentials live in http_tls.c). One event loop per
+ * thread, each with its own SO_REUSEPORT listener. Each
  * new connection is admitted by its client address first (http_screen.c:
  * at most max_connections_per_client each, the last slots kept for
  * addresses without one), then screened (header size and count, declared
- * body size) so that oversized requests get a 431/413 instead of the silent
+ * body size; over TLS after the handshake, which this file starts itself so
+ * that screening sees plain bytes) so that oversized requests get a 431/413
+ * instead of the silent
  * close h2o gives past its own limits; then h2o owns the socket.
  * Connections are counted per thread to pause accepting at the limit, to
  * close idle ones early near it, and to drain at stop.
@@ -14,6 +17,7 @@
 
 #include "http.h"
 #include "http_screen.h"
+#include "http_tls.h"
 
 #include <h2o.h>
 #include <h2o/http1.h>
@@ -58,6 +62,8 @@ struct conn {
     int is_lingering;            /* an early reply is out; only draining its input */
     int is_handed_over;          /* h2o owns the socket now */
     int is_shut_rd;              /* drain or the idle sweep asked it to stop reading */
+    enum http_refusal why;       /* a refused one: which 503 it gets after its handshake */
+    SSL_CTX *ssl_ctx;            /* TLS: our reference for the connection's life; else NULL */
 };
 
 struct http_thread {
@@ -336,6 +342,8 @@ static void conn_on_close(void *data)
     } else {
         th->n_refused--;
     }
+    /* After h2o freed the connection's SSL, which held its own reference. */
+    http_tls_release(c->ssl_ctx);
     free(c);
     if (!was_admitted)
         return;
@@ -442,10 +450,37 @@ static void screen_on_read(h2o_socket_t *sock, const char *err)
 }
 
 /*
+ * The TLS handshake of @p sock ended. A refused connection now gets its 503
+ * (encrypted, so that the client can read it); an admitted one is screened
+ * like a plain one, on the decrypted bytes. h2o may already have decrypted
+ * the start of the request, which no further read event would announce.
+ */
+static void tls_on_handshake(h2o_socket_t *sock, const char *err)
+{
+    struct conn *c = sock->data;
+
+    if (err != NULL) {
+        /* Plain HTTP on this port, TLS 1.1 or older, no shared cipher: a
+         * client that cannot speak TLS 1.2+ is not answered at all. */
+        conn_close(c);
+        return;
+    }
+    if (!c->is_admitted) {
+        early_reply(c, c->th->srv->reply_503[c->why]);
+        return;
+    }
+    h2o_socket_read_start(sock, screen_on_read);
+    if (sock->input->size > 0)
+        screen_on_read(sock, NULL);
+}
+
+/*
  * Take connection @p c into the thread's list. A refused one is answered at
  * once with 503 and Retry-After, and lingers like any early reply; it holds
  * no slot, and at most REFUSED_MAX of them per thread hold a socket, so a
  * flood of refusals costs bounded memory: beyond that they are closed unanswered.
+ * Over TLS both first complete a handshake within request_timeout_ms; the
+ * context is taken now, so a reload during the handshake does not matter.
  */
 static void conn_start(struct http_thread *th, struct conn *c, int is_refused,
                        enum http_refusal why)
@@ -471,6 +506,14 @@ static void conn_start(struct http_thread *th, struct conn *c, int is_refused,
     sock->data = c;
     sock->on_close.cb = conn_on_close;
     sock->on_close.data = c;
+    c->why = why;
+    if (th->srv->cfg.tls != NULL) {
+        c->ssl_ctx = http_tls_acquire(th->srv->cfg.tls);
+        c->timeout.cb = screen_on_timeout;
+        h2o_timeout_link(th->loop, &th->screen_timeout, &c->timeout);
+        h2o_socket_ssl_handshake(sock, c->ssl_ctx, NULL, tls_on_handshake);
+        return;
+    }
     if (is_refused) {
         early_reply(c, th->srv->reply_503[why]);
         return;

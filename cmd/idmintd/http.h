@@ -3,6 +3,7 @@
  * The HTTP server seam. http.c is the only file that calls the HTTP library
  * (h2o's evloop); the rest of the daemon sees a request as method, path,
  * query, two headers and a body, and answers with status, type and body.
+ * TLS, when configured, is invisible above this seam (http_tls.h).
  * Handlers run on the event-loop thread and must answer before returning.
  */
 #ifndef IDMINTD_HTTP_H
@@ -36,6 +37,8 @@ struct http_req {
     void *priv;               /* the library's request */
 };
 
+struct http_tls; /* http_tls.h */
+
 struct http_server_config {
     struct sockaddr_storage addr;
     socklen_t addr_len;
@@ -45,7 +48,8 @@ struct http_server_config {
     unsigned max_connections_per_client;
     size_t max_body_bytes;   /* the library may drop far larger bodies itself */
     size_t max_header_bytes; /* checked before the library parses a connection's first request */
-    uint32_t request_timeout_ms; /* a request must arrive within this */
+    uint32_t request_timeout_ms; /* a request must arrive within this (and a TLS handshake) */
+    struct http_tls *tls;        /* NULL: plain HTTP; borrowed, must outlive the server */
     void (*on_request)(struct http_req *r);
     void *(*thread_init)(unsigned index, void *arg); /* runs on the new thread */
     void (*thread_fini)(void *thread);

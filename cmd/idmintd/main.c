@@ -3,7 +3,8 @@
  * idmintd: the HTTP daemon (DESIGN.md §7, docs/http-api.md). Reads flags,
  * environment and config file, binds, starts the event-loop threads, opens
  * the eager namespaces, then waits for signals on the main thread: SIGHUP
- * reopens the log, SIGTERM/SIGINT drain and release every lease. Exit
+ * reopens the log and reloads the TLS certificate and key, SIGTERM/SIGINT
+ * drain and release every lease. Exit
  * status: 0 clean stop, 1 a runtime failure, 2 bad usage or configuration.
  */
 #include "config.h"
@@ -12,6 +13,7 @@
 #include "metrics.h"
 #include "errors_http.h"
 #include "history.h"
+#include "http_tls.h"
 #include "log.h"
 #include "route_table.h"
 #include "sampler.h"
@@ -34,6 +36,7 @@
 static const char usage_text[] =
     "usage: idmintd [--config FILE] [--listen ADDR:PORT] [--authority URL] [--region N]\n"
     "               [--port-file PATH] [--log-level LEVEL] [--max-connections-per-client N]\n"
+    "               [--tls-cert FILE --tls-key FILE]\n"
     "       idmintd --hash-token < token      print the sha256: hash of a token\n"
     "       idmintd --self-check              check the error and route tables, exit 0 or 1\n"
     "       idmintd --list-routes             print the route table as JSON lines, exit 0\n"
@@ -41,17 +44,19 @@ static const char usage_text[] =
     "\n"
     "Serves the idmint HTTP API (docs/http-api.md). Flags override IDMINT_LISTEN,\n"
     "IDMINT_AUTHORITY, IDMINT_REGION, IDMINT_LOG_LEVEL, IDMINT_MAX_COUNT and\n"
-    "IDMINT_MAX_CONNECTIONS_PER_CLIENT, which override the config file (--config or\n"
+    "IDMINT_MAX_CONNECTIONS_PER_CLIENT, IDMINT_TLS_CERT and IDMINT_TLS_KEY, which\n"
+    "override the config file (--config or\n"
     "IDMINT_CONFIG; with [tokens] it must be chmod 600 or 640). Defaults:\n"
     "127.0.0.1:8080, the fixed default authority (sqlite:/var/lib/idmint/idmint.db as\n"
     "root, else under $XDG_STATE_HOME or ~/.local/state), region 0, 64 connections per\n"
     "client address, no rate limits (IDMINT_LIMITS_<CLASS>_RATE and _BURST set them).\n"
-    "Without [tokens] only loopback addresses are served.\n"
+    "Without [tokens] only loopback addresses are served. With --tls-cert and --tls-key\n"
+    "(PEM files) it serves HTTPS only, TLS 1.2 and 1.3; SIGHUP reloads both files.\n"
     "Exit status: 0 stopped cleanly, 1 a runtime failure, 2 bad usage or configuration.\n";
 
 struct flags {
     const char *config, *listen, *authority, *region, *port_file, *log_level;
-    const char *max_connections_per_client;
+    const char *max_connections_per_client, *tls_cert, *tls_key;
     int is_help, is_version, is_hash_token, is_self_check, is_list_routes;
 };
 
@@ -74,6 +79,8 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         {"--port-file", offsetof(struct flags, port_file)},
         {"--log-level", offsetof(struct flags, log_level)},
         {"--max-connections-per-client", offsetof(struct flags, max_connections_per_client)},
+        {"--tls-cert", offsetof(struct flags, tls_cert)},
+        {"--tls-key", offsetof(struct flags, tls_key)},
     };
     int i;
 
@@ -180,6 +187,8 @@ static int apply_flags(struct config *cfg, const struct flags *f)
         {"--log-level", "log", "level", offsetof(struct flags, log_level)},
         {"--max-connections-per-client", "server", "max_connections_per_client",
          offsetof(struct flags, max_connections_per_client)},
+        {"--tls-cert", "server", "tls_cert", offsetof(struct flags, tls_cert)},
+        {"--tls-key", "server", "tls_key", offsetof(struct flags, tls_key)},
     };
     char err[512];
     size_t i;
@@ -240,8 +249,29 @@ static int64_t wall_minus_mono_ns(void)
            (wall.tv_nsec - mono.tv_nsec);
 }
 
+/*
+ * SIGHUP: read the certificate and key again. A replacement that does not
+ * load keeps the old pair in service, so a botched renewal never takes the
+ * listener down; the log says which.
+ */
+static void reload_tls(struct http_tls *tls)
+{
+    char err[1200], desc[600];
+
+    if (tls == NULL)
+        return;
+    if (http_tls_reload(tls, err, sizeof(err)) != 0) {
+        http_tls_describe(tls, desc, sizeof(desc));
+        log_write(LOG_ERROR, "TLS reload failed; still serving the previous certificate",
+                  "error=\"%s\" %s", err, desc);
+        return;
+    }
+    http_tls_describe(tls, desc, sizeof(desc));
+    log_write(LOG_INFO, "TLS certificate reloaded", "%s", desc);
+}
+
 /* Wait for signals; every second observe handles, the clock, and retry eager opens. */
-static void serve(struct daemon *d, const sigset_t *set)
+static void serve(struct daemon *d, struct http_tls *tls, const sigset_t *set)
 {
     int64_t offset = wall_minus_mono_ns();
     unsigned retry_in = 0;
@@ -261,6 +291,7 @@ static void serve(struct daemon *d, const sigset_t *set)
                           d->cfg.log_file, strerror(errno));
             else
                 log_write(LOG_INFO, "log reopened", NULL);
+            reload_tls(tls);
             continue;
         }
         if (!atomic_load(&d->is_ready)) {
@@ -293,6 +324,7 @@ int main(int argc, char **argv)
     static struct daemon d; /* large (per-thread counters); lives for the whole run */
     struct http_server_config hc;
     struct http_server *srv = NULL;
+    struct http_tls *tls = NULL;
     struct flags f;
     sigset_t set;
     char err[1200], addr[300];
@@ -366,11 +398,23 @@ int main(int argc, char **argv)
                 d.cfg.listen);
         return 2;
     }
+    if (d.cfg.tls_cert[0] != '\0' &&
+        http_tls_open(&tls, d.cfg.tls_cert, d.cfg.tls_key, err, sizeof(err)) != 0) {
+        fprintf(stderr, "idmintd: %s\n", err);
+        return 2;
+    }
     if (log_open(d.cfg.log_file, d.cfg.log_level) != 0) {
         fprintf(stderr, "idmintd: cannot open log file '%s': %s\n", d.cfg.log_file,
                 strerror(errno));
+        http_tls_close(tls);
         return 2;
     }
+    if (d.cfg.n_tokens > 0 && tls == NULL && !http_is_loopback(&hc.addr))
+        log_write(LOG_WARN,
+                  "TOKENS TRAVEL IN CLEAR TEXT: bearer tokens are configured on a non-loopback "
+                  "listener without TLS; anyone on the path can read and replay them. Set "
+                  "tls_cert and tls_key (--tls-cert, --tls-key) or put a TLS proxy in front",
+                  "listen=%s tokens=%zu", d.cfg.listen, d.cfg.n_tokens);
     d.workers = calloc(d.cfg.threads, sizeof(*d.workers));
     if (d.workers == NULL) {
         fprintf(stderr, "idmintd: out of memory\n");
@@ -394,6 +438,7 @@ int main(int argc, char **argv)
     hc.max_body_bytes = d.cfg.max_body_bytes;
     hc.max_header_bytes = d.cfg.max_header_bytes;
     hc.request_timeout_ms = d.cfg.request_timeout_ms;
+    hc.tls = tls;
     hc.on_request = routes_handle;
     hc.thread_init = routes_thread_init;
     hc.thread_fini = routes_thread_fini;
@@ -402,6 +447,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "idmintd: cannot listen on %s: %s%s\n", d.cfg.listen, err,
                 is_in_use ? " (another process has this port; choose another with --listen)" : "");
         log_write(LOG_ERROR, "cannot listen", "listen=%s error=\"%s\"", d.cfg.listen, err);
+        http_tls_close(tls);
         free(d.workers);
         return 1;
     }
@@ -409,6 +455,7 @@ int main(int argc, char **argv)
     if (http_server_start(srv, err, sizeof(err)) != 0) {
         fprintf(stderr, "idmintd: %s\n", err);
         http_server_stop(srv, 0);
+        http_tls_close(tls);
         free(d.workers);
         return 1;
     }
@@ -416,9 +463,16 @@ int main(int argc, char **argv)
         char msg[340];
 
         snprintf(msg, sizeof(msg), "listening on %s", addr);
-        log_write(LOG_INFO, msg, "authority=\"%s\" region=%u threads=%u tokens=%zu version=%s",
+        log_write(LOG_INFO, msg,
+                  "authority=\"%s\" region=%u threads=%u tokens=%zu tls=%s version=%s",
                   d.cfg.authority[0] != '\0' ? d.cfg.authority : "(the default)", d.cfg.region,
-                  d.cfg.threads, d.cfg.n_tokens, DAEMON_VERSION);
+                  d.cfg.threads, d.cfg.n_tokens, tls != NULL ? "on" : "off", DAEMON_VERSION);
+        if (tls != NULL) {
+            char desc[600];
+
+            http_tls_describe(tls, desc, sizeof(desc));
+            log_write(LOG_INFO, "TLS certificate loaded", "%s", desc);
+        }
     }
     if (d.cfg.port_file[0] != '\0' && write_port_file(d.cfg.port_file, http_server_port(srv)) != 0)
         log_write(LOG_ERROR, "cannot write the port file", "file=\"%s\" error=\"%s\"",
@@ -439,10 +493,11 @@ int main(int argc, char **argv)
         log_write(LOG_ERROR, "cannot start the per-second history; the /status chart stays empty",
                   NULL);
 
-    serve(&d, &set);
+    serve(&d, tls, &set);
 
     http_server_stop(srv, DRAIN_MS);
-    history_stop(); /* both read the handles */
+    http_tls_close(tls); /* after the last connection let go of its context */
+    history_stop();      /* both read the handles */
     sampler_stop();
     handles_close_all(&d.handles);
     if (d.cfg.port_file[0] != '\0')

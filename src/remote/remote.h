@@ -25,7 +25,7 @@ struct remote;
  * reply cannot be read.
  */
 struct remote_ops {
-    const char *scheme; /* "http" */
+    const char *scheme; /* "http", "https" */
     /* @p location is the URL without "scheme:"; @p token a bearer token or NULL. */
     int (*open)(const char *location, const char *token, struct remote **out);
     void (*close)(struct remote *r); /* NULL-safe */
@@ -49,8 +49,7 @@ struct remote_ops {
                         const char *before_request_id, uint64_t *forgotten);
     int (*audit_list)(struct remote *r, int64_t after_seq, size_t limit, idmint_audit_entry **out,
                       size_t *n);
-    int (*trace)(struct remote *r, const char *ns, uint64_t id, idmint_grant_info **out,
-                 size_t *n);
+    int (*trace)(struct remote *r, const char *ns, uint64_t id, idmint_grant_info **out, size_t *n);
     /* @p out: the library's own struct (size = sizeof), filled from the reply. */
     int (*collision_report)(struct remote *r, const char *ns, uint64_t id, int64_t observed_ms,
                             const char *note, idmint_collision *out);
@@ -64,6 +63,7 @@ struct remote {
 };
 
 extern const struct remote_ops idmint__remote_http;
+extern const struct remote_ops idmint__remote_https; /* remote_http.c, over TLS */
 
 /* The remote backend of @p url's scheme, or NULL when @p url names a store. */
 const struct remote_ops *idmint__remote_find(const char *url);

@@ -1,11 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * http:// remote authority: every authority call is one request to an
- * idmintd (docs/http-api.md), whose authority layer applies the rules with
- * its own clock; this file sends what the caller asked and reads the
- * answer. libcurl comes bound from curl_lib.h (shared with the etcd
- * store); jansson reads and writes the bodies. One keep-alive connection
- * per authority; only idempotent calls are retried.
+ * http:// and https:// remote authority: every authority call is one
+ * request to an idmintd (docs/http-api.md), whose authority layer applies
+ * the rules with its own clock; this file sends what the caller asked and
+ * reads the answer. libcurl comes bound from curl_lib.h (shared with the
+ * etcd store); jansson reads and writes the bodies. One keep-alive
+ * connection per authority; only idempotent calls are retried.
+ *
+ * https://host:port verifies the server's certificate and host name, TLS
+ * 1.2 at least, against the system's CA store (/etc/ssl/certs through
+ * libcurl's OpenSSL build); https://host:port?ca=/path/ca.pem trusts the
+ * PEM CA certificates in that file instead (the rest of the URL after
+ * "?ca=" is the path, taken as written: no percent-decoding). A URL query
+ * rather than an environment variable, so that each authority URL says
+ * whom it trusts wherever it is written (flags, idmintd's [authority] url).
+ * A certificate that does not verify fails at once with IDMINT_EUNAVAILABLE
+ * naming the verification failure; it is not retried.
  */
 #include "remote.h"
 #include "internal.h"
@@ -25,12 +35,15 @@
 #define HTTP_MAX_REPLY_BYTES    (64u * 1024u * 1024u)
 #define HTTP_AUDIT_PAGE         1000u /* the daemon's largest audit limit */
 #define HTTP_URL_MAX            512
+#define HTTP_CA_QUERY           "?ca="
 
 struct http_remote {
     struct remote base; /* must be first */
     CURL *curl;         /* one easy handle: its connection is reused (keep-alive) */
     struct curl_slist *headers;
-    char base_url[HTTP_URL_MAX]; /* "http://host:port", no trailing slash */
+    char base_url[HTTP_URL_MAX]; /* "http[s]://host:port", no trailing slash */
+    char ca_file[HTTP_URL_MAX];  /* https: the ?ca= file; "": the system store */
+    int is_tls;                  /* https:// */
     char url[HTTP_URL_MAX];      /* URL of the request in flight, for messages */
     const char *method;          /* "GET" or "POST", for messages */
     char *reply;                 /* body of the last reply; NUL-terminated */
@@ -133,6 +146,17 @@ static int http_once_try(struct http_remote *h, const char *body, size_t body_le
         if (cc == CURLE_WRITE_ERROR || cc == CURLE_OUT_OF_MEMORY)
             return idmint__fail(IDMINT_ENOMEM, "%s %s: out of memory reading the reply", h->method,
                                 h->url);
+        /* A certificate that does not verify will not verify on a retry. */
+        if (cc == CURLE_PEER_FAILED_VERIFICATION)
+            return idmint__fail(
+                IDMINT_EUNAVAILABLE,
+                "%s %s: TLS certificate verification failed (trusting %s%s): %s", h->method, h->url,
+                h->ca_file[0] != '\0' ? "the CA file " : "the system CA store", h->ca_file,
+                h->curl_err[0] != '\0' ? h->curl_err : idmint__curl.easy_strerror(cc));
+        if (cc == CURLE_SSL_CACERT_BADFILE)
+            return idmint__fail(
+                IDMINT_EUNAVAILABLE, "%s %s: cannot use the CA file '%s': %s", h->method, h->url,
+                h->ca_file, h->curl_err[0] != '\0' ? h->curl_err : idmint__curl.easy_strerror(cc));
         /* Refused, reset, timed out: the authority is unreachable for now. */
         *is_retryable = 1;
         return idmint__fail(IDMINT_EUNAVAILABLE, "%s %s: %s", h->method, h->url,
@@ -320,44 +344,66 @@ static void http_close(struct remote *st)
 
 /*
  * "//host:port" or "//host:port/" (the URL was "http://host:port"); host is
- * a name, an IPv4 address or a bracketed IPv6 address. Writes the base URL.
+ * a name, an IPv4 address or a bracketed IPv6 address; https may end in
+ * "?ca=PATH". Writes the base URL and the CA file ("" when none).
  */
-static int http_location(const char *location, char *base, size_t size)
+static int http_location(const char *scheme, const char *location, char *base, size_t size,
+                         char *ca, size_t ca_size)
 {
     const char *host = location + 2, *p, *port;
     size_t host_len;
     unsigned long port_num = 0;
+    int is_tls = strcmp(scheme, "https") == 0;
 
+    ca[0] = '\0';
     if (strncmp(location, "//", 2) != 0)
-        return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': expected http://host:port",
-                            location);
+        return idmint__fail(IDMINT_EINVAL, "authority '%s:%s': expected %s://host:port", scheme,
+                            location, scheme);
     if (host[0] == '[') {
         p = strchr(host, ']');
         if (p == NULL || p == host + 1 ||
             strspn(host + 1, "0123456789abcdefABCDEF:.") != (size_t)(p - host - 1))
-            return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': bad IPv6 address", location);
+            return idmint__fail(IDMINT_EINVAL, "authority '%s:%s': bad IPv6 address", scheme,
+                                location);
         p++;
     } else {
         p = host + strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-");
         if (p == host)
-            return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': host is missing", location);
+            return idmint__fail(IDMINT_EINVAL, "authority '%s:%s': host is missing", scheme,
+                                location);
     }
     host_len = (size_t)(p - host);
     if (*p != ':')
-        return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': expected http://host:port",
-                            location);
+        return idmint__fail(IDMINT_EINVAL, "authority '%s:%s': expected %s://host:port", scheme,
+                            location, scheme);
     port = ++p;
     while (*p >= '0' && *p <= '9' && p - port < 6)
         port_num = port_num * 10u + (unsigned long)(*p++ - '0');
     if (p == port || port_num < 1 || port_num > 65535)
-        return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': port must be 1..65535", location);
-    if (!(p[0] == '\0' || (p[0] == '/' && p[1] == '\0')))
+        return idmint__fail(IDMINT_EINVAL, "authority '%s:%s': port must be 1..65535", scheme,
+                            location);
+    if (p[0] == '/')
+        p++;
+    if (is_tls && strncmp(p, HTTP_CA_QUERY, strlen(HTTP_CA_QUERY)) == 0) {
+        const char *path = p + strlen(HTTP_CA_QUERY);
+
+        if (path[0] == '\0' || strlen(path) >= ca_size)
+            return idmint__fail(IDMINT_EINVAL,
+                                "authority '%s:%s': the ?ca= file path is empty or longer than "
+                                "%zu bytes",
+                                scheme, location, ca_size - 1);
+        memcpy(ca, path, strlen(path) + 1);
+        p += strlen(p);
+    }
+    if (p[0] != '\0')
         return idmint__fail(IDMINT_EINVAL,
-                            "authority 'http:%s': unexpected '%s' after the port (expected "
-                            "http://host:port)",
-                            location, p);
-    if ((size_t)snprintf(base, size, "http://%.*s:%lu", (int)host_len, host, port_num) >= size)
-        return idmint__fail(IDMINT_EINVAL, "authority 'http:%s': host name is too long", location);
+                            "authority '%s:%s': unexpected '%s' after the port (expected "
+                            "%s://host:port%s)",
+                            scheme, location, p, scheme, is_tls ? " or ...?ca=/path/ca.pem" : "");
+    if ((size_t)snprintf(base, size, "%s://%.*s:%lu", scheme, (int)host_len, host, port_num) >=
+        size)
+        return idmint__fail(IDMINT_EINVAL, "authority '%s:%s': host name is too long", scheme,
+                            location);
     return 0;
 }
 
@@ -373,7 +419,9 @@ static int http_token_check(const char *token)
     return 0;
 }
 
-static int http_open(const char *location, const char *token, struct remote **out)
+/* Both schemes: @p ops says which, and so whether TLS is spoken. */
+static int http_open_as(const struct remote_ops *ops, const char *location, const char *token,
+                        struct remote **out)
 {
     struct http_remote *h;
     struct curl_slist *list;
@@ -387,8 +435,10 @@ static int http_open(const char *location, const char *token, struct remote **ou
     h = calloc(1, sizeof(*h));
     if (h == NULL)
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening http authority");
-    h->base.ops = &idmint__remote_http;
-    if ((rc = http_location(location, h->base_url, sizeof(h->base_url))) != 0) {
+    h->base.ops = ops;
+    h->is_tls = ops == &idmint__remote_https;
+    if ((rc = http_location(ops->scheme, location, h->base_url, sizeof(h->base_url), h->ca_file,
+                            sizeof(h->ca_file))) != 0) {
         free(h);
         return rc;
     }
@@ -422,12 +472,31 @@ static int http_open(const char *location, const char *token, struct remote **ou
     idmint__curl.easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
     idmint__curl.easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, HTTP_CONNECT_TIMEOUT_MS);
     idmint__curl.easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, HTTP_TIMEOUT_MS);
-    idmint__curl.easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http");
+    idmint__curl.easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, h->is_tls ? "https" : "http");
+    if (h->is_tls) {
+        /* Peer and host verification are libcurl's defaults; said here so
+         * that no later edit loses them. idmintd serves TLS 1.2+ only. */
+        idmint__curl.easy_setopt(h->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+        idmint__curl.easy_setopt(h->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+        idmint__curl.easy_setopt(h->curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+        if (h->ca_file[0] != '\0')
+            idmint__curl.easy_setopt(h->curl, CURLOPT_CAINFO, h->ca_file);
+    }
     /* The authority is reached directly: a proxy from the environment would
      * receive the bearer token and add its own delays to lease renewals. */
     idmint__curl.easy_setopt(h->curl, CURLOPT_PROXY, "");
     *out = &h->base;
     return 0;
+}
+
+static int http_open(const char *location, const char *token, struct remote **out)
+{
+    return http_open_as(&idmint__remote_http, location, token, out);
+}
+
+static int https_open(const char *location, const char *token, struct remote **out)
+{
+    return http_open_as(&idmint__remote_https, location, token, out);
 }
 
 /* ==== namespaces ==== */
@@ -785,7 +854,7 @@ static int http_range_reserve(struct remote *st, const char *ns, const char *inc
                               const char *request_id, uint64_t count, struct idmint__range *out)
 {
     struct http_remote *h = (struct http_remote *)st;
-    struct idmint__range res;
+    struct idmint__range res = {0};
     json_t *body, *reply = NULL;
     int rc;
 
@@ -800,8 +869,10 @@ static int http_range_reserve(struct remote *st, const char *ns, const char *inc
         if (get_u64(reply, "start", &res.start) != 0 || get_u64(reply, "end", &res.end) != 0 ||
             res.start < 1 || res.end <= res.start || res.end - res.start > count)
             rc = http_bad_reply(h, "range start and end");
-        else if ((rc = history_from_json(h, reply, &res.history)) == 0)
+        else if ((rc = history_from_json(h, reply, &res.history)) == 0) {
+            res.origin = out->origin;
             *out = res;
+        }
     }
     json_decref(reply);
     return rc;
@@ -987,11 +1058,37 @@ const struct remote_ops idmint__remote_http = {
     .collisions_list = http_collisions_list,
 };
 
+/* The same calls over TLS (the file's header says what is verified). */
+const struct remote_ops idmint__remote_https = {
+    .scheme = "https",
+    .open = https_open,
+    .close = http_close,
+    .ns_create = http_ns_create,
+    .ns_get = http_ns_get,
+    .ns_list = http_ns_list,
+    .ns_set_disabled = http_ns_set_disabled,
+    .lease_take = http_lease_take,
+    .lease_renew = http_lease_renew,
+    .lease_release = http_lease_release,
+    .lease_list = http_lease_list,
+    .force_release = http_force_release,
+    .range_reserve = http_range_reserve,
+    .range_forget = http_range_forget,
+    .audit_list = http_audit_list,
+    .trace = http_trace,
+    .collision_report = http_collision_report,
+    .collisions_list = http_collisions_list,
+};
+
 const struct remote_ops *idmint__remote_find(const char *url)
 {
-    size_t len = strlen(idmint__remote_http.scheme);
+    static const struct remote_ops *const remotes[] = {&idmint__remote_http, &idmint__remote_https};
+    size_t i, len;
 
-    if (url != NULL && strncmp(url, idmint__remote_http.scheme, len) == 0 && url[len] == ':')
-        return &idmint__remote_http;
+    for (i = 0; url != NULL && i < sizeof(remotes) / sizeof(remotes[0]); i++) {
+        len = strlen(remotes[i]->scheme);
+        if (strncmp(url, remotes[i]->scheme, len) == 0 && url[len] == ':')
+            return remotes[i];
+    }
     return NULL;
 }

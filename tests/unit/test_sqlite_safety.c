@@ -446,7 +446,8 @@ static void test_sqlite_safety__a_removed_file_is_never_written(void **state)
                                             "use; refusing to write to a file no other process "
                                             "can see"));
     assert_non_null(strstr(idmint_errmsg(), f->path));
-    assert_int_equal(idmint__store_lease_renew(st, "before", &l, 2000, INT64_C(1780000000000)), IDMINT_ESTORE);
+    assert_int_equal(idmint__store_lease_renew(st, "before", &l, 2000, INT64_C(1780000000000)),
+                     IDMINT_ESTORE);
     assert_int_equal(l.lease_until, 1600);
     assert_int_equal(idmint__store_lease_release(st, "before", &l, 1200, ACTOR, NOW_MS),
                      IDMINT_ESTORE);
