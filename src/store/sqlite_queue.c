@@ -29,15 +29,15 @@ static struct flock queue_lock(short type)
 void sq_queue_open(struct sq_queue *q, const char *db_file)
 {
     size_t len = strlen(db_file) + sizeof(QUEUE_SUFFIX);
-    char *path = malloc(len);
 
     q->fd = -1;
+    q->held_fd = -1;
     q->is_held = 0;
-    if (path == NULL)
+    q->path = malloc(len);
+    if (q->path == NULL)
         return;
-    snprintf(path, len, "%s%s", db_file, QUEUE_SUFFIX);
-    q->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-    free(path);
+    snprintf(q->path, len, "%s%s", db_file, QUEUE_SUFFIX);
+    q->fd = open(q->path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
 }
 
 void sq_queue_close(struct sq_queue *q)
@@ -46,78 +46,103 @@ void sq_queue_close(struct sq_queue *q)
     if (q->fd >= 0)
         close(q->fd);
     q->fd = -1;
+    free(q->path);
+    q->path = NULL;
 }
 
-/* A wait for the queue, blocked in the kernel on its own thread so it can be given up. */
+/*
+ * A wait for the queue, blocked in the kernel on a thread of its own and on
+ * an open file of its own (its own lock owner). A caller that gives up
+ * leaves the wait to the thread, which lets the lock go the moment it gets
+ * it: nothing is cancelled, so nothing depends on fcntl being a
+ * cancellation point (it is not under the sanitizers' interceptors).
+ */
 struct queue_wait {
     int fd;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int is_done;
     int is_got;
+    int is_abandoned; /* the caller gave up: the thread frees all this */
 };
+
+static void queue_wait_free(struct queue_wait *w)
+{
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
 
 static void *queue_wait_main(void *arg)
 {
     struct queue_wait *w = arg;
     struct flock fl = queue_lock(F_WRLCK);
-    int rc, old;
+    int rc = fcntl(w->fd, F_OFD_SETLKW, &fl), is_abandoned;
 
-    /* fcntl(F_OFD_SETLKW) is a cancellation point: the waiter gives up here
-     * (glibc acts on a cancel only if the call did not complete). */
-    rc = fcntl(w->fd, F_OFD_SETLKW, &fl);
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
     pthread_mutex_lock(&w->mu);
     w->is_got = rc == 0;
     w->is_done = 1;
+    is_abandoned = w->is_abandoned;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
+    if (is_abandoned) {
+        close(w->fd); /* drops the lock, if it was got, with its file */
+        queue_wait_free(w);
+    }
     return NULL;
 }
 
 int sq_queue_enter(struct sq_queue *q, uint64_t timeout_ms)
 {
     struct flock fl = queue_lock(F_WRLCK);
-    struct queue_wait w;
+    struct queue_wait *w;
     struct timespec deadline;
     pthread_t t;
-    int is_done;
+    int is_done, is_got;
 
     if (q->fd < 0)
         return 0;
     if (q->is_held)
         return 1;
     if (fcntl(q->fd, F_OFD_SETLK, &fl) == 0) {
+        q->held_fd = q->fd;
         q->is_held = 1;
         return 1;
     }
-    if (errno != EAGAIN && errno != EACCES)
-        return 0; /* a file system without OFD locks: no queue */
-    memset(&w, 0, sizeof(w));
-    w.fd = q->fd;
-    pthread_mutex_init(&w.mu, NULL);
-    idmint__cond_init_monotonic(&w.cv);
+    if ((errno != EAGAIN && errno != EACCES) || (w = calloc(1, sizeof(*w))) == NULL)
+        return 0; /* a file system without OFD locks, or no memory: no queue */
+    w->fd = open(q->path, O_RDWR | O_CLOEXEC);
+    if (w->fd < 0) {
+        free(w);
+        return 0;
+    }
+    pthread_mutex_init(&w->mu, NULL);
+    idmint__cond_init_monotonic(&w->cv);
     deadline = idmint__monotonic_after_ms(timeout_ms);
-    if (pthread_create(&t, NULL, queue_wait_main, &w) != 0) {
-        pthread_cond_destroy(&w.cv);
-        pthread_mutex_destroy(&w.mu);
+    if (pthread_create(&t, NULL, queue_wait_main, w) != 0) {
+        close(w->fd);
+        queue_wait_free(w);
         return 0; /* no thread to spare: poll SQLite's lock instead */
     }
-    pthread_mutex_lock(&w.mu);
-    while (!w.is_done && pthread_cond_timedwait(&w.cv, &w.mu, &deadline) != ETIMEDOUT)
+    pthread_detach(t);
+    pthread_mutex_lock(&w->mu);
+    while (!w->is_done && pthread_cond_timedwait(&w->cv, &w->mu, &deadline) != ETIMEDOUT)
         ;
-    is_done = w.is_done;
-    pthread_mutex_unlock(&w.mu);
+    is_done = w->is_done;
+    is_got = w->is_got;
     if (!is_done)
-        pthread_cancel(t);
-    pthread_join(t, NULL);
-    pthread_cond_destroy(&w.cv);
-    pthread_mutex_destroy(&w.mu);
-    if (w.is_got) {
+        w->is_abandoned = 1;
+    pthread_mutex_unlock(&w->mu);
+    if (!is_done)
+        return -1; /* the thread lets go of the lock when it gets it, and frees w */
+    if (is_got) {
+        q->held_fd = w->fd;
         q->is_held = 1;
-        return 1;
+    } else {
+        close(w->fd);
     }
-    return is_done ? 0 : -1;
+    queue_wait_free(w);
+    return is_got ? 1 : 0;
 }
 
 void sq_queue_leave(struct sq_queue *q)
@@ -127,5 +152,8 @@ void sq_queue_leave(struct sq_queue *q)
     if (q == NULL || !q->is_held)
         return;
     q->is_held = 0;
-    (void)fcntl(q->fd, F_OFD_SETLK, &fl);
+    (void)fcntl(q->held_fd, F_OFD_SETLK, &fl);
+    if (q->held_fd != q->fd)
+        close(q->held_fd);
+    q->held_fd = -1;
 }

@@ -18,13 +18,15 @@
 
 struct sq_queue {
     int fd;      /* the side file; -1: no queue (it could not be opened) */
+    int held_fd; /* the open file that holds the lock: fd, or a waiter's own */
     int is_held; /* this store holds the queue */
+    char *path;  /* the side file's path, for a waiter's own open */
 };
 
 /*
  * Open the queue of database file @p db_file, creating its side file (mode
  * 0640) when missing. Without one (a read-only folder) q->fd is -1 and
- * writers simply poll SQLite's lock as before.
+ * writers simply poll SQLite's lock as before. Call sq_queue_close after.
  */
 void sq_queue_open(struct sq_queue *q, const char *db_file);
 void sq_queue_close(struct sq_queue *q); /* leaves the queue first */
