@@ -54,7 +54,12 @@ curl -sf "$base/v1/collisions" | python3 -c "
 import json,sys
 l = json.load(sys.stdin)['collisions']
 assert len(l) == $before + 1 and l[-1]['id'] == '$dup' and l[-1]['note'].startswith('unique'), l"
-curl -sf "$base/v1/audit" | grep -q '"action":"collision.report"' || { echo "no audit record"; exit 1; }
-curl -sf "$base/metrics" | grep -q '^idmint_collisions_total 1$' || { echo "metric not 1"; exit 1; }
+# Into files first: grep -q stops reading at its match, and with pipefail the
+# writer's SIGPIPE would fail the check.
+curl -sf "$base/v1/audit" >"$dir/audit.json"
+grep -q '"action":"collision.report"' "$dir/audit.json" || { echo "no audit record"; exit 1; }
+curl -sf "$base/metrics" >"$dir/metrics.txt"
+grep -q '^idmint_collisions_total 1$' "$dir/metrics.txt" ||
+    { echo "metric not 1: $(grep collisions_total "$dir/metrics.txt")"; exit 1; }
 grep -q 'duplicate ID reported' "$dir/d.log" || { echo "no error log line"; exit 1; }
 echo "test_collisions: PASS"
