@@ -196,3 +196,9 @@ bad:
     routes_fail_http(r, 400, "invalid_argument", msg);
     return -1;
 }
+
+void routes_iso_or_empty(int64_t ms, char *buf, size_t size)
+{
+    if (idmint_format_iso8601(ms, buf, size) != 0)
+        buf[0] = '\0';
+}

@@ -49,4 +49,7 @@ int routes_query_ns(struct http_req *r, char *ns, size_t size);
 int routes_query_int(struct http_req *r, const char *name, int64_t min, int64_t max, int64_t def,
                      int64_t *out);
 
+/* Unix ms @p ms as ISO-8601 UTC into @p buf, or "" when it cannot be shown. */
+void routes_iso_or_empty(int64_t ms, char *buf, size_t size);
+
 #endif /* IDMINTD_REPLY_H */

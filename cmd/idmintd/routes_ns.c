@@ -19,12 +19,6 @@
 #define AUDIT_LIMIT_MAX     1000
 #define AUDIT_LIMIT_DEFAULT 100
 
-static void iso_or_empty(int64_t ms, char *buf, size_t size)
-{
-    if (idmint_format_iso8601(ms, buf, size) != 0)
-        buf[0] = '\0';
-}
-
 static struct json *ns_json(const idmint_ns_info *ns)
 {
     struct json *o = json_new_object();
@@ -35,7 +29,7 @@ static struct json *ns_json(const idmint_ns_info *ns)
     json_set_str(o, "kind", ns->kind == IDMINT_KIND_RANGE ? "range" : "snowflake");
     json_set_bool(o, "disabled", ns->is_disabled != 0);
     json_set_int(o, "created_ms", ns->created_ms);
-    iso_or_empty(ns->created_ms, when, sizeof(when));
+    routes_iso_or_empty(ns->created_ms, when, sizeof(when));
     json_set_str(o, "created", when);
     if (ns->origin[0] != '\0')
         json_set_str(o, "migrated_from", ns->origin);
@@ -52,11 +46,11 @@ static struct json *ns_json(const idmint_ns_info *ns)
              ns->layout.worker_bits, ns->layout.sequence_bits);
     json_set_str(o, "layout", layout);
     json_set_int(o, "unit_ms", ns->layout.unit_ms);
-    iso_or_empty(ns->layout.epoch_ms, when, sizeof(when));
+    routes_iso_or_empty(ns->layout.epoch_ms, when, sizeof(when));
     json_set_str(o, "epoch", when);
     json_set_int(o, "epoch_ms", ns->layout.epoch_ms);
     if (idmint_layout_end_ms(&ns->layout, &end_ms) == 0) {
-        iso_or_empty(end_ms, when, sizeof(when));
+        routes_iso_or_empty(end_ms, when, sizeof(when));
         json_set_str(o, "time_runs_out", when);
     }
     return o;
@@ -403,7 +397,7 @@ void routes_audit(struct http_req *r, struct worker *w, const struct route_match
         struct json *e = json_new_object();
         char when[32];
 
-        iso_or_empty(ae->at_ms, when, sizeof(when));
+        routes_iso_or_empty(ae->at_ms, when, sizeof(when));
         json_set_int(e, "seq", ae->seq);
         json_set_int(e, "at_ms", ae->at_ms);
         json_set_str(e, "time", when);

@@ -21,12 +21,6 @@
 #define COLLISIONS_LIMIT_DEFAULT 100
 #define OBSERVED_MS_MAX          INT64_C(253402300799999) /* 9999-12-31 */
 
-static void iso_or_empty(int64_t ms, char *buf, size_t size)
-{
-    if (idmint_format_iso8601(ms, buf, size) != 0)
-        buf[0] = '\0';
-}
-
 static struct json *grant_json(const idmint_grant_info *g)
 {
     struct json *e = json_new_object();
@@ -44,7 +38,7 @@ static struct json *grant_json(const idmint_grant_info *g)
     json_set_str(e, "program", g->program);
     json_set_str(e, "token", g->token);
     json_set_int(e, "granted_ms", g->granted_ms);
-    iso_or_empty(g->granted_ms, when, sizeof(when));
+    routes_iso_or_empty(g->granted_ms, when, sizeof(when));
     json_set_str(e, "granted", when);
     json_set_int(e, "updated_ms", g->updated_ms);
     return e;
@@ -104,7 +98,7 @@ static struct json *collision_json(const idmint_collision *c)
     json_set_str(e, "second_owner", c->second_owner);
     json_set_str(e, "reporter", c->reporter);
     json_set_int(e, "observed_ms", c->observed_ms);
-    iso_or_empty(c->observed_ms, when, sizeof(when));
+    routes_iso_or_empty(c->observed_ms, when, sizeof(when));
     json_set_str(e, "observed_at", when);
     json_set_int(e, "reported_ms", c->reported_ms);
     json_set_str(e, "note", c->note);
