@@ -190,9 +190,21 @@ static int64_t clock_tsc_ms(struct clock *c)
 
 /* ==== the process clock and its ticker ==== */
 
-#define TICK_NS           NS_PER_MS
-#define TICKS_BEFORE_IDLE 1000 /* stop after this many ticks without a reading */
-#define TLS_CHECK_EVERY   16
+#define TICK_NS             NS_PER_MS
+#define TLS_CHECK_EVERY     16
+/*
+ * The ticker wakes a thousand times a second, and on a virtual machine a
+ * wakeup costs microseconds of kernel time: five hundred processes minting
+ * every 10 ms each kept a ticker awake and spent both cores of a test machine
+ * in clock_nanosleep. It pays only where the clock is read in (nearly) every
+ * millisecond: it starts after this many consecutive milliseconds each with a
+ * reading, and parks when fewer than TICKER_MIN_BUSY of a window of
+ * TICKER_WINDOW ticks saw one. A sparser reader takes the TSC path, which
+ * costs it one clock read per millisecond it reads in.
+ */
+#define TICKER_START_STREAK 64
+#define TICKER_WINDOW       64
+#define TICKER_MIN_BUSY     48
 
 static struct clock system_clock;
 static pthread_once_t system_once = PTHREAD_ONCE_INIT;
@@ -205,7 +217,7 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) unsigned tls_cou
 static void *ticker_main(void *arg)
 {
     struct clock *c = arg;
-    unsigned idle_ticks = 0;
+    unsigned ticks = 0, busy_ticks = 0;
     struct timespec next;
 
     clock_gettime(CLOCK_MONOTONIC, &next);
@@ -219,21 +231,26 @@ static void *ticker_main(void *arg)
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0)
             ;
         (void)idmint__clock_read_ms(c);
-        if (atomic_exchange_explicit(&c->has_demand, 0, memory_order_relaxed))
-            idle_ticks = 0;
-        else if (++idle_ticks >= TICKS_BEFORE_IDLE) {
-            /* Nobody is reading: stop waking up until somebody does. */
-            pthread_mutex_lock(&ticker_mu);
-            atomic_store(&c->is_ticking, 0);
-            ticker_is_wanted = 0;
-            while (!ticker_is_wanted)
-                pthread_cond_wait(&ticker_cv, &ticker_mu);
-            pthread_mutex_unlock(&ticker_mu);
-            idle_ticks = 0;
-            (void)idmint__clock_read_ms(c);
-            atomic_store(&c->is_ticking, 1);
-            clock_gettime(CLOCK_MONOTONIC, &next);
+        busy_ticks += atomic_exchange_explicit(&c->has_demand, 0, memory_order_relaxed) != 0;
+        if (++ticks < TICKER_WINDOW)
+            continue;
+        if (busy_ticks >= TICKER_MIN_BUSY) {
+            ticks = busy_ticks = 0;
+            continue;
         }
+        /* Too few readings to pay for the wakeups: stop until the readers
+         * are dense again (idmint__clock_now_ms counts them meanwhile). */
+        pthread_mutex_lock(&ticker_mu);
+        atomic_store(&c->is_ticking, 0);
+        atomic_store_explicit(&c->dense_ms, 0, memory_order_relaxed);
+        ticker_is_wanted = 0;
+        while (!ticker_is_wanted)
+            pthread_cond_wait(&ticker_cv, &ticker_mu);
+        pthread_mutex_unlock(&ticker_mu);
+        ticks = busy_ticks = 0;
+        (void)idmint__clock_read_ms(c);
+        atomic_store(&c->is_ticking, 1);
+        clock_gettime(CLOCK_MONOTONIC, &next);
     }
     return NULL;
 }
@@ -283,6 +300,30 @@ void idmint__clock_after_fork(void)
     ticker_has_thread = 0;
     ticker_is_wanted = 0;
     atomic_store(&system_clock.is_ticking, 0);
+    atomic_store(&system_clock.dense_ms, 0);
+}
+
+/*
+ * Count consecutive milliseconds that saw a reading, and start the ticker
+ * once there are TICKER_START_STREAK of them. Within one millisecond this is
+ * a single load, so concurrent readers share the line read-only; a race
+ * between two threads crossing a millisecond at most resets the count.
+ */
+static void note_untickered_reading(struct clock *c, int64_t now_ms)
+{
+    int64_t last = atomic_load_explicit(&c->last_read_ms, memory_order_relaxed);
+
+    if (now_ms <= last ||
+        !atomic_compare_exchange_strong_explicit(&c->last_read_ms, &last, now_ms,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return;
+    if (now_ms != last + 1)
+        atomic_store_explicit(&c->dense_ms, 0, memory_order_relaxed);
+    else if (atomic_fetch_add_explicit(&c->dense_ms, 1, memory_order_relaxed) + 1 >=
+             TICKER_START_STREAK) {
+        atomic_store_explicit(&c->dense_ms, 0, memory_order_relaxed);
+        ticker_start(c);
+    }
 }
 
 int64_t idmint__clock_now_ms(struct clock *c)
@@ -298,8 +339,12 @@ int64_t idmint__clock_now_ms(struct clock *c)
             if (!atomic_load_explicit(&c->has_demand, memory_order_relaxed))
                 atomic_store_explicit(&c->has_demand, 1, memory_order_relaxed);
             return atomic_load_explicit(&c->cached_ms, memory_order_relaxed);
+        } else {
+            int64_t now_ms = clock_tsc_ms(c);
+
+            note_untickered_reading(c, now_ms);
+            return now_ms;
         }
-        ticker_start(c);
     }
     return clock_tsc_ms(c);
 }

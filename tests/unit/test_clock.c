@@ -126,6 +126,42 @@ static void test_clock__process_clock_works_in_a_forked_child(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* Read the process clock once every @p gap_ms for @p ms. */
+static void read_sparsely(uint64_t ms, uint32_t gap_ms)
+{
+    uint64_t start = idmint__deadline_now_ms();
+
+    while (idmint__deadline_now_ms() - start < ms) {
+        (void)idmint__clock_now_ms(idmint__clock_system());
+        idmint__sleep_ms(gap_ms);
+    }
+}
+
+static int process_clock_is_ticking(void)
+{
+    return atomic_load(&idmint__clock_system()->is_ticking);
+}
+
+/*
+ * The ticker runs only while the clock is read in nearly every millisecond:
+ * a process that mints every few milliseconds must not keep a thread waking
+ * a thousand times a second (500 such processes filled two cores).
+ */
+static void test_clock__ticker_runs_only_for_dense_readers(void **state)
+{
+    (void)state;
+    if (!idmint__clock_system()->use_ticker)
+        skip(); /* no invariant TSC: the process clock never ticks */
+    assert_true(tracks_realtime(idmint__clock_system(), 200));
+    assert_true(process_clock_is_ticking());
+    read_sparsely(400, 5); /* parks within two windows of 64 ticks */
+    assert_false(process_clock_is_ticking());
+    read_sparsely(400, 3); /* and sparse readings never restart it */
+    assert_false(process_clock_is_ticking());
+    assert_true(tracks_realtime(idmint__clock_system(), 200));
+    assert_true(process_clock_is_ticking());
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +170,7 @@ int main(void)
         cmocka_unit_test(test_clock__system_readings_track_realtime_and_never_decrease),
         cmocka_unit_test(test_clock__process_clock_ticks_with_realtime),
         cmocka_unit_test(test_clock__process_clock_works_in_a_forked_child),
+        cmocka_unit_test(test_clock__ticker_runs_only_for_dense_readers),
     };
     return cmocka_run_group_tests_name("clock", tests, NULL, NULL);
 }
