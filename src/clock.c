@@ -190,21 +190,20 @@ static int64_t clock_tsc_ms(struct clock *c)
 
 /* ==== the process clock and its ticker ==== */
 
-#define TICK_NS             NS_PER_MS
-#define TLS_CHECK_EVERY     16
+#define TICK_NS         NS_PER_MS
+#define TLS_CHECK_EVERY 16
 /*
  * The ticker wakes a thousand times a second, and on a virtual machine a
  * wakeup costs microseconds of kernel time: five hundred processes minting
  * every 10 ms each kept a ticker awake and spent both cores of a test machine
  * in clock_nanosleep. It pays only where the clock is read in (nearly) every
- * millisecond: it starts after this many consecutive milliseconds each with a
- * reading, and parks when fewer than TICKER_MIN_BUSY of a window of
- * TICKER_WINDOW ticks saw one. A sparser reader takes the TSC path, which
+ * millisecond: it starts when TICKER_MIN_BUSY milliseconds of a window of
+ * TICKER_WINDOW saw a reading, and parks when fewer than TICKER_MIN_BUSY of
+ * a window of TICKER_WINDOW ticks saw one. A sparser reader takes the TSC path, which
  * costs it one clock read per millisecond it reads in.
  */
-#define TICKER_START_STREAK 64
-#define TICKER_WINDOW       64
-#define TICKER_MIN_BUSY     48
+#define TICKER_WINDOW   64
+#define TICKER_MIN_BUSY 48
 
 static struct clock system_clock;
 static pthread_once_t system_once = PTHREAD_ONCE_INIT;
@@ -242,7 +241,7 @@ static void *ticker_main(void *arg)
          * are dense again (idmint__clock_now_ms counts them meanwhile). */
         pthread_mutex_lock(&ticker_mu);
         atomic_store(&c->is_ticking, 0);
-        atomic_store_explicit(&c->dense_ms, 0, memory_order_relaxed);
+        atomic_store_explicit(&c->window_start_ms, 0, memory_order_relaxed);
         ticker_is_wanted = 0;
         while (!ticker_is_wanted)
             pthread_cond_wait(&ticker_cv, &ticker_mu);
@@ -300,28 +299,33 @@ void idmint__clock_after_fork(void)
     ticker_has_thread = 0;
     ticker_is_wanted = 0;
     atomic_store(&system_clock.is_ticking, 0);
-    atomic_store(&system_clock.dense_ms, 0);
+    atomic_store(&system_clock.window_reads, 0);
 }
 
 /*
- * Count consecutive milliseconds that saw a reading, and start the ticker
- * once there are TICKER_START_STREAK of them. Within one millisecond this is
- * a single load, so concurrent readers share the line read-only; a race
- * between two threads crossing a millisecond at most resets the count.
+ * Count the milliseconds that saw a reading in windows of TICKER_WINDOW ms,
+ * and start the ticker once one window has TICKER_MIN_BUSY of them (the
+ * parking rule's own bound, so a reader between the two does not flap; a
+ * few preempted milliseconds do not reset the count). Within one millisecond
+ * this is a single load, so concurrent readers share the line read-only; a
+ * race between two threads crossing a millisecond at most miscounts one.
  */
 static void note_untickered_reading(struct clock *c, int64_t now_ms)
 {
     int64_t last = atomic_load_explicit(&c->last_read_ms, memory_order_relaxed);
+    int64_t window_start;
 
     if (now_ms <= last ||
         !atomic_compare_exchange_strong_explicit(&c->last_read_ms, &last, now_ms,
                                                  memory_order_relaxed, memory_order_relaxed))
         return;
-    if (now_ms != last + 1)
-        atomic_store_explicit(&c->dense_ms, 0, memory_order_relaxed);
-    else if (atomic_fetch_add_explicit(&c->dense_ms, 1, memory_order_relaxed) + 1 >=
-             TICKER_START_STREAK) {
-        atomic_store_explicit(&c->dense_ms, 0, memory_order_relaxed);
+    window_start = atomic_load_explicit(&c->window_start_ms, memory_order_relaxed);
+    if (now_ms - window_start >= TICKER_WINDOW) {
+        atomic_store_explicit(&c->window_start_ms, now_ms, memory_order_relaxed);
+        atomic_store_explicit(&c->window_reads, 1, memory_order_relaxed);
+    } else if (atomic_fetch_add_explicit(&c->window_reads, 1, memory_order_relaxed) + 1 >=
+               TICKER_MIN_BUSY) {
+        atomic_store_explicit(&c->window_reads, 0, memory_order_relaxed);
         ticker_start(c);
     }
 }

@@ -153,7 +153,8 @@ struct clock {
     _Atomic int is_ticking;           /* the ticker thread is keeping cached_ms current */
     _Atomic int has_demand;           /* minted since the ticker last looked */
     _Atomic int64_t last_read_ms;     /* untickered: the millisecond last read in */
-    _Atomic unsigned dense_ms;        /* untickered: consecutive ms read in, to that one */
+    _Atomic int64_t window_start_ms;  /* untickered: the window being counted */
+    _Atomic unsigned window_reads;    /* untickered: milliseconds read in, in it */
     _Atomic int64_t offset_ns;        /* wall - mono; only grows */
     _Atomic int64_t cached_ms;        /* last reading; only grows */
     _Atomic uint64_t valid_until_tsc; /* cached_ms is current while rdtsc() < this */
@@ -166,8 +167,8 @@ void idmint__clock_init(struct clock *c, int64_t (*wall_ms)(void *), uint64_t (*
  * The process-wide system clock, shared by every handle without an injected
  * clock. While it is read in (nearly) every millisecond a ticker thread
  * refreshes its cache every millisecond, so a reading is one memory load;
- * the ticker starts after 64 consecutive milliseconds with readings and
- * parks when fewer than 48 of 64 ticks saw one. Sparser readers take the
+ * the ticker starts when 48 milliseconds of a window of 64 saw a reading
+ * and parks when fewer than 48 of 64 ticks saw one. Sparser readers take the
  * TSC-checked path, without a thread waking 1,000 times a second.
  */
 struct clock *idmint__clock_system(void);

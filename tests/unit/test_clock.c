@@ -142,6 +142,31 @@ static int process_clock_is_ticking(void)
     return atomic_load(&idmint__clock_system()->is_ticking);
 }
 
+/* Read densely (busy) until the ticker runs; 0 if it did not within 3 s. */
+static int ticks_when_read_densely(void)
+{
+    uint64_t start = idmint__deadline_now_ms();
+
+    while (idmint__deadline_now_ms() - start < 3000) {
+        if (!tracks_realtime(idmint__clock_system(), 20))
+            return 0;
+        if (process_clock_is_ticking())
+            return 1;
+    }
+    return 0;
+}
+
+/* Read every @p gap_ms until the ticker parks; 0 if it did not within 3 s. */
+static int parks_when_read_sparsely(uint32_t gap_ms)
+{
+    for (int i = 0; i < 10; i++) {
+        read_sparsely(300, gap_ms);
+        if (!process_clock_is_ticking())
+            return 1;
+    }
+    return 0;
+}
+
 /*
  * The ticker runs only while the clock is read in nearly every millisecond:
  * a process that mints every few milliseconds must not keep a thread waking
@@ -152,14 +177,12 @@ static void test_clock__ticker_runs_only_for_dense_readers(void **state)
     (void)state;
     if (!idmint__clock_system()->use_ticker)
         skip(); /* no invariant TSC: the process clock never ticks */
-    assert_true(tracks_realtime(idmint__clock_system(), 200));
-    assert_true(process_clock_is_ticking());
-    read_sparsely(400, 5); /* parks within two windows of 64 ticks */
+    /* Bounds of seconds, not of the two 64 ms windows, for loaded machines. */
+    assert_true(ticks_when_read_densely());
+    assert_true(parks_when_read_sparsely(5));
+    read_sparsely(400, 3); /* sparse readings never restart it */
     assert_false(process_clock_is_ticking());
-    read_sparsely(400, 3); /* and sparse readings never restart it */
-    assert_false(process_clock_is_ticking());
-    assert_true(tracks_realtime(idmint__clock_system(), 200));
-    assert_true(process_clock_is_ticking());
+    assert_true(ticks_when_read_densely());
 }
 
 int main(void)
