@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PG_SCHEMA_VERSION      4      /* 2: fence; 3: history, floor, origin; 4: provenance */
 #define PG_CONNECT_TIMEOUT_S   "3"    /* libpq default when the URL names none */
@@ -47,6 +48,11 @@
 #define PG_MAX_ATTEMPTS        4      /* runs of one call after retryable failures */
 #define PG_MAX_PARAMS          16
 #define PG_REPLY_TIMEOUT_MS    6000 /* our own bound: a frozen server never answers */
+/* How long an open retries a connect that timed out or found no free slot:
+ * a burst of hundreds of processes starting at once outruns the postmaster's
+ * one-at-a-time backend starts (500 took over 4 s here), and none of them is
+ * wrong to be patient. The same bound as SQLite's writers' queue. */
+#define PG_OPEN_BUDGET_MS      10000
 
 /*
  * libpq, bound on the first open (dynlib.h): a process on another store
@@ -983,7 +989,14 @@ static int pg_migrate_body(struct pg_store *s, void *ctx)
     char sql[128];
 
     (void)ctx;
-    /* Nodes starting at once queue here; DDL is transactional, so each
+    /* A current schema needs no lock: every open of a start burst took it
+     * in turn, and at 500 processes the last ones timed out waiting. (Read
+     * committed: a migration that commits meanwhile is seen below.) */
+    if ((version = pg_schema_version(s)) < 0)
+        return version;
+    if (version == PG_SCHEMA_VERSION)
+        return 0;
+    /* Nodes migrating at once queue here; DDL is transactional, so each
      * step and its version row commit together or not at all. */
     if ((rc = pg_simple(s, "SELECT pg_advisory_xact_lock(" PG_LOCK_SCHEMA ")", "lock schema")) != 0)
         return rc;
@@ -1032,6 +1045,44 @@ static const char *const pg_keywords[] = {
     "dbname",           NULL,
 };
 
+/* A connect refused for now (the server is busy or starting), not for good. */
+static int pg_connect_is_busy(PGconn *conn)
+{
+    const char *msg = pq.errorMessage(conn);
+
+    return msg != NULL &&
+           (strstr(msg, "timeout expired") != NULL || strstr(msg, "too many clients") != NULL ||
+            strstr(msg, "too many connections") != NULL ||
+            strstr(msg, "remaining connection slots") != NULL ||
+            strstr(msg, "is starting up") != NULL);
+}
+
+/*
+ * Connect, retrying a busy server for up to PG_OPEN_BUDGET_MS with jittered
+ * pauses, so that a burst's retries do not arrive together again. Any other
+ * failure (authentication, no such database) is final at once. NULL only
+ * when out of memory; else the caller checks the status.
+ */
+static PGconn *pg_connect_patiently(const char *const *values)
+{
+    uint64_t deadline_ms = idmint__deadline_now_ms() + PG_OPEN_BUDGET_MS;
+    unsigned jitter = (unsigned)getpid() * 2654435761u;
+
+    for (;;) {
+        PGconn *conn = pq.connectdbParams(pg_keywords, values, 1);
+        uint32_t pause_ms;
+
+        if (conn == NULL || pq.status(conn) == CONNECTION_OK || !pg_connect_is_busy(conn))
+            return conn;
+        jitter = jitter * 1103515245u + 12345u;
+        pause_ms = 50 + (jitter >> 16) % 200;
+        if (idmint__deadline_now_ms() + pause_ms >= deadline_ms)
+            return conn;
+        pq.finish(conn);
+        idmint__sleep_ms(pause_ms);
+    }
+}
+
 static int pg_open_as(const struct store_ops *ops, const char *location, struct store **out)
 {
     const char *values[sizeof(pg_keywords) / sizeof(pg_keywords[0])] = {
@@ -1058,7 +1109,7 @@ static int pg_open_as(const struct store_ops *ops, const char *location, struct 
         snprintf(conninfo, len, "%s", location);
     values[8] = conninfo;
     s->base.ops = ops;
-    s->conn = pq.connectdbParams(pg_keywords, values, 1);
+    s->conn = pg_connect_patiently(values);
     free(conninfo);
     if (s->conn == NULL) {
         free(s);

@@ -3,7 +3,8 @@
 # pg-start.sh DIR: a private PostgreSQL cluster for the tests, in DIR, on a
 # free loopback port, run by an unprivileged user. Writes DIR/env with one
 # connection URL. Never touches a system cluster. Idempotent: a cluster
-# already running in DIR is left as it is.
+# already running in DIR is left as it is. PG_MAX_CONNECTIONS (default 200)
+# sizes it for more clients: the fleet drill holds one connection per handle.
 set -euo pipefail
 
 dir=${1:?usage: pg-start.sh DIR}
@@ -74,7 +75,7 @@ for _ in 1 2 3 4 5 6 7 8; do
 listen_addresses = '127.0.0.1'
 port = $port
 unix_socket_directories = '$dir'
-max_connections = 200
+max_connections = ${PG_MAX_CONNECTIONS:-200}
 synchronous_commit = on
 fsync = on
 CONF
