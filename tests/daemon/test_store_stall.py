@@ -11,7 +11,7 @@
 # within store_deadline_ms; after SIGCONT store-bound calls succeed again;
 # no ID was handed out twice.
 # Environment: IDMINT_PG_ENV (file with the URL, from tests/support/pg-start.sh);
-# IDMINT_STALL_P99_MS to relax the bound (the sanitizer stage; default 5).
+# IDMINT_STALL_P99_MS to relax the bound (CMake sets 25 in sanitizer builds; default 5).
 # Usage: test_store_stall.py IDMINTD [IDMINT_CLI]
 
 import http.client
