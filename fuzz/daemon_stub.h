@@ -67,6 +67,34 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
     }
 }
 
+/* The daemon here has no store threads (d->pool is NULL): store-bound
+ * handlers run inline, and nothing is answered later. */
+int http_later_new(struct http_req *r, const struct http_later_cbs *cbs, size_t arg_size,
+                   struct http_req **copy, void **arg)
+{
+    (void)r, (void)cbs, (void)arg_size, (void)copy, (void)arg;
+    abort();
+}
+
+void http_later_post(struct http_req *copy)
+{
+    (void)copy;
+    abort();
+}
+
+void http_later_cancel(struct http_req *copy)
+{
+    (void)copy;
+    abort();
+}
+
+int http_after(struct http_req *r, uint32_t ms, void (*cb)(struct http_req *r, void *arg),
+               void *arg)
+{
+    (void)r, (void)ms, (void)cb, (void)arg;
+    return -1; /* the route answers at once instead */
+}
+
 /* Two daemons: one open to all (no tokens), one with a mint and an admin token. */
 static struct daemon stub_open, stub_auth;
 

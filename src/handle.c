@@ -269,6 +269,8 @@ static void sleep_out_unit(idmint *m, uint64_t t, int64_t now_ms)
  * Mint up to n snowflake IDs, waiting while this unit's sequence is used up.
  * The wait reads the clock directly: the cache would only say the same.
  */
+static int snowflake_fail(int rc);
+
 static int snowflake_mint(idmint *m, uint64_t *ids, size_t n, size_t *got)
 {
     int64_t now_ms = idmint__clock_now_ms(m->clk);
@@ -284,6 +286,12 @@ static int snowflake_mint(idmint *m, uint64_t *ids, size_t n, size_t *got)
         now_ms = idmint__clock_read_ms(m->clk);
         t = now_unit(m, now_ms);
     }
+    return snowflake_fail(rc);
+}
+
+/* Set the message of snowflake error @p rc (0 passes through); returns @p rc. */
+static int snowflake_fail(int rc)
+{
     if (rc == IDMINT_ELEASELOST)
         idmint__fail(rc, "the worker lease ran out or was taken away; open a new handle");
     else if (rc == IDMINT_EEXHAUSTED)
@@ -338,6 +346,63 @@ int idmint_next_n(idmint *m, uint64_t *ids, size_t n)
             return rc;
         done += got;
     }
+    return 0;
+}
+
+int idmint_try_next_n(idmint *m, uint64_t *ids, size_t n, size_t *got, uint32_t *wait_ms)
+{
+    size_t done = 0;
+    int64_t now_ms;
+    int rc;
+
+    if (m == NULL || ids == NULL || n == 0 || got == NULL || wait_ms == NULL)
+        return idmint__fail(IDMINT_EINVAL,
+                            "need a handle, an array, n >= 1 and both output pointers");
+    if (is_forked(m))
+        return forked_error();
+    if (m->is_range) {
+        if ((rc = idmint__range_next_n(m->rs, ids, n)) != 0)
+            return rc;
+        *got = n;
+        *wait_ms = 0;
+        return 0;
+    }
+    /* One pass: what the current unit (and what the handle may borrow)
+     * holds. A second call in the same unit would only say WAIT again. */
+    now_ms = idmint__clock_now_ms(m->clk);
+    while (done < n) {
+        size_t part = 0;
+
+        rc = idmint__snowflake_next(&m->sf, now_unit(m, now_ms), ids + done, n - done, &part);
+        if (rc == IDMINT__SNOWFLAKE_WAIT) {
+            /* The cached clock may lag a unit behind: read it once before
+             * saying wait, as snowflake_mint does on its first retry. */
+            int64_t fresh_ms = idmint__clock_read_ms(m->clk);
+
+            if (now_unit(m, fresh_ms) == now_unit(m, now_ms))
+                break;
+            now_ms = fresh_ms;
+            continue;
+        }
+        if (rc != 0) {
+            if (done > 0)
+                break; /* what was minted is good: hand it out, the error comes next call */
+            return snowflake_fail(rc);
+        }
+        done += part;
+    }
+    if (done < n) {
+        int64_t left_ms =
+            m->layout.epoch_ms + (int64_t)(now_unit(m, now_ms) + 1) * m->layout.unit_ms - now_ms;
+
+        if (done == 0)
+            atomic_fetch_add_explicit(&m->sequence_waits, 1, memory_order_relaxed);
+        *wait_ms =
+            left_ms < 1 ? 1 : (uint32_t)(left_ms < WAIT_SLEEP_MAX_MS ? left_ms : WAIT_SLEEP_MAX_MS);
+    } else {
+        *wait_ms = 0;
+    }
+    *got = done;
     return 0;
 }
 

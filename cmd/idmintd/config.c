@@ -40,6 +40,9 @@ void config_defaults(struct config *cfg)
     cfg->renew_ms = 60000;
     cfg->ready_margin_ms = 0;
     cfg->log_level = LOG_INFO;
+    cfg->store_threads = 4;
+    cfg->store_queue = 256;
+    cfg->store_deadline_ms = 2000;
 }
 
 /* Digits only, within [min, max]. */
@@ -180,6 +183,13 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
             if (strcmp(key + n, "_burst") == 0)
                 NUM(1, RATELIMIT_BURST_MAX, limits[c].burst, uint32_t);
         }
+    } else if (strcmp(section, "store") == 0) {
+        if (strcmp(key, "threads") == 0)
+            NUM(1, MAX_THREADS, store_threads, unsigned);
+        if (strcmp(key, "queue") == 0)
+            NUM(1, 100000, store_queue, unsigned);
+        if (strcmp(key, "deadline_ms") == 0)
+            NUM(10, 600000, store_deadline_ms, uint32_t);
     } else if (strcmp(section, "log") == 0) {
         if (strcmp(key, "level") == 0) {
             int level = log_level_parse(value);
@@ -322,6 +332,9 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size)
         {"IDMINT_LIMITS_ADDRESS_BURST", "limits", "address_burst"},
         {"IDMINT_TLS_CERT", "server", "tls_cert"},
         {"IDMINT_TLS_KEY", "server", "tls_key"},
+        {"IDMINT_STORE_THREADS", "store", "threads"},
+        {"IDMINT_STORE_QUEUE", "store", "queue"},
+        {"IDMINT_STORE_DEADLINE_MS", "store", "deadline_ms"},
     };
     char problem[400];
     size_t i;

@@ -50,6 +50,10 @@ struct config {
     uint32_t keep_s[3];
     /* [limits]: by enum ratelimit_class; rate 0 (the default): no limit */
     struct ratelimit_rule limits[RATELIMIT_CLASSES];
+    /* [store]: the store threads that run every store-bound route (store_pool.h) */
+    unsigned store_threads;
+    unsigned store_queue;       /* jobs waiting for a thread; more get 503 at once */
+    uint32_t store_deadline_ms; /* a store-bound request unanswered by then gets 503 */
 };
 
 /*
@@ -94,21 +98,33 @@ struct handles {
     _Atomic int store_seen;
 };
 
-/* Everything one event-loop thread owns. */
+/*
+ * Everything one event-loop thread, or one store thread, owns. The first
+ * cfg.threads of daemon.workers are the loops', the rest the store
+ * threads' (is_store): a handler running there may wait on the store.
+ */
 struct worker {
     unsigned index;
     struct daemon *d;
     idmint_authority *auth; /* opened on first use; never shared across threads */
     const char *actor;      /* the current request's token name (audit log) */
     int status;             /* the current request's answer, for the metrics */
+    int is_store;           /* a store thread's: handlers may block here */
+    /* Loops only: the current request's row and start, and whether it is
+     * answered later (then whoever answers counts it: routes_count). */
+    const struct route_row *row;
+    uint64_t t0_ns;
+    int is_deferred;
     struct metrics_thread metrics;
 };
 
 struct daemon {
     struct config cfg;
     struct handles handles;
-    struct worker *workers; /* cfg.threads of them */
-    _Atomic int is_ready;   /* the eager handles are open */
+    struct worker *workers; /* cfg.threads loops', then cfg.store_threads store threads' */
+    unsigned n_workers;
+    struct store_pool *pool;
+    _Atomic int is_ready; /* the eager handles are open */
     _Atomic uint64_t clock_backsteps;
     struct ratelimit limits; /* the buckets of cfg.limits, shared by every thread */
 };
@@ -117,6 +133,8 @@ struct daemon {
 void handles_init(struct handles *h, const struct config *cfg);
 /* The handle of @p ns, opening it on first use. 0 or an IDMINT_E* code. */
 int handles_get(struct handles *h, const char *ns, struct ns_handle **out);
+/* The handle of @p ns if it is open already, else NULL; never touches the store. */
+struct ns_handle *handles_find(struct handles *h, const char *ns);
 /* Open every name in cfg->namespaces. 0 or the first failure (logged). */
 int handles_open_eager(struct handles *h);
 /*
@@ -124,6 +142,9 @@ int handles_open_eager(struct handles *h);
  * Thread-safe, also while the tick replaces the handle.
  */
 int handles_next_n(struct ns_handle *nh, uint64_t *ids, size_t n);
+/* idmint_try_next_n on @p nh's current handle: never waits. Thread-safe. */
+int handles_try_next_n(struct ns_handle *nh, uint64_t *ids, size_t n, size_t *got,
+                       uint32_t *wait_ms);
 /* idmint_info of @p nh's current handle (@p out from idmint_handle_info_init()). Thread-safe. */
 int handles_info(struct ns_handle *nh, idmint_handle_info *out);
 /*
@@ -155,6 +176,8 @@ const char *handles_authority_url(const struct config *cfg);
 void routes_handle(struct http_req *r);
 void *routes_thread_init(unsigned index, void *daemon);
 void routes_thread_fini(void *worker);
+/* A request answered later (w->is_deferred) is counted by its answerer with this. */
+void routes_count(struct worker *w, const struct route_row *row, int status, uint64_t t0_ns);
 
 /* ==== routes_ns.c, besides its handlers ==== */
 /*

@@ -180,6 +180,16 @@ int handles_next_n(struct ns_handle *nh, uint64_t *ids, size_t n)
     return rc;
 }
 
+int handles_try_next_n(struct ns_handle *nh, uint64_t *ids, size_t n, size_t *got,
+                       uint32_t *wait_ms)
+{
+    unsigned parity;
+    int rc = idmint_try_next_n(handle_enter(nh, &parity), ids, n, got, wait_ms);
+
+    handle_leave(nh, parity);
+    return rc;
+}
+
 int handles_info(struct ns_handle *nh, idmint_handle_info *out)
 {
     unsigned parity;
@@ -201,6 +211,11 @@ static void handle_swap(struct ns_handle *nh, idmint *fresh)
         nanosleep(&ts, NULL);
     }
     idmint_close(old);
+}
+
+struct ns_handle *handles_find(struct handles *h, const char *ns)
+{
+    return find(h, atomic_load_explicit(&h->n, memory_order_acquire), ns);
 }
 
 int handles_get(struct handles *h, const char *ns, struct ns_handle **out)

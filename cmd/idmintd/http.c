@@ -11,7 +11,11 @@
  * instead of the silent
  * close h2o gives past its own limits; then h2o owns the socket.
  * Connections are counted per thread to pause accepting at the limit, to
- * close idle ones early near it, and to drain at stop.
+ * close idle ones early near it, and to drain at stop. A request may be
+ * answered later, from another thread (http_later_new: its answer comes
+ * back through the loop's h2o message queue) or from a timer (http_after);
+ * both hang off the request's memory pool, so a client that leaves first
+ * only drops them.
  */
 #define H2O_USE_LIBUV 0 /* the evloop flavour of the library */
 
@@ -86,6 +90,9 @@ struct http_thread {
     struct conn head; /* list sentinel */
     h2o_timeout_t screen_timeout;
     h2o_timeout_t linger_timeout;
+    h2o_timeout_t later_timeout; /* later_timeout_ms: answers nobody else gave */
+    h2o_timeout_t tick_timeout;  /* 1 ms: http_after counts its wait in these */
+    struct mailbox *mb;          /* answers from other threads */
 };
 
 struct server_handler {
@@ -137,6 +144,359 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+static struct http_thread *thread_of(h2o_context_t *ctx)
+{
+    return (struct http_thread *)(void *)((char *)ctx - offsetof(struct http_thread, ctx));
+}
+
+static struct http_thread *thread_of_req(h2o_req_t *req)
+{
+    return thread_of(req->conn->ctx);
+}
+
+/* ==== answering later: the shared part ==== */
+
+/*
+ * A loop's letterbox for answers from other threads. It outlives the loop
+ * while laters still point at it (refs): a store thread that finishes after
+ * the loop stopped finds it closed and drops its answer instead of sending
+ * to a queue that is gone.
+ */
+struct mailbox {
+    pthread_mutex_t mu;
+    int is_open;                         /* under mu; 0 once the loop stops */
+    _Atomic unsigned refs;               /* the loop's, and one per later */
+    h2o_multithread_receiver_t receiver; /* on the loop's h2o queue */
+};
+
+struct later_block {
+    struct later_block *next;
+    max_align_t align[]; /* the bytes handed out */
+};
+
+struct later_header {
+    struct later_header *next;
+    const char *name, *value;
+};
+
+/*
+ * One request answered from another thread. Two sides each hold a
+ * reference: the loop (until h2o frees the request, or cancel) and the
+ * other thread (until its answer was handled on the loop, or dropped at a
+ * closed mailbox). Fields marked (loop) are touched on the loop only.
+ */
+struct later {
+    struct http_req copy; /* what the other thread answers; copy.later = this */
+    struct http_req orig; /* as on_request had it; valid while req is (loop) */
+    h2o_req_t *req;       /* NULL once h2o freed it (loop) */
+    struct later **ref;   /* in req's pool, pointing back here (loop) */
+    struct http_thread *th;
+    struct mailbox *mb;
+    h2o_multithread_message_t msg;
+    h2o_timeout_entry_t timeout; /* (loop) */
+    struct http_later_cbs cbs;
+    void *arg;
+    int is_answered; /* orig has its answer (loop) */
+    _Atomic int refs;
+    /* The recorded answer, written by the other thread before it posts. */
+    int status; /* 0: none recorded */
+    const char *content_type;
+    const char *body;
+    size_t body_len;
+    struct later_header *headers, **headers_tail;
+    struct later_block *blocks;
+};
+
+static void mailbox_unref(struct mailbox *mb)
+{
+    if (atomic_fetch_sub(&mb->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&mb->mu);
+    free(mb);
+}
+
+static void later_unref(struct later *l)
+{
+    struct later_block *b, *next;
+
+    if (atomic_fetch_sub(&l->refs, 1) != 1)
+        return;
+    for (b = l->blocks; b != NULL; b = next) {
+        next = b->next;
+        free(b);
+    }
+    mailbox_unref(l->mb);
+    free(l);
+}
+
+static void *later_alloc(struct later *l, size_t size)
+{
+    struct later_block *b = malloc(sizeof(*b) + (size > 0 ? size : 1));
+
+    if (b == NULL)
+        return NULL;
+    b->next = l->blocks;
+    l->blocks = b;
+    return b->align;
+}
+
+static char *later_dup(struct later *l, const char *p, size_t len)
+{
+    char *d;
+
+    if (p == NULL)
+        return NULL;
+    if ((d = later_alloc(l, len + 1)) == NULL)
+        return NULL;
+    memcpy(d, p, len);
+    d[len] = '\0';
+    return d;
+}
+
+static void later_answered(struct later *l)
+{
+    l->is_answered = 1;
+    if (h2o_timeout_is_linked(&l->timeout))
+        h2o_timeout_unlink(&l->timeout);
+}
+
+/* h2o frees the request (answered, or its client left): forget it. (loop) */
+static void later_on_dispose(void *p)
+{
+    struct later **ref = p, *l = *ref;
+
+    if (l == NULL)
+        return;
+    l->req = NULL;
+    l->ref = NULL;
+    if (h2o_timeout_is_linked(&l->timeout))
+        h2o_timeout_unlink(&l->timeout);
+    later_unref(l);
+}
+
+static void later_on_timeout(h2o_timeout_entry_t *entry)
+{
+    struct later *l = (struct later *)(void *)((char *)entry - offsetof(struct later, timeout));
+
+    if (l->req == NULL || l->is_answered)
+        return;
+    later_answered(l);
+    l->cbs.on_unanswered(&l->orig, l->arg);
+}
+
+/* The other thread's answer is here (loop). @p is_live: the loop still serves. */
+static void later_deliver(struct later *l, int is_live)
+{
+    int sent = 0;
+
+    if (is_live && l->req != NULL && !l->is_answered) {
+        later_answered(l);
+        if (l->status == 0) {
+            l->cbs.on_unanswered(&l->orig, l->arg);
+        } else {
+            struct later_header *h;
+            char *body = l->body_len > 0 ? h2o_mem_alloc_pool(&l->req->pool, l->body_len) : NULL;
+
+            for (h = l->headers; h != NULL; h = h->next)
+                http_add_header(&l->orig, h->name, h->value);
+            if (body != NULL)
+                memcpy(body, l->body, l->body_len);
+            http_respond(&l->orig, l->status, l->content_type, body, l->body_len);
+            sent = l->status;
+        }
+    }
+    l->cbs.on_done(sent, l->arg);
+    later_unref(l);
+}
+
+static void mailbox_on_messages(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    (void)receiver;
+    while (!h2o_linklist_is_empty(messages)) {
+        h2o_multithread_message_t *msg =
+            H2O_STRUCT_FROM_MEMBER(h2o_multithread_message_t, link, messages->next);
+        struct later *l = (struct later *)(void *)((char *)msg - offsetof(struct later, msg));
+
+        h2o_linklist_unlink(&msg->link);
+        later_deliver(l, 1);
+    }
+}
+
+int http_later_new(struct http_req *r, const struct http_later_cbs *cbs, size_t arg_size,
+                   struct http_req **copy, void **arg)
+{
+    h2o_req_t *req = r->priv;
+    struct http_thread *th = thread_of_req(req);
+    struct later *l = calloc(1, sizeof(*l)), **ref;
+    struct http_req *c;
+
+    if (l == NULL)
+        return -1;
+    l->headers_tail = &l->headers;
+    atomic_init(&l->refs, 2);
+    l->th = th;
+    l->mb = th->mb;
+    l->cbs = *cbs;
+    l->orig = *r;
+    l->req = req;
+    c = &l->copy;
+    *c = *r;
+    c->method = later_dup(l, r->method, r->method_len);
+    c->path = later_dup(l, r->path, r->path_len);
+    c->query = later_dup(l, r->query, r->query_len);
+    c->body = later_dup(l, r->body, r->body_len);
+    c->authorization = later_dup(l, r->authorization, r->authorization_len);
+    c->accept = later_dup(l, r->accept, r->accept_len);
+    c->idempotency_key = later_dup(l, r->idempotency_key, r->idempotency_key_len);
+    c->priv = NULL;
+    c->later = l;
+    l->arg = later_alloc(l, arg_size);
+    ref = h2o_mem_alloc_shared(&req->pool, sizeof(*ref), later_on_dispose);
+    if (c->method == NULL || c->path == NULL || (r->query != NULL && c->query == NULL) ||
+        (r->body != NULL && c->body == NULL) ||
+        (r->authorization != NULL && c->authorization == NULL) ||
+        (r->accept != NULL && c->accept == NULL) ||
+        (r->idempotency_key != NULL && c->idempotency_key == NULL) || l->arg == NULL) {
+        *ref = NULL;
+        atomic_init(&l->refs, 1);
+        atomic_fetch_add(&l->mb->refs, 1); /* later_unref drops one */
+        later_unref(l);
+        return -1;
+    }
+    memset(l->arg, 0, arg_size);
+    *ref = l;
+    l->ref = ref;
+    atomic_fetch_add(&l->mb->refs, 1);
+    if (th->srv->cfg.later_timeout_ms > 0) {
+        l->timeout.cb = later_on_timeout;
+        h2o_timeout_link(th->loop, &th->later_timeout, &l->timeout);
+    }
+    *copy = c;
+    *arg = l->arg;
+    return 0;
+}
+
+void http_later_cancel(struct http_req *copy)
+{
+    struct later *l = copy->later;
+
+    if (l->ref != NULL)
+        *l->ref = NULL;
+    if (h2o_timeout_is_linked(&l->timeout))
+        h2o_timeout_unlink(&l->timeout);
+    atomic_store(&l->refs, 1);
+    later_unref(l);
+}
+
+void http_later_post(struct http_req *copy)
+{
+    struct later *l = copy->later;
+    struct mailbox *mb = l->mb;
+    int is_sent = 0;
+
+    /* The mailbox's lock orders this send before the loop closing it. */
+    pthread_mutex_lock(&mb->mu);
+    if (mb->is_open) {
+        h2o_multithread_send_message(&mb->receiver, &l->msg);
+        is_sent = 1;
+    }
+    pthread_mutex_unlock(&mb->mu);
+    if (!is_sent)
+        later_unref(l); /* the loop is gone: nobody waits for this answer */
+}
+
+static int mailbox_open(struct http_thread *th)
+{
+    struct mailbox *mb = calloc(1, sizeof(*mb));
+
+    if (mb == NULL)
+        return -1;
+    pthread_mutex_init(&mb->mu, NULL);
+    mb->is_open = 1;
+    atomic_init(&mb->refs, 1);
+    h2o_multithread_register_receiver(th->ctx.queue, &mb->receiver, mailbox_on_messages);
+    th->mb = mb;
+    return 0;
+}
+
+/*
+ * The loop stops: no answer may be sent to it any more. Answers already
+ * sent and not yet read are handled here, as dropped (the loop no longer
+ * serves); the ones still to come are dropped by their senders.
+ */
+static void mailbox_close(struct http_thread *th)
+{
+    struct mailbox *mb = th->mb;
+
+    if (mb == NULL)
+        return;
+    pthread_mutex_lock(&mb->mu);
+    mb->is_open = 0;
+    pthread_mutex_unlock(&mb->mu);
+    /* No sender can touch the list now: read it without h2o's queue lock. */
+    while (!h2o_linklist_is_empty(&mb->receiver._messages)) {
+        h2o_multithread_message_t *msg =
+            H2O_STRUCT_FROM_MEMBER(h2o_multithread_message_t, link, mb->receiver._messages.next);
+        struct later *l = (struct later *)(void *)((char *)msg - offsetof(struct later, msg));
+
+        h2o_linklist_unlink(&msg->link);
+        later_deliver(l, 0);
+    }
+    h2o_multithread_unregister_receiver(th->ctx.queue, &mb->receiver);
+    th->mb = NULL;
+    mailbox_unref(mb);
+}
+
+/* ==== answering from a timer ==== */
+
+struct after {
+    h2o_timeout_entry_t timeout;
+    struct http_thread *th;
+    struct http_req r; /* valid while the request is: the entry goes with it */
+    uint64_t due_ms;   /* h2o_now() of the loop */
+    void (*cb)(struct http_req *r, void *arg);
+    void *arg;
+};
+
+static void after_on_dispose(void *p)
+{
+    struct after *a = p;
+
+    if (h2o_timeout_is_linked(&a->timeout))
+        h2o_timeout_unlink(&a->timeout);
+}
+
+static void after_on_tick(h2o_timeout_entry_t *entry)
+{
+    struct after *a = (struct after *)(void *)entry;
+
+    if (h2o_now(a->th->loop) < a->due_ms) {
+        h2o_timeout_link(a->th->loop, &a->th->tick_timeout, &a->timeout);
+        return;
+    }
+    a->cb(&a->r, a->arg);
+}
+
+int http_after(struct http_req *r, uint32_t ms, void (*cb)(struct http_req *r, void *arg),
+               void *arg)
+{
+    h2o_req_t *req = r->priv;
+    struct http_thread *th = thread_of_req(req);
+    struct after *a = h2o_mem_alloc_shared(&req->pool, sizeof(*a), after_on_dispose);
+
+    if (a == NULL)
+        return -1;
+    memset(a, 0, sizeof(*a));
+    a->th = th;
+    a->r = *r;
+    a->due_ms = h2o_now(th->loop) + (ms > 0 ? ms : 1);
+    a->cb = cb;
+    a->arg = arg;
+    a->timeout.cb = after_on_tick;
+    h2o_timeout_link(th->loop, &th->tick_timeout, &a->timeout);
+    return 0;
+}
+
 /* ==== requests ==== */
 
 static const char *reason_of(int status)
@@ -185,19 +545,39 @@ char *http_alloc(struct http_req *r, size_t size)
 {
     h2o_req_t *req = r->priv;
 
+    if (r->later != NULL)
+        return later_alloc(r->later, size);
     return h2o_mem_alloc_pool(&req->pool, size);
 }
 
 void http_add_header(struct http_req *r, const char *name, const char *value)
 {
     h2o_req_t *req = r->priv;
-    size_t name_len = strlen(name), value_len = strlen(value);
-    char *n = h2o_mem_alloc_pool(&req->pool, name_len + 1);
-    char *v = h2o_mem_alloc_pool(&req->pool, value_len + 1);
 
-    memcpy(n, name, name_len + 1);
-    memcpy(v, value, value_len + 1);
-    h2o_add_header_by_str(&req->pool, &req->res.headers, n, name_len, 1, NULL, v, value_len);
+    if (r->later != NULL) {
+        struct later *l = r->later;
+        struct later_header *h = later_alloc(l, sizeof(*h));
+
+        if (h == NULL)
+            return;
+        h->name = later_dup(l, name, strlen(name));
+        h->value = later_dup(l, value, strlen(value));
+        if (h->name == NULL || h->value == NULL)
+            return;
+        h->next = NULL;
+        *l->headers_tail = h;
+        l->headers_tail = &h->next;
+        return;
+    }
+    {
+        size_t name_len = strlen(name), value_len = strlen(value);
+        char *n = h2o_mem_alloc_pool(&req->pool, name_len + 1);
+        char *v = h2o_mem_alloc_pool(&req->pool, value_len + 1);
+
+        memcpy(n, name, name_len + 1);
+        memcpy(v, value, value_len + 1);
+        h2o_add_header_by_str(&req->pool, &req->res.headers, n, name_len, 1, NULL, v, value_len);
+    }
 }
 
 void http_respond(struct http_req *r, int status, const char *content_type, const char *body,
@@ -207,6 +587,16 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
     h2o_req_t *req = r->priv;
     h2o_iovec_t buf = h2o_iovec_init(body, len);
 
+    if (r->later != NULL) {
+        struct later *l = r->later;
+
+        /* Recorded; later_deliver sends it on the loop (body copied then). */
+        l->content_type = later_dup(l, content_type, strlen(content_type));
+        l->body = body;
+        l->body_len = len;
+        l->status = l->content_type != NULL ? status : 0;
+        return;
+    }
     /* RFC 9112 §6.3: after refusing a request's framing, close the
      * connection. TODO(#16): h2o 2.2 keeps a kept-alive one open anyway. */
     if (r->has_bad_framing || r->head_verdict != 0)
@@ -218,11 +608,6 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
                    strlen(content_type));
     h2o_start_response(req, &generator);
     h2o_send(req, &buf, 1, H2O_SEND_STATE_FINAL);
-}
-
-static struct http_thread *thread_of(h2o_context_t *ctx)
-{
-    return (struct http_thread *)(void *)((char *)ctx - offsetof(struct http_thread, ctx));
 }
 
 static void conn_on_close(void *data);
@@ -674,6 +1059,10 @@ static int thread_setup(struct http_thread *th)
     th->accept_ctx.hosts = srv->config.hosts;
     h2o_timeout_init(th->loop, &th->screen_timeout, srv->cfg.request_timeout_ms);
     h2o_timeout_init(th->loop, &th->linger_timeout, LINGER_MS);
+    h2o_timeout_init(th->loop, &th->later_timeout, srv->cfg.later_timeout_ms);
+    h2o_timeout_init(th->loop, &th->tick_timeout, 1);
+    if (mailbox_open(th) != 0)
+        return -1;
     th->listener = h2o_evloop_socket_create(th->loop, th->listen_fd, H2O_SOCKET_FLAG_DONT_READ);
     if (th->listener == NULL)
         return -1;
@@ -687,6 +1076,7 @@ static void thread_teardown(struct http_thread *th)
 {
     if (th->loop == NULL)
         return;
+    mailbox_close(th);
     if (th->listener != NULL) {
         h2o_socket_close(th->listener);
         th->listener = NULL;
@@ -697,6 +1087,8 @@ static void thread_teardown(struct http_thread *th)
         return;
     h2o_timeout_dispose(th->loop, &th->screen_timeout);
     h2o_timeout_dispose(th->loop, &th->linger_timeout);
+    h2o_timeout_dispose(th->loop, &th->later_timeout);
+    h2o_timeout_dispose(th->loop, &th->tick_timeout);
     h2o_context_dispose(&th->ctx);
     h2o_evloop_run(th->loop, 0); /* runs the deferred frees of closed sockets */
     h2o_evloop_destroy(th->loop);

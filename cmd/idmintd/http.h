@@ -4,7 +4,10 @@
  * (h2o's evloop); the rest of the daemon sees a request as method, path,
  * query, two headers and a body, and answers with status, type and body.
  * TLS, when configured, is invisible above this seam (http_tls.h).
- * Handlers run on the event-loop thread and must answer before returning.
+ * Handlers run on the event-loop thread and answer before returning, or
+ * keep the request open with http_later_new (answered from another thread)
+ * or http_after (answered from a timer) and return at once: a loop never
+ * waits.
  */
 #ifndef IDMINTD_HTTP_H
 #define IDMINTD_HTTP_H
@@ -35,6 +38,7 @@ struct http_req {
     unsigned char client[16]; /* the peer as struct http_client_key; all zero when unknown */
     void *thread;             /* what thread_init returned for the serving thread */
     void *priv;               /* the library's request */
+    void *later;              /* http_later_new's copy: its struct, else NULL */
 };
 
 struct http_tls; /* http_tls.h */
@@ -49,6 +53,7 @@ struct http_server_config {
     size_t max_body_bytes;   /* the library may drop far larger bodies itself */
     size_t max_header_bytes; /* checked before the library parses a connection's first request */
     uint32_t request_timeout_ms; /* a request must arrive within this (and a TLS handshake) */
+    uint32_t later_timeout_ms;   /* http_later_new: on_unanswered after this; 0: never */
     struct http_tls *tls;        /* NULL: plain HTTP; borrowed, must outlive the server */
     void (*on_request)(struct http_req *r);
     void *(*thread_init)(unsigned index, void *arg); /* runs on the new thread */
@@ -74,7 +79,7 @@ int http_server_start(struct http_server *s, char *err, size_t err_size);
  */
 void http_server_stop(struct http_server *s, uint32_t drain_ms);
 
-/* Memory that lives as long as the request. NULL when out of memory. */
+/* Memory that lives as long as the request (or the later copy). NULL when out of memory. */
 char *http_alloc(struct http_req *r, size_t size);
 /* Add a response header; before http_respond. @p name and @p value are copied. */
 void http_add_header(struct http_req *r, const char *name, const char *value);
@@ -84,6 +89,50 @@ void http_add_header(struct http_req *r, const char *name, const char *value);
  */
 void http_respond(struct http_req *r, int status, const char *content_type, const char *body,
                   size_t len);
+
+/* ==== answering later ==== */
+
+/* What the caller of http_later_new hears, on the request's loop thread. */
+struct http_later_cbs {
+    /*
+     * The other thread's answer was handled: sent with @p status, or 0 when
+     * it was dropped (the client had gone, or on_unanswered answered
+     * first). Exactly once per later, after which @p arg is freed.
+     */
+    void (*on_done)(int status, void *arg);
+    /*
+     * No answer by later_timeout_ms, or one posted without an answer: answer
+     * @p r now, on the loop (http_respond). At most once; an answer that
+     * comes after it is dropped.
+     */
+    void (*on_unanswered)(struct http_req *r, void *arg);
+};
+
+/*
+ * Keep @p r open to be answered from another thread. *copy gets the same
+ * fields in memory of its own, with a zeroed *arg of @p arg_size bytes that
+ * lives as long: one other thread at a time may answer *copy with
+ * http_alloc, http_add_header and http_respond, which record the answer,
+ * then calls http_later_post. The loop sends the answer if @p r still
+ * waits for one. A client that leaves meanwhile is fine: nothing of @p r
+ * is touched after h2o frees it. On the loop thread, in on_request.
+ * 0, or -1 when out of memory (answer @p r as usual).
+ */
+int http_later_new(struct http_req *r, const struct http_later_cbs *cbs, size_t arg_size,
+                   struct http_req **copy, void **arg);
+/* Hand @p copy's answer back to its loop; from any thread, once. @p copy is gone after. */
+void http_later_post(struct http_req *copy);
+/* Undo http_later_new before it was handed on (loop thread); no callback runs. */
+void http_later_cancel(struct http_req *copy);
+
+/*
+ * Call @p cb(r, arg) on @p r's loop after about @p ms (at least 1), unless
+ * the client went away first; @p r stays open until cb answers it or calls
+ * http_after again. @p arg must live as long as @p r (http_alloc'd).
+ * 0, or -1 when out of memory (answer @p r now).
+ */
+int http_after(struct http_req *r, uint32_t ms, void (*cb)(struct http_req *r, void *arg),
+               void *arg);
 
 /* Parse "ADDR:PORT" ("[::1]:8080" for IPv6). 0 or -1 with @p err set. */
 int http_parse_listen(const char *text, struct sockaddr_storage *ss, socklen_t *len, char *err,

@@ -14,6 +14,8 @@
 #include "errors_http.h"
 #include "history.h"
 #include "http_tls.h"
+#include "routes_defer.h"
+#include "store_pool.h"
 #include "log.h"
 #include "route_table.h"
 #include "sampler.h"
@@ -37,6 +39,7 @@ static const char usage_text[] =
     "usage: idmintd [--config FILE] [--listen ADDR:PORT] [--authority URL] [--region N]\n"
     "               [--port-file PATH] [--log-level LEVEL] [--max-connections-per-client N]\n"
     "               [--tls-cert FILE --tls-key FILE]\n"
+    "               [--store-threads N] [--store-queue N] [--store-deadline-ms MS]\n"
     "       idmintd --hash-token < token      print the sha256: hash of a token\n"
     "       idmintd --self-check              check the error and route tables, exit 0 or 1\n"
     "       idmintd --list-routes             print the route table as JSON lines, exit 0\n"
@@ -44,12 +47,14 @@ static const char usage_text[] =
     "\n"
     "Serves the idmint HTTP API (docs/http-api.md). Flags override IDMINT_LISTEN,\n"
     "IDMINT_AUTHORITY, IDMINT_REGION, IDMINT_LOG_LEVEL, IDMINT_MAX_COUNT and\n"
-    "IDMINT_MAX_CONNECTIONS_PER_CLIENT, IDMINT_TLS_CERT and IDMINT_TLS_KEY, which\n"
+    "IDMINT_MAX_CONNECTIONS_PER_CLIENT, IDMINT_TLS_CERT, IDMINT_TLS_KEY and\n"
+    "IDMINT_STORE_THREADS, IDMINT_STORE_QUEUE, IDMINT_STORE_DEADLINE_MS, which\n"
     "override the config file (--config or\n"
     "IDMINT_CONFIG; with [tokens] it must be chmod 600 or 640). Defaults:\n"
     "127.0.0.1:8080, the fixed default authority (sqlite:/var/lib/idmint/idmint.db as\n"
     "root, else under $XDG_STATE_HOME or ~/.local/state), region 0, 64 connections per\n"
-    "client address, no rate limits (IDMINT_LIMITS_<CLASS>_RATE and _BURST set them).\n"
+    "client address, no rate limits (IDMINT_LIMITS_<CLASS>_RATE and _BURST set them),\n"
+    "4 store threads with a queue of 256 and a 2000 ms deadline for store-bound calls.\n"
     "Without [tokens] only loopback addresses are served. With --tls-cert and --tls-key\n"
     "(PEM files) it serves HTTPS only, TLS 1.2 and 1.3; SIGHUP reloads both files.\n"
     "Exit status: 0 stopped cleanly, 1 a runtime failure, 2 bad usage or configuration.\n";
@@ -57,6 +62,7 @@ static const char usage_text[] =
 struct flags {
     const char *config, *listen, *authority, *region, *port_file, *log_level;
     const char *max_connections_per_client, *tls_cert, *tls_key;
+    const char *store_threads, *store_queue, *store_deadline_ms;
     int is_help, is_version, is_hash_token, is_self_check, is_list_routes;
 };
 
@@ -81,6 +87,9 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         {"--max-connections-per-client", offsetof(struct flags, max_connections_per_client)},
         {"--tls-cert", offsetof(struct flags, tls_cert)},
         {"--tls-key", offsetof(struct flags, tls_key)},
+        {"--store-threads", offsetof(struct flags, store_threads)},
+        {"--store-queue", offsetof(struct flags, store_queue)},
+        {"--store-deadline-ms", offsetof(struct flags, store_deadline_ms)},
     };
     int i;
 
@@ -189,6 +198,9 @@ static int apply_flags(struct config *cfg, const struct flags *f)
          offsetof(struct flags, max_connections_per_client)},
         {"--tls-cert", "server", "tls_cert", offsetof(struct flags, tls_cert)},
         {"--tls-key", "server", "tls_key", offsetof(struct flags, tls_key)},
+        {"--store-threads", "store", "threads", offsetof(struct flags, store_threads)},
+        {"--store-queue", "store", "queue", offsetof(struct flags, store_queue)},
+        {"--store-deadline-ms", "store", "deadline_ms", offsetof(struct flags, store_deadline_ms)},
     };
     char err[512];
     size_t i;
@@ -415,7 +427,8 @@ int main(int argc, char **argv)
                   "listener without TLS; anyone on the path can read and replay them. Set "
                   "tls_cert and tls_key (--tls-cert, --tls-key) or put a TLS proxy in front",
                   "listen=%s tokens=%zu", d.cfg.listen, d.cfg.n_tokens);
-    d.workers = calloc(d.cfg.threads, sizeof(*d.workers));
+    d.n_workers = d.cfg.threads + d.cfg.store_threads;
+    d.workers = calloc(d.n_workers, sizeof(*d.workers));
     if (d.workers == NULL) {
         fprintf(stderr, "idmintd: out of memory\n");
         return 1;
@@ -432,12 +445,22 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+    /* Before the loops: the first request may need a store thread. */
+    if (store_pool_open(&d.pool, d.cfg.store_threads, d.cfg.store_queue, routes_store_thread_init,
+                        routes_store_thread_fini, &d) != 0) {
+        fprintf(stderr, "idmintd: cannot start %u store threads\n", d.cfg.store_threads);
+        http_tls_close(tls);
+        free(d.workers);
+        return 1;
+    }
+
     hc.threads = d.cfg.threads;
     hc.max_connections = d.cfg.max_connections;
     hc.max_connections_per_client = d.cfg.max_connections_per_client;
     hc.max_body_bytes = d.cfg.max_body_bytes;
     hc.max_header_bytes = d.cfg.max_header_bytes;
     hc.request_timeout_ms = d.cfg.request_timeout_ms;
+    hc.later_timeout_ms = d.cfg.store_deadline_ms;
     hc.tls = tls;
     hc.on_request = routes_handle;
     hc.thread_init = routes_thread_init;
@@ -447,6 +470,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "idmintd: cannot listen on %s: %s%s\n", d.cfg.listen, err,
                 is_in_use ? " (another process has this port; choose another with --listen)" : "");
         log_write(LOG_ERROR, "cannot listen", "listen=%s error=\"%s\"", d.cfg.listen, err);
+        store_pool_close(d.pool);
         http_tls_close(tls);
         free(d.workers);
         return 1;
@@ -455,6 +479,7 @@ int main(int argc, char **argv)
     if (http_server_start(srv, err, sizeof(err)) != 0) {
         fprintf(stderr, "idmintd: %s\n", err);
         http_server_stop(srv, 0);
+        store_pool_close(d.pool);
         http_tls_close(tls);
         free(d.workers);
         return 1;
@@ -464,9 +489,11 @@ int main(int argc, char **argv)
 
         snprintf(msg, sizeof(msg), "listening on %s", addr);
         log_write(LOG_INFO, msg,
-                  "authority=\"%s\" region=%u threads=%u tokens=%zu tls=%s version=%s",
+                  "authority=\"%s\" region=%u threads=%u store_threads=%u store_queue=%u "
+                  "store_deadline_ms=%u tokens=%zu tls=%s version=%s",
                   d.cfg.authority[0] != '\0' ? d.cfg.authority : "(the default)", d.cfg.region,
-                  d.cfg.threads, d.cfg.n_tokens, tls != NULL ? "on" : "off", DAEMON_VERSION);
+                  d.cfg.threads, d.cfg.store_threads, d.cfg.store_queue, d.cfg.store_deadline_ms,
+                  d.cfg.n_tokens, tls != NULL ? "on" : "off", DAEMON_VERSION);
         if (tls != NULL) {
             char desc[600];
 
@@ -496,6 +523,8 @@ int main(int argc, char **argv)
     serve(&d, tls, &set);
 
     http_server_stop(srv, DRAIN_MS);
+    /* After the loops: what they still waited for was answered or dropped. */
+    store_pool_close(d.pool);
     http_tls_close(tls); /* after the last connection let go of its context */
     history_stop();      /* both read the handles */
     sampler_stop();

@@ -8,6 +8,8 @@
  */
 #include "metrics.h"
 
+#include "store_pool.h"
+
 #include "daemon.h"
 #include "http_screen.h"
 #include "sampler.h"
@@ -136,7 +138,7 @@ static void put_requests(struct textbuf *b, struct daemon *d)
         series[r] = j; /* the first row with this label */
     }
     series[ROUTE_ROWS_MAX] = ROUTE_ROWS_MAX;
-    for (t = 0; t < d->cfg.threads; t++) {
+    for (t = 0; t < d->n_workers; t++) {
         const struct metrics_thread *m = &d->workers[t].metrics;
 
         for (c = 0; c < METRICS_CODES; c++) {
@@ -165,6 +167,46 @@ static void put_requests(struct textbuf *b, struct daemon *d)
                     label, sum[slot][c]);
         }
     }
+}
+
+/* The store threads (store_pool.h): every store-bound route runs there. */
+static void put_store_pool(struct textbuf *b, struct daemon *d)
+{
+    struct store_pool_stats st;
+
+    if (d->pool == NULL)
+        return;
+    store_pool_stats_get(d->pool, &st);
+    textbuf_printf(b,
+                   "# HELP idmint_store_pool_threads Store threads running store-bound routes.\n"
+                   "# TYPE idmint_store_pool_threads gauge\n"
+                   "idmint_store_pool_threads %u\n"
+                   "# HELP idmint_store_pool_queue_max Store calls that may wait for a thread.\n"
+                   "# TYPE idmint_store_pool_queue_max gauge\n"
+                   "idmint_store_pool_queue_max %u\n"
+                   "# HELP idmint_store_pool_queue_depth Store calls waiting for a thread now.\n"
+                   "# TYPE idmint_store_pool_queue_depth gauge\n"
+                   "idmint_store_pool_queue_depth %" PRIu64 "\n"
+                   "# HELP idmint_store_pool_running Store calls a thread is running now.\n"
+                   "# TYPE idmint_store_pool_running gauge\n"
+                   "idmint_store_pool_running %" PRIu64 "\n"
+                   "# HELP idmint_store_pool_jobs_total Store calls queued for the threads.\n"
+                   "# TYPE idmint_store_pool_jobs_total counter\n"
+                   "idmint_store_pool_jobs_total %" PRIu64 "\n"
+                   "# HELP idmint_store_pool_rejected_total Store calls refused 503 at once: "
+                   "the queue held store_queue.\n"
+                   "# TYPE idmint_store_pool_rejected_total counter\n"
+                   "idmint_store_pool_rejected_total{reason=\"full\"} %" PRIu64 "\n"
+                   "# HELP idmint_store_pool_timed_out_total Store calls answered 503 because "
+                   "store_deadline_ms passed first.\n"
+                   "# TYPE idmint_store_pool_timed_out_total counter\n"
+                   "idmint_store_pool_timed_out_total %" PRIu64 "\n"
+                   "# HELP idmint_store_pool_skipped_total Store calls a thread reached only after "
+                   "their deadline, so never made.\n"
+                   "# TYPE idmint_store_pool_skipped_total counter\n"
+                   "idmint_store_pool_skipped_total %" PRIu64 "\n",
+                   st.threads, st.queue_max, st.depth, st.running, st.jobs, st.rejected_full,
+                   st.timed_out, st.late);
 }
 
 char *metrics_render(struct daemon *d, size_t *len)
@@ -309,6 +351,7 @@ char *metrics_render(struct daemon *d, size_t *len)
 
     put_hist(&b, "idmint_store_latency_seconds",
              "Store calls made by the daemon's routes and its store sampler.", &live.store_latency);
+    put_store_pool(&b, d);
 
     textbuf_printf(&b,
                    "# HELP idmint_http_connections_refused_total Connections refused at accept "

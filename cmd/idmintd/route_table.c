@@ -15,37 +15,39 @@
  * The label of a route is its path pattern, as /metrics showed it before
  * this table existed; dashboards and tests read these names, so a label is
  * never renamed. GET before POST on one path: the 405 Allow text lists the
- * methods in table order ("GET, POST").
+ * methods in table order ("GET, POST"). A last 1 marks a route that calls
+ * the store: it runs on a store thread, never on an event loop (GET
+ * /v1/ids decides per request: routes_ids.c).
  */
 const struct route_row route_table[] = {
-    {"GET", "/v1/ids", AUTH_MINT, routes_ids_get, "/v1/ids"},
-    {"GET", "/v1/ids/{id}/decode", AUTH_MINT, routes_ids_decode, "/v1/ids/{id}/decode"},
-    {"GET", "/v1/ids/{id}/trace", AUTH_MINT, routes_ids_trace, "/v1/ids/{id}/trace"},
-    {"GET", "/v1/collisions", AUTH_ADMIN, routes_collisions_list, "/v1/collisions"},
-    {"POST", "/v1/collisions", AUTH_MINT, routes_collisions_report, "/v1/collisions"},
+    {"GET", "/v1/ids", AUTH_MINT, routes_ids_get, "/v1/ids", 0},
+    {"GET", "/v1/ids/{id}/decode", AUTH_MINT, routes_ids_decode, "/v1/ids/{id}/decode", 1},
+    {"GET", "/v1/ids/{id}/trace", AUTH_MINT, routes_ids_trace, "/v1/ids/{id}/trace", 1},
+    {"GET", "/v1/collisions", AUTH_ADMIN, routes_collisions_list, "/v1/collisions", 1},
+    {"POST", "/v1/collisions", AUTH_MINT, routes_collisions_report, "/v1/collisions", 1},
     {"POST", "/internal/workers/lease", AUTH_GENERATOR, routes_internal_workers,
-     "/internal/workers/lease"},
+     "/internal/workers/lease", 1},
     {"POST", "/internal/ranges/lease", AUTH_GENERATOR, routes_internal_ranges,
-     "/internal/ranges/lease"},
+     "/internal/ranges/lease", 1},
     {"POST", "/internal/ranges/forget", AUTH_GENERATOR, routes_internal_ranges_forget,
-     "/internal/ranges/forget"},
-    {"GET", "/v1/namespaces", AUTH_MINT, routes_ns_list, "/v1/namespaces"},
-    {"POST", "/v1/namespaces", AUTH_ADMIN, routes_ns_create, "/v1/namespaces"},
-    {"GET", "/v1/namespaces/{ns}", AUTH_MINT, routes_ns_get, "/v1/namespaces/{ns}"},
+     "/internal/ranges/forget", 1},
+    {"GET", "/v1/namespaces", AUTH_MINT, routes_ns_list, "/v1/namespaces", 1},
+    {"POST", "/v1/namespaces", AUTH_ADMIN, routes_ns_create, "/v1/namespaces", 1},
+    {"GET", "/v1/namespaces/{ns}", AUTH_MINT, routes_ns_get, "/v1/namespaces/{ns}", 1},
     {"POST", "/v1/namespaces/{ns}/disable", AUTH_ADMIN, routes_ns_disable,
-     "/v1/namespaces/{ns}/disable"},
+     "/v1/namespaces/{ns}/disable", 1},
     {"POST", "/v1/namespaces/{ns}/enable", AUTH_ADMIN, routes_ns_enable,
-     "/v1/namespaces/{ns}/enable"},
+     "/v1/namespaces/{ns}/enable", 1},
     {"POST", "/v1/namespaces/{ns}/migrate", AUTH_ADMIN, routes_ns_migrate,
-     "/v1/namespaces/{ns}/migrate"},
+     "/v1/namespaces/{ns}/migrate", 1},
     {"GET", "/v1/namespaces/{ns}/workers", AUTH_MINT, routes_ns_workers,
-     "/v1/namespaces/{ns}/workers"},
-    {"GET", "/v1/audit", AUTH_ADMIN, routes_audit, "/v1/audit"},
-    {"GET", "/v1/status", AUTH_MINT, routes_status_json, "/v1/status"},
-    {"GET", "/status", AUTH_MINT, routes_status_page, "/status"},
-    {"GET", "/metrics", AUTH_NONE, routes_metrics, "/metrics"},
-    {"GET", "/healthz", AUTH_NONE, routes_healthz, "/healthz"},
-    {"GET", "/readyz", AUTH_NONE, routes_readyz, "/readyz"},
+     "/v1/namespaces/{ns}/workers", 1},
+    {"GET", "/v1/audit", AUTH_ADMIN, routes_audit, "/v1/audit", 1},
+    {"GET", "/v1/status", AUTH_MINT, routes_status_json, "/v1/status", 0},
+    {"GET", "/status", AUTH_MINT, routes_status_page, "/status", 0},
+    {"GET", "/metrics", AUTH_NONE, routes_metrics, "/metrics", 0},
+    {"GET", "/healthz", AUTH_NONE, routes_healthz, "/healthz", 0},
+    {"GET", "/readyz", AUTH_NONE, routes_readyz, "/readyz", 0},
 };
 
 #define ROWS (sizeof(route_table) / sizeof(route_table[0]))

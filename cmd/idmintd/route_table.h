@@ -36,6 +36,7 @@ struct route_row {
     enum auth_role role; /* needed; AUTH_NONE: open, no token is asked for */
     void (*handler)(struct http_req *r, struct worker *w, const struct route_match *m);
     const char *label; /* route="…" of idmint_http_requests_total; rows may share one */
+    int is_store;      /* 1: the handler runs on a store thread (routes_defer.h) */
 };
 
 extern const struct route_row route_table[];

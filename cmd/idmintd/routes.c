@@ -15,6 +15,7 @@
 #include "log.h"
 #include "reply.h"
 #include "route_table.h"
+#include "routes_defer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -208,6 +209,7 @@ static void dispatch(struct http_req *r, struct worker *w, const struct route_ro
         }
     }
     *row_out = row != NULL ? row : on_path;
+    w->row = *row_out;
     if (on_path == NULL) {
         routes_fail_http(r, 404, "not_found", "no such route");
         return;
@@ -252,7 +254,10 @@ static void dispatch(struct http_req *r, struct worker *w, const struct route_ro
             return;
         }
     }
-    row->handler(r, w, &m);
+    if (row->is_store && !w->is_store)
+        routes_defer_store(r, w, &m, row->handler);
+    else
+        row->handler(r, w, &m);
 }
 
 void routes_handle(struct http_req *r)
@@ -262,11 +267,20 @@ void routes_handle(struct http_req *r)
     uint64_t t0 = metrics_now_ns();
 
     w->status = 0;
+    w->row = NULL;
+    w->t0_ns = t0;
+    w->is_deferred = 0;
     dispatch(r, w, &row);
-    metrics_count_request(&w->metrics, row, w->status, metrics_now_ns() - t0);
-    if (w->status >= 500)
+    if (!w->is_deferred)
+        routes_count(w, row, w->status, t0);
+}
+
+void routes_count(struct worker *w, const struct route_row *row, int status, uint64_t t0_ns)
+{
+    metrics_count_request(&w->metrics, row, status, metrics_now_ns() - t0_ns);
+    if (status >= 500)
         log_write(LOG_DEBUG, "request answered", "route=\"%s\" status=%d",
-                  row != NULL ? row->label : "other", w->status);
+                  row != NULL ? row->label : "other", status);
 }
 
 void *routes_thread_init(unsigned index, void *daemon)

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * GET /v1/ids (the hot route; with an Idempotency-Key, routes_batch.c) and
- * GET /v1/ids/{id}/decode. The ids body is
+ * GET /v1/ids/{id}/decode. On a loop, GET /v1/ids mints only from a handle
+ * already open and never waits: what needs the store (a key, a namespace
+ * not open yet) goes to a store thread, and a batch larger than what the
+ * current time unit holds is finished from a timer. The ids body is
  * written by hand into request memory: the namespace name needs no escaping
  * (it matched [a-z0-9][a-z0-9_.-]*) and IDs are decimal strings.
  */
@@ -13,6 +16,7 @@
 #include "routes_authority.h"
 #include "routes_ids.h"
 #include "route_table.h"
+#include "routes_defer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +67,73 @@ static int accepts_text(const struct http_req *r)
     return 0;
 }
 
+/*
+ * A batch being minted on a loop: what the current time unit held went
+ * out, the rest waits for the next unit in a timer (http_after), so the
+ * loop serves other requests meanwhile. In request memory.
+ */
+struct loop_batch {
+    struct worker *w;
+    struct ns_handle *nh;
+    const struct route_row *row;
+    uint64_t t0_ns;
+    uint64_t *ids;
+    size_t count, done;
+    int is_timed; /* a timer runs it: it counts its own answer */
+    char ns[64];
+};
+
+/* Mint what is ready; answer when all are, else come back in a timer. */
+static void batch_go_on(struct http_req *r, void *arg)
+{
+    struct loop_batch *b = arg;
+    struct worker *w = b->w;
+    uint32_t wait_ms = 0;
+    size_t got = 0;
+    int rc = handles_try_next_n(b->nh, b->ids + b->done, b->count - b->done, &got, &wait_ms);
+
+    if (rc == 0) {
+        metrics_add(&w->metrics.ids_issued[b->nh->slot], got);
+        b->done += got;
+        if (b->done < b->count && http_after(r, wait_ms, batch_go_on, b) == 0) {
+            if (!b->is_timed) {
+                b->is_timed = 1;
+                w->is_deferred = 1; /* still inside the dispatcher: it must not count */
+            }
+            return;
+        }
+        /* IDs minted and not sent are a gap, never handed out again. */
+        if (b->done < b->count)
+            routes_fail(r, IDMINT_ENOMEM, "out of memory waiting for the next time unit");
+        else
+            routes_ids_reply(r, b->ns, b->ids, b->count);
+    } else {
+        routes_fail(r, rc, NULL);
+    }
+    if (b->is_timed)
+        routes_count(w, b->row, w->status, b->t0_ns);
+}
+
+static void mint_on_loop(struct http_req *r, struct worker *w, struct ns_handle *nh, const char *ns,
+                         uint64_t *ids, size_t count)
+{
+    struct loop_batch *b = (struct loop_batch *)(void *)http_alloc(r, sizeof(*b));
+
+    if (b == NULL) {
+        routes_fail(r, IDMINT_ENOMEM, "out of memory");
+        return;
+    }
+    memset(b, 0, sizeof(*b));
+    b->w = w;
+    b->nh = nh;
+    b->row = w->row;
+    b->t0_ns = w->t0_ns;
+    b->ids = ids;
+    b->count = count;
+    snprintf(b->ns, sizeof(b->ns), "%s", ns);
+    batch_go_on(r, b);
+}
+
 void routes_ids_get(struct http_req *r, struct worker *w, const struct route_match *m)
 {
     const uint32_t max_count = w->d->cfg.max_count;
@@ -96,6 +167,10 @@ void routes_ids_get(struct http_req *r, struct worker *w, const struct route_mat
             return;
         }
     }
+    if (!w->is_store && (r->idempotency_keys > 0 || handles_find(&w->d->handles, ns) == NULL)) {
+        routes_defer_store(r, w, m, routes_ids_get);
+        return;
+    }
     if ((rc = handles_get(&w->d->handles, ns, &nh)) != 0) {
         routes_fail(r, rc, NULL);
         return;
@@ -109,12 +184,17 @@ void routes_ids_get(struct http_req *r, struct worker *w, const struct route_mat
         routes_fail(r, IDMINT_ENOMEM, "out of memory");
         return;
     }
-    if ((rc = handles_next_n(nh, ids, (size_t)count)) != 0) {
-        routes_fail(r, rc, NULL);
+    if (w->is_store) {
+        /* A store thread may wait for the next time unit. */
+        if ((rc = handles_next_n(nh, ids, (size_t)count)) != 0) {
+            routes_fail(r, rc, NULL);
+            return;
+        }
+        metrics_add(&w->metrics.ids_issued[nh->slot], count);
+        routes_ids_reply(r, ns, ids, (size_t)count);
         return;
     }
-    metrics_add(&w->metrics.ids_issued[nh->slot], count);
-    routes_ids_reply(r, ns, ids, (size_t)count);
+    mint_on_loop(r, w, nh, ns, ids, (size_t)count);
 }
 
 void routes_ids_reply(struct http_req *r, const char *ns, const uint64_t *ids, size_t count)

@@ -31,7 +31,7 @@ uint64_t status_ids_issued(struct daemon *d, size_t slot)
     uint64_t sum = 0;
     unsigned t;
 
-    for (t = 0; t < d->cfg.threads; t++)
+    for (t = 0; t < d->n_workers; t++)
         sum += atomic_load_explicit(&d->workers[t].metrics.ids_issued[slot], memory_order_relaxed);
     return sum;
 }
@@ -107,7 +107,7 @@ int status_live_take(struct daemon *d, const struct sampler_cache *c, struct sta
     out->renewal_failures = atomic_load(&d->handles.renewal_failures);
     out->range_refills = atomic_load(&d->handles.range_refills);
     out->clock_backsteps = atomic_load(&d->clock_backsteps);
-    for (t = 0; t < d->cfg.threads; t++) {
+    for (t = 0; t < d->n_workers; t++) {
         hist_add(&out->store_latency, &d->workers[t].metrics.store_latency);
         hist_add(&out->http_duration, &d->workers[t].metrics.http_duration);
     }

@@ -179,6 +179,62 @@ static void test_handle__a_sequence_wait_sleeps_instead_of_spinning(void **state
     idmint_close(m);
 }
 
+/*
+ * Two IDs per 250 ms unit: idmint_try_next_n hands out what the unit holds
+ * and says how long to wait instead of waiting; called early it mints
+ * nothing. Across units the IDs stay increasing and none repeats.
+ */
+static void test_handle__try_next_n_never_waits_and_says_how_long(void **state)
+{
+    struct fixture *f = *state;
+    idmint_ns_info info;
+    idmint *m;
+    uint64_t ids[8], prev = 0;
+    size_t got = 99, done = 0;
+    uint32_t wait_ms = 99;
+    double t0, took;
+
+    idmint_ns_info_init(&info, IDMINT_KIND_SNOWFLAKE);
+    snprintf(info.name, sizeof(info.name), "%s", "try-units");
+    assert_int_equal(idmint_layout_parse("41/0/2/1", &info.layout), 0);
+    info.layout.unit_ms = 250;
+    assert_int_equal(idmint_ns_create(f->admin, &info), 0);
+    assert_int_equal(idmint_open(&m, f->url, "try-units", NULL), 0);
+
+    assert_int_equal(idmint_try_next_n(NULL, ids, 1, &got, &wait_ms), IDMINT_EINVAL);
+    assert_int_equal(idmint_try_next_n(m, ids, 0, &got, &wait_ms), IDMINT_EINVAL);
+    assert_int_equal(idmint_try_next_n(m, ids, 1, NULL, &wait_ms), IDMINT_EINVAL);
+    assert_int_equal(idmint_try_next_n(m, ids, 1, &got, NULL), IDMINT_EINVAL);
+    assert_int_equal(got, 99); /* nothing written on failure */
+
+    t0 = wall_ms();
+    while (done < 8) {
+        double call0 = wall_ms();
+
+        assert_int_equal(idmint_try_next_n(m, ids + done, 8 - done, &got, &wait_ms), 0);
+        assert_true(wall_ms() - call0 < 100); /* never sleeps out a unit */
+        assert_true(got <= 8 - done);
+        assert_true(got == 8 - done ? wait_ms == 0 : wait_ms >= 1 && wait_ms <= 50);
+        done += got;
+        if (got == 0) {
+            /* Early again: still nothing, and a wait again. */
+            assert_int_equal(idmint_try_next_n(m, ids + done, 8 - done, &got, &wait_ms), 0);
+            if (got == 0)
+                assert_true(wait_ms >= 1);
+            done += got;
+            idmint__sleep_ms(wait_ms);
+        }
+    }
+    took = wall_ms() - t0;
+    for (size_t i = 0; i < 8; i++) {
+        assert_true(ids[i] > prev);
+        prev = ids[i];
+    }
+    printf("8 IDs at two per 250 ms unit by try_next_n: %.0f ms\n", took);
+    assert_true(took >= 500); /* the units did pass: no ID came early */
+    idmint_close(m);
+}
+
 static void test_handle__release_on_close_lets_the_next_holder_mint_after_us(void **state)
 {
     struct fixture *f = *state;
@@ -878,6 +934,7 @@ int main(void)
         T(test_handle__default_namespace_mints_increasing_ids),
         T(test_handle__sequence_waits_are_counted),
         T(test_handle__a_sequence_wait_sleeps_instead_of_spinning),
+        T(test_handle__try_next_n_never_waits_and_says_how_long),
         T(test_handle__release_on_close_lets_the_next_holder_mint_after_us),
         T(test_handle__fifth_taker_of_two_worker_bits_gets_no_worker),
         T(test_handle__refused_renewal_makes_the_next_mint_fail),

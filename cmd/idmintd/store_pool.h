@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The store threads: a few threads that run jobs from one bounded queue,
+ * so that the event loops never wait on the store (docs/threading.md). Each
+ * thread keeps what thread_init gave it (the daemon: its own worker and
+ * authority). The pool knows nothing of HTTP or of the store: a job is a
+ * function, an argument and a deadline.
+ */
+#ifndef IDMINTD_STORE_POOL_H
+#define IDMINTD_STORE_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct store_pool;
+
+/*
+ * @p run(thread, job, is_late): @p thread is what thread_init returned for
+ * the store thread; @p is_late is 1 when the job's deadline passed before a
+ * thread got to it (or the pool is closing): then it must only hand back,
+ * not do its work.
+ */
+typedef void (*store_pool_run)(void *thread, void *job, int is_late);
+
+struct store_pool_stats {
+    unsigned threads;
+    unsigned queue_max;
+    uint64_t depth;         /* queued, not yet taken by a thread */
+    uint64_t running;       /* taken, not yet done */
+    uint64_t jobs;          /* accepted into the queue, ever */
+    uint64_t late;          /* taken after their deadline: handed back undone */
+    uint64_t rejected_full; /* refused: the queue held queue_max */
+    uint64_t timed_out;     /* answered 503 at their deadline (store_pool_count_timeout) */
+};
+
+/*
+ * Start @p threads threads (1..) with a queue of @p queue_max (1..) jobs.
+ * thread_init(k, arg) runs on store thread k first, thread_fini(its result)
+ * last. 0, or -1 when a thread cannot start (nothing is left running).
+ */
+int store_pool_open(struct store_pool **out, unsigned threads, unsigned queue_max,
+                    void *(*thread_init)(unsigned k, void *arg), void (*thread_fini)(void *thread),
+                    void *arg);
+/*
+ * Queue @p job for @p run; @p deadline_ns on metrics_now_ns()'s clock.
+ * 0, or -1 when the queue is full (counted; nothing was queued). Thread-safe.
+ */
+int store_pool_submit(struct store_pool *p, store_pool_run run, void *job, uint64_t deadline_ns);
+/* Count one job answered 503 because it missed its deadline. Thread-safe. */
+void store_pool_count_timeout(struct store_pool *p);
+/* The figures of /metrics. Thread-safe. */
+void store_pool_stats_get(struct store_pool *p, struct store_pool_stats *out);
+/*
+ * Let the threads finish the job in hand, hand back the queued ones as late,
+ * join the threads and free everything. A store call that never returns
+ * keeps this waiting. NULL is a no-op.
+ */
+void store_pool_close(struct store_pool *p);
+
+#endif /* IDMINTD_STORE_POOL_H */
