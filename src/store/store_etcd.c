@@ -74,26 +74,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ETCD_DEFAULT_PREFIX     "/idmint"
-#define ETCD_SCHEMA_VERSION     3 /* 2: P/history, floor and origin; 3: grants, batches, collisions */
-#define ETCD_MAX_MEMBERS        16
-#define ETCD_CONNECT_TIMEOUT_MS 500L  /* one TCP connect */
-#define ETCD_ATTEMPT_MS         2000u /* one request to one member */
-#define ETCD_CALL_BUDGET_MS     5000u /* one store call: every member, every retry */
-#define ETCD_MAX_LOST           256   /* lost compares one call retries */
-#define ETCD_BACKOFF_FIRST_MS   20u   /* after a round of members all failed; doubles */
-#define ETCD_BACKOFF_MAX_MS     320u
-#define ETCD_LOST_WAIT_MAX_US   16000u /* the longest wait after a lost compare */
-#define ETCD_AUDIT_PAGE         500u   /* audit records per range request */
-#define ETCD_MAX_REPLY_BYTES    (64u * 1024u * 1024u)
-#define ETCD_KEY_MAX            1024 /* bytes: prefix, name, escaped ids */
-#define ETCD_PREFIX_MAX         200
-#define ETCD_NAME_MAX           512 /* the URL as shown in messages */
-#define ETCD_OPID_LEN           32  /* hex digits */
-#define ETCD_PRUNE_TXN          40 /* records one prune txn deletes: 3 ops each, --max-txn-ops 128 */
-#define ETCD_GRANT_PAGE         256            /* worker grants per range request of a trace */
-#define ETCD_BATCH_INLINE       (256u * 1024u) /* runs kept in the batch key, bytes */
-#define ETCD_BATCH_PART         (512u * 1024u) /* bytes of runs per part: --max-request-bytes 1.5 MiB */
+#define ETCD_DEFAULT_PREFIX      "/idmint"
+#define ETCD_SCHEMA_VERSION      3 /* 2: P/history, floor and origin; 3: grants, batches, collisions */
+#define ETCD_MAX_MEMBERS         16
+#define ETCD_CONNECT_TIMEOUT_MS  500L  /* one TCP connect */
+#define ETCD_ATTEMPT_MS          2000u /* one request to one member */
+#define ETCD_CALL_BUDGET_MS      5000u /* one store call: every member, every retry */
+#define ETCD_MAX_LOST            256   /* lost compares one call retries */
+#define ETCD_BACKOFF_FIRST_MS    20u   /* after a round of members all failed; doubles */
+#define ETCD_BACKOFF_MAX_MS      320u
+#define ETCD_LOST_WAIT_MAX_US    1000000u /* the longest wait after a lost compare */
+/* A call whose members answer but whose compares keep losing (a start burst
+ * of hundreds on one namespace) may go on this long; silent members still
+ * end it at ETCD_CALL_BUDGET_MS. */
+#define ETCD_CONTENDED_BUDGET_MS 10000u
+#define ETCD_AUDIT_PAGE          500u /* audit records per range request */
+#define ETCD_MAX_REPLY_BYTES     (64u * 1024u * 1024u)
+#define ETCD_KEY_MAX             1024 /* bytes: prefix, name, escaped ids */
+#define ETCD_PREFIX_MAX          200
+#define ETCD_NAME_MAX            512 /* the URL as shown in messages */
+#define ETCD_OPID_LEN            32  /* hex digits */
+#define ETCD_PRUNE_TXN           40 /* records one prune txn deletes: 3 ops each, --max-txn-ops 128 */
+#define ETCD_GRANT_PAGE          256            /* worker grants per range request of a trace */
+#define ETCD_BATCH_INLINE        (256u * 1024u) /* runs kept in the batch key, bytes */
+#define ETCD_BATCH_PART          (512u * 1024u) /* bytes of runs per part: --max-request-bytes 1.5 MiB */
 
 /* etcd_write: sent, no answer (an unknown outcome): read again and decide. */
 #define ETCD_UNKNOWN 1
@@ -111,6 +115,7 @@ struct etcd_store {
     char hkey[ETCD_KEY_MAX];      /* P/history */
     char name[ETCD_NAME_MAX];     /* "etcd://..." for messages */
     uint64_t deadline_ms;         /* monotonic end of the call in progress */
+    uint64_t call_start_ms;       /* monotonic start of the call in progress */
     char *reply;                  /* body of the last reply; NUL-terminated */
     size_t reply_len;             /* bytes */
     size_t reply_cap;             /* bytes */
@@ -713,9 +718,9 @@ static int etcd_post(struct etcd_store *s, const char *path, json_t *body, int i
 
             /* The last failure says why; copied, as the message is rewritten. */
             snprintf(last, sizeof(last), "%s", idmint_errmsg());
-            rc =
-                idmint__fail(IDMINT_EUNAVAILABLE, "no etcd member answered within %u ms (last: %s)",
-                             ETCD_CALL_BUDGET_MS, last[0] != '\0' ? last : s->name);
+            rc = idmint__fail(
+                IDMINT_EUNAVAILABLE, "no etcd member answered within %u ms (last: %s)",
+                (unsigned)(now_ms - s->call_start_ms), last[0] != '\0' ? last : s->name);
             break;
         }
         left_ms = s->deadline_ms - now_ms;
@@ -907,7 +912,8 @@ static int etcd_write(struct etcd_store *s, json_t *compare, json_t *success, js
 /* Start a store call: its deadline covers every member and every retry. */
 static void call_begin(struct etcd_store *s)
 {
-    s->deadline_ms = idmint__deadline_now_ms() + ETCD_CALL_BUDGET_MS;
+    s->call_start_ms = idmint__deadline_now_ms();
+    s->deadline_ms = s->call_start_ms + ETCD_CALL_BUDGET_MS;
     s->is_oom = 0;
 }
 
@@ -915,18 +921,33 @@ static void call_begin(struct etcd_store *s)
  * After the @p lost-th lost compare in a row of one call (0 first): wait a
  * random 0 to 2^(lost + 1) ms, at most ETCD_LOST_WAIT_MAX_US. Racers that all
  * retried at once would mostly collide again, and every collision is a Raft
- * proposal: an fsync on each member for nothing.
+ * proposal: an fsync on each member for nothing. With 250 racers on one
+ * key a cap of 16 ms still sent dozens per win, and the call's 5 s ran out
+ * for most; the cap is now long enough to thin them to a few. A loss means
+ * the members answered, so the call gets an attempt's time beyond its wait,
+ * up to ETCD_CONTENDED_BUDGET_MS in all.
  */
-static void lost_backoff(struct etcd_store *s, int lost)
+static uint64_t jitter_next(struct etcd_store *s)
 {
-    uint64_t span_us = lost >= 20 ? ETCD_LOST_WAIT_MAX_US : UINT64_C(2000) << lost;
-
-    if (span_us > ETCD_LOST_WAIT_MAX_US)
-        span_us = ETCD_LOST_WAIT_MAX_US;
     s->jitter ^= s->jitter << 13;
     s->jitter ^= s->jitter >> 7;
     s->jitter ^= s->jitter << 17;
-    idmint__sleep_us(s->jitter % span_us);
+    return s->jitter;
+}
+
+static void lost_backoff(struct etcd_store *s, int lost)
+{
+    uint64_t span_us = lost >= 20 ? ETCD_LOST_WAIT_MAX_US : UINT64_C(2000) << lost;
+    uint64_t want_ms, cap_ms = s->call_start_ms + ETCD_CONTENDED_BUDGET_MS;
+
+    if (span_us > ETCD_LOST_WAIT_MAX_US)
+        span_us = ETCD_LOST_WAIT_MAX_US;
+    idmint__sleep_us(jitter_next(s) % span_us);
+    want_ms = idmint__deadline_now_ms() + ETCD_ATTEMPT_MS;
+    if (want_ms > cap_ms)
+        want_ms = cap_ms;
+    if (want_ms > s->deadline_ms)
+        s->deadline_ms = want_ms;
 }
 
 static int lost_too_often(const struct etcd_store *s, const char *what)
@@ -1883,13 +1904,25 @@ static int row_before(const struct etcd_row *a, const struct etcd_row *b)
  * @p worker_count, else a released id whose E is still ahead (soonest E
  * first: a holder whose clock ran ahead released it). 1 with *row and
  * *is_new 0, or *new_id and *is_new 1; 0 when none is free; else an error.
+ *
+ * After @p lost races lost in a row, the choice spreads instead: a random
+ * expired id, or a random one of the lowest 8 << lost never-used ids. Every
+ * taker of a start burst chose the same lowest id, so one won each round
+ * and each loss was a Raft proposal for nothing (250 takers: 5 s, then the
+ * call's budget ran out). Any expired or never-used id is as safe as the
+ * lowest: the fence the taker records is the E it found either way.
  */
 static int take_choose(struct etcd_store *s, const struct etcd_range *rows, uint64_t worker_count,
-                       uint64_t now_unit, struct etcd_row *row, int *is_new, uint32_t *new_id)
+                       uint64_t now_unit, int lost, struct etcd_row *row, int *is_new,
+                       uint32_t *new_id)
 {
     struct etcd_row cur, expired, ahead;
-    int has_expired = 0, has_ahead = 0, rc;
-    uint64_t unused = 0; /* the lowest id without a row */
+    int rc;
+    uint64_t has_expired = 0, has_ahead = 0;
+    uint64_t unused = 0;  /* the lowest id without a row */
+    uint64_t in_use = 0;  /* rows below worker_count */
+    uint64_t pick = 0;    /* spread: which never-used id (0: the lowest) */
+    uint64_t next_id = 0; /* spread: the id after the last row seen */
     size_t i;
 
     for (i = 0; i < rows->n; i++) {
@@ -1899,11 +1932,13 @@ static int take_choose(struct etcd_store *s, const struct etcd_range *rows, uint
             unused++;
         if (cur.worker_id >= worker_count)
             continue;
+        in_use++;
         if (cur.until < now_unit) {
-            if (!has_expired || row_before(&cur, &expired)) {
+            /* Spread: reservoir-sample one of the expired ids. */
+            if (lost > 0 ? jitter_next(s) % (has_expired + 1) == 0
+                         : !has_expired || row_before(&cur, &expired))
                 expired = cur;
-                has_expired = 1;
-            }
+            has_expired++;
         } else if (cur.holder[0] == '\0' && (!has_ahead || row_before(&cur, &ahead))) {
             ahead = cur;
             has_ahead = 1;
@@ -1913,6 +1948,26 @@ static int take_choose(struct etcd_store *s, const struct etcd_range *rows, uint
     if (has_expired) {
         *row = expired;
         return 1;
+    }
+    if (unused >= worker_count)
+        unused = worker_count; /* none, whatever the spread */
+    else if (lost > 0) {
+        uint64_t free_ids = worker_count - in_use;
+        uint64_t span = lost >= 16 ? free_ids : UINT64_C(8) << lost;
+
+        pick = jitter_next(s) % (span < free_ids ? span : free_ids);
+        /* Walk the gaps between rows to the pick-th never-used id. */
+        for (i = 0; i < rows->n; i++) {
+            if ((rc = row_from_kv(s, &rows->kvs[i], &cur)) != 0)
+                return rc;
+            if (cur.worker_id >= worker_count)
+                break;
+            if (cur.worker_id - next_id > pick)
+                break;
+            pick -= cur.worker_id - next_id;
+            next_id = (uint64_t)cur.worker_id + 1;
+        }
+        unused = next_id + pick;
     }
     if (unused < worker_count) {
         /* A new id: its taker need not wait for any E. */
@@ -2000,7 +2055,7 @@ static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_cou
         }
         if ((rc = ns_from_kv(s, nkv, &info)) != 0 || (rc = idmint__store_lease_refusal(&info)) != 0)
             goto out;
-        rc = take_choose(s, &t.r[1], worker_count, now_unit, &row, &is_new, &new_id);
+        rc = take_choose(s, &t.r[1], worker_count, now_unit, lost, &row, &is_new, &new_id);
         if (rc < 0)
             goto out;
         if (rc == 0) {

@@ -83,6 +83,8 @@ class Drill:
                 "--region", str(n % a.regions)]
         if kind == "snowflake":
             argv += ["--lease-ms", str(a.lease_ms), "--renew-ms", str(a.renew_ms)]
+        if kind == "range" and a.range_target_ms:
+            argv += ["--range-target-ms", str(a.range_target_ms)]
         if planted:
             argv.append("--share-worker")
         err = open(os.path.join(a.dir, "logs", f"{n:05d}.err"), "w")
@@ -330,6 +332,9 @@ def main():
     ap.add_argument("--layout", default="41/0/10/12")
     ap.add_argument("--regions", type=int, default=1, help="regions the snowflake minters use")
     ap.add_argument("--block", type=int, default=10000, help="range namespace block")
+    ap.add_argument("--range-target-ms", type=int, default=0,
+                    help="idmint_options.range_target_ms of the range minters (0: the "
+                    "library's default, 1 s)")
     ap.add_argument("--lease-ms", type=int, default=30000)
     ap.add_argument("--renew-ms", type=int, default=5000)
     ap.add_argument("--sample-every", type=int, default=997)
@@ -344,8 +349,12 @@ def main():
                     help="report failed starts and failed minting, but do not fail for them")
     ap.add_argument("--expect-overlap", action="store_true",
                     help="succeed only when the checker finds an overlap")
-    ap.add_argument("authority")
+    ap.add_argument("authority", help="the store URL, or @FILE: the URL on FILE's first line "
+                    "(the env file of tests/support/pg-start.sh or etcd-start.sh)")
     args = ap.parse_args()
+    if args.authority.startswith("@"):
+        with open(args.authority[1:]) as f:
+            args.authority = f.readline().strip()
 
     d = Drill(args)
     d.prepare()

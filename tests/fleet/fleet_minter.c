@@ -29,20 +29,22 @@
 static const char usage[] =
     "usage: fleet_minter --url URL --ns NS --report PATH [--kind LABEL] [--rate IDS_PER_S]\n"
     "       [--tick-ms MS] [--seconds S] [--start-at-ms UNIX_MS] [--region N]\n"
-    "       [--lease-ms MS] [--renew-ms MS] [--sample-every N] [--share-worker] [--no-timing]\n";
+    "       [--lease-ms MS] [--renew-ms MS] [--sample-every N] [--range-target-ms MS]\n"
+    "       [--share-worker] [--no-timing]\n";
 
 struct config {
     const char *url, *ns, *report, *kind;
-    long rate;           /* IDs per second */
-    long tick_ms;        /* pacing interval */
-    double seconds;      /* how long to mint, from the start instant */
-    int64_t start_at_ms; /* Unix ms to open at (0: now), so a burst opens together */
-    uint32_t region;     /* snowflake region */
-    uint32_t lease_ms;   /* 0: the library's default */
-    uint32_t renew_ms;   /* 0: the library's default */
-    long sample_every;   /* every Nth ID goes into the report */
-    int is_share_worker; /* the planted defect: fault:URL with ts_fault_set_share_worker(1) */
-    int is_timed;        /* wrap the store in timed: (never for http://) */
+    long rate;                /* IDs per second */
+    long tick_ms;             /* pacing interval */
+    double seconds;           /* how long to mint, from the start instant */
+    int64_t start_at_ms;      /* Unix ms to open at (0: now), so a burst opens together */
+    uint32_t region;          /* snowflake region */
+    uint32_t lease_ms;        /* 0: the library's default */
+    uint32_t renew_ms;        /* 0: the library's default */
+    uint32_t range_target_ms; /* 0: the library's default */
+    long sample_every;        /* every Nth ID goes into the report */
+    int is_share_worker;      /* the planted defect: fault:URL with ts_fault_set_share_worker(1) */
+    int is_timed;             /* wrap the store in timed: (never for http://) */
 };
 
 /* What the process has minted: all a report states. */
@@ -150,6 +152,8 @@ static int parse_args(int argc, char **argv, struct config *c)
             c->renew_ms = (uint32_t)atol(v);
         else if (strcmp(a, "--sample-every") == 0)
             c->sample_every = atol(v);
+        else if (strcmp(a, "--range-target-ms") == 0)
+            c->range_target_ms = (uint32_t)atol(v);
         else
             return -1;
     }
@@ -331,6 +335,8 @@ int main(int argc, char **argv)
         o.lease_ms = c.lease_ms;
     if (c.renew_ms != 0)
         o.renew_ms = c.renew_ms;
+    if (c.range_target_ms != 0)
+        o.range_target_ms = c.range_target_ms;
     open_ms = wall_ms();
     rc = idmint_open(&m, url, c.ns, &o);
     opened_ms = wall_ms();
