@@ -180,7 +180,10 @@ if [ "$TLS" = 1 ]; then
     printf 'subjectAltName=IP:127.0.0.1\n' >"$TMP/san.cnf"
     openssl x509 -req -in "$TMP/tls.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" \
         -CAcreateserial -days 2 -extfile "$TMP/san.cnf" -out "$TMP/tls.pem" 2>/dev/null
-    sed "s|^file = .*|file = $TMP/idmintd-tls.log|" "$TMP/idmintd.conf" >"$TMP/idmintd-tls.conf"
+    # Only the namespace it serves: a lease it held on sf would count in the
+    # snowflake ceiling below, which the plain daemon alone mints against.
+    sed -e "s|^file = .*|file = $TMP/idmintd-tls.log|" -e "s|^namespaces = .*|namespaces = default|" \
+        "$TMP/idmintd.conf" >"$TMP/idmintd-tls.conf"
     taskset -c "$SERVER_CPU" "$IDMINTD" --config "$TMP/idmintd-tls.conf" \
         --port-file "$TMP/tls-port" --tls-cert "$TMP/tls.pem" --tls-key "$TMP/tls.key" &
     TLS_PID=$!
