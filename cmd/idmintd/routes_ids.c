@@ -70,7 +70,8 @@ static int accepts_text(const struct http_req *r)
 /*
  * A batch being minted on a loop: what the current time unit held went
  * out, the rest waits for the next unit in a timer (http_after), so the
- * loop serves other requests meanwhile. In request memory.
+ * loop serves other requests meanwhile. In request memory, made only for a
+ * batch that has to wait: most fit in their unit and need none.
  */
 struct loop_batch {
     struct worker *w;
@@ -79,48 +80,67 @@ struct loop_batch {
     uint64_t t0_ns;
     uint64_t *ids;
     size_t count, done;
-    int is_timed; /* a timer runs it: it counts its own answer */
     char ns[64];
 };
 
-/* Mint what is ready; answer when all are, else come back in a timer. */
+/* Mint into ids[*done..count) what is ready now. 0 or an IDMINT_E* code. */
+static int mint_ready(struct worker *w, struct ns_handle *nh, uint64_t *ids, size_t count,
+                      size_t *done, uint32_t *wait_ms)
+{
+    size_t got = 0;
+    int rc = handles_try_next_n(nh, ids + *done, count - *done, &got, wait_ms);
+
+    if (rc == 0) {
+        metrics_add(&w->metrics.ids_issued[nh->slot], got);
+        *done += got;
+    }
+    return rc;
+}
+
+static void batch_go_on(struct http_req *r, void *arg);
+
+/* Answer @p b, or come back after @p wait_ms for its rest. 1 when waiting. */
+static int batch_answer_or_wait(struct http_req *r, struct loop_batch *b, int rc, uint32_t wait_ms)
+{
+    if (rc != 0)
+        routes_fail(r, rc, NULL);
+    else if (b->done == b->count)
+        routes_ids_reply(r, b->ns, b->ids, b->count);
+    else if (http_after(r, wait_ms, batch_go_on, b) == 0)
+        return 1;
+    else /* IDs minted and not sent are a gap, never handed out again. */
+        routes_fail(r, IDMINT_ENOMEM, "out of memory waiting for the next time unit");
+    return 0;
+}
+
+/* The timer: mint what is ready; answer when all are, else wait again. */
 static void batch_go_on(struct http_req *r, void *arg)
 {
     struct loop_batch *b = arg;
-    struct worker *w = b->w;
     uint32_t wait_ms = 0;
-    size_t got = 0;
-    int rc = handles_try_next_n(b->nh, b->ids + b->done, b->count - b->done, &got, &wait_ms);
+    int rc = mint_ready(b->w, b->nh, b->ids, b->count, &b->done, &wait_ms);
 
-    if (rc == 0) {
-        metrics_add(&w->metrics.ids_issued[b->nh->slot], got);
-        b->done += got;
-        if (b->done < b->count && http_after(r, wait_ms, batch_go_on, b) == 0) {
-            if (!b->is_timed) {
-                b->is_timed = 1;
-                w->is_deferred = 1; /* still inside the dispatcher: it must not count */
-            }
-            return;
-        }
-        /* IDs minted and not sent are a gap, never handed out again. */
-        if (b->done < b->count)
-            routes_fail(r, IDMINT_ENOMEM, "out of memory waiting for the next time unit");
-        else
-            routes_ids_reply(r, b->ns, b->ids, b->count);
-    } else {
-        routes_fail(r, rc, NULL);
-    }
-    if (b->is_timed)
-        routes_count(w, b->row, w->status, b->t0_ns);
+    if (!batch_answer_or_wait(r, b, rc, wait_ms))
+        routes_count(b->w, b->row, b->w->status, b->t0_ns); /* a timer's answer counts itself */
 }
 
 static void mint_on_loop(struct http_req *r, struct worker *w, struct ns_handle *nh, const char *ns,
                          uint64_t *ids, size_t count)
 {
-    struct loop_batch *b = (struct loop_batch *)(void *)http_alloc(r, sizeof(*b));
+    struct loop_batch *b;
+    uint32_t wait_ms = 0;
+    size_t done = 0;
+    int rc = mint_ready(w, nh, ids, count, &done, &wait_ms);
 
-    if (b == NULL) {
-        routes_fail(r, IDMINT_ENOMEM, "out of memory");
+    if (rc != 0 || done == count) {
+        if (rc != 0)
+            routes_fail(r, rc, NULL);
+        else
+            routes_ids_reply(r, ns, ids, count);
+        return;
+    }
+    if ((b = (struct loop_batch *)(void *)http_alloc(r, sizeof(*b))) == NULL) {
+        routes_fail(r, IDMINT_ENOMEM, "out of memory waiting for the next time unit");
         return;
     }
     memset(b, 0, sizeof(*b));
@@ -130,8 +150,10 @@ static void mint_on_loop(struct http_req *r, struct worker *w, struct ns_handle 
     b->t0_ns = w->t0_ns;
     b->ids = ids;
     b->count = count;
+    b->done = done;
     snprintf(b->ns, sizeof(b->ns), "%s", ns);
-    batch_go_on(r, b);
+    if (batch_answer_or_wait(r, b, 0, wait_ms))
+        w->is_deferred = 1; /* still inside the dispatcher: the timer counts it */
 }
 
 void routes_ids_get(struct http_req *r, struct worker *w, const struct route_match *m)
@@ -167,11 +189,13 @@ void routes_ids_get(struct http_req *r, struct worker *w, const struct route_mat
             return;
         }
     }
-    if (!w->is_store && (r->idempotency_keys > 0 || handles_find(&w->d->handles, ns) == NULL)) {
+    /* On a loop, only a handle already open: opening one needs the store. */
+    nh = w->is_store ? NULL : handles_find(&w->d->handles, ns);
+    if (!w->is_store && (r->idempotency_keys > 0 || nh == NULL)) {
         routes_defer_store(r, w, m, routes_ids_get);
         return;
     }
-    if ((rc = handles_get(&w->d->handles, ns, &nh)) != 0) {
+    if (nh == NULL && (rc = handles_get(&w->d->handles, ns, &nh)) != 0) {
         routes_fail(r, rc, NULL);
         return;
     }

@@ -962,7 +962,14 @@ static void postgres_close(struct store *st)
 /* 0 when the schema does not exist yet, else its version; negative on failure. */
 static int pg_schema_version(struct pg_store *s)
 {
-    PGresult *r = pg_query(s, "SELECT to_regclass('idmint.schema_version') IS NOT NULL");
+    /* pg_class itself, not to_regclass: a name looked up as missing stays
+     * cached so in this backend until it next takes in the catalog's
+     * changes, which an advisory lock does not make it do, and an open that
+     * read the version before waiting for another node's migration then
+     * saw no schema after it and migrated again ("already exists"). */
+    PGresult *r = pg_query(s, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c"
+                              " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+                              " WHERE n.nspname = 'idmint' AND c.relname = 'schema_version')");
     int rc = 0, has_table;
 
     if (pq.resultStatus(r) != PGRES_TUPLES_OK || pq.ntuples(r) != 1) {
@@ -989,14 +996,7 @@ static int pg_migrate_body(struct pg_store *s, void *ctx)
     char sql[128];
 
     (void)ctx;
-    /* A current schema needs no lock: every open of a start burst took it
-     * in turn, and at 500 processes the last ones timed out waiting. (Read
-     * committed: a migration that commits meanwhile is seen below.) */
-    if ((version = pg_schema_version(s)) < 0)
-        return version;
-    if (version == PG_SCHEMA_VERSION)
-        return 0;
-    /* Nodes migrating at once queue here; DDL is transactional, so each
+    /* Nodes starting at once queue here; DDL is transactional, so each
      * step and its version row commit together or not at all. */
     if ((rc = pg_simple(s, "SELECT pg_advisory_xact_lock(" PG_LOCK_SCHEMA ")", "lock schema")) != 0)
         return rc;
@@ -1026,6 +1026,32 @@ static int pg_migrate_body(struct pg_store *s, void *ctx)
     return 0;
 }
 
+/* Read the schema's version into *(int *)ctx, outside any migration's transaction. */
+static int pg_version_body(struct pg_store *s, void *ctx)
+{
+    int version = pg_schema_version(s);
+
+    if (version < 0)
+        return version;
+    *(int *)ctx = version;
+    return 0;
+}
+
+/*
+ * Bring the schema to PG_SCHEMA_VERSION. A current schema is read without
+ * the schema lock: every open of a start burst took it in turn, and at 500
+ * processes the last ones timed out waiting. The read is a transaction of
+ * its own (pg_schema_version says why it reads pg_class).
+ */
+static int pg_migrate(struct pg_store *s)
+{
+    int version = -1, rc = pg_call(s, PG_IDEMPOTENT, pg_version_body, &version);
+
+    if (rc != 0 || version == PG_SCHEMA_VERSION)
+        return rc;
+    return pg_call(s, PG_TXN, pg_migrate_body, NULL);
+}
+
 /* libpq prints server notices to stderr by default; a library never prints. */
 static void pg_notice_ignore(void *arg, const char *message)
 {
@@ -1045,7 +1071,12 @@ static const char *const pg_keywords[] = {
     "dbname",           NULL,
 };
 
-/* A connect refused for now (the server is busy or starting), not for good. */
+/*
+ * A connect refused for now (the server is busy or starting), not for good.
+ * libpq gives a failed connect no SQLSTATE, only text: a message translated
+ * by NLS matches nothing here, and the open fails at once, as it did before
+ * it learned to wait.
+ */
 static int pg_connect_is_busy(PGconn *conn)
 {
     const char *msg = pq.errorMessage(conn);
@@ -1133,8 +1164,7 @@ static int pg_open_as(const struct store_ops *ops, const char *location, struct 
         postgres_close(&s->base);
         return rc;
     }
-    if ((rc = pg_session(s)) != 0 || (rc = pg_call(s, PG_TXN, pg_migrate_body, NULL)) != 0 ||
-        (rc = pg_check_durable(s)) != 0) {
+    if ((rc = pg_session(s)) != 0 || (rc = pg_migrate(s)) != 0 || (rc = pg_check_durable(s)) != 0) {
         postgres_close(&s->base);
         return rc;
     }

@@ -11,19 +11,14 @@
 set -euo pipefail
 
 IDMINT=${1:?usage: test_pg_barrier_grant.sh /path/to/idmint}
-PG_ENV=${IDMINT_PG_ENV:?IDMINT_PG_ENV must name the file with the PostgreSQL URL}
-PG_URL=$(head -n 1 "$PG_ENV")
-BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-HOSTPORT=$(sed -E 's|^[a-z]+://[^@]*@([^/]+)/.*$|\1|' <<<"$PG_URL")
-HOST=${HOSTPORT%:*}
-PORT=${HOSTPORT##*:}
+# shellcheck source=../support/pg-fixture.sh
+source "$(dirname "$0")/../support/pg-fixture.sh"
 ROLE=idmint_nogrant_$$
 DB=idmint_nogrant_$$
 FN='pg_logical_emit_message(boolean, text, text)'
 T=$(mktemp -d)
 unset IDMINT_TOKEN IDMINT_AUTHORITY IDMINT_CONFIG
 
-as_super() { "$BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$HOST" -p "$PORT" -U postgres "$@"; }
 cleanup() {
     as_super -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP ROLE IF EXISTS $ROLE" \
         >/dev/null 2>&1 || true

@@ -11,17 +11,12 @@
 # Environment: IDMINT_PG_ENV (file with the URL of tests/support/pg-start.sh).
 set -euo pipefail
 IDMINT=${1:?usage: test_pg_restore.sh /path/to/idmint}
-PG_ENV=${IDMINT_PG_ENV:?IDMINT_PG_ENV must name the file with the PostgreSQL URL}
-PG_URL=$(head -n 1 "$PG_ENV")
-BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-HOSTPORT=$(sed -E 's|^[a-z]+://[^@]*@([^/]+)/.*$|\1|' <<<"$PG_URL")
-HOST=${HOSTPORT%:*}
-PORT=${HOSTPORT##*:}
+# shellcheck source=../support/pg-fixture.sh
+source "$(dirname "$0")/../support/pg-fixture.sh"
 DB=idmint_restore_$$
 scale=${IDMINT_TIMEOUT_SCALE:-1}
 d=$(mktemp -d)
 unset IDMINT_TOKEN IDMINT_CONFIG
-as_super() { "$BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$HOST" -p "$PORT" -U postgres "$@"; }
 cleanup() {
     kill -9 $(jobs -p) 2>/dev/null || true
     as_super -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true

@@ -54,14 +54,23 @@ static int teardown(void **state)
     return 0;
 }
 
-static void create_snowflake(struct fixture *f, const char *name, const char *layout)
+/* A snowflake namespace; @p unit_ms 0 keeps the layout's own time unit. */
+static void create_snowflake_unit(struct fixture *f, const char *name, const char *layout,
+                                  uint32_t unit_ms)
 {
     idmint_ns_info info;
 
     idmint_ns_info_init(&info, IDMINT_KIND_SNOWFLAKE);
     snprintf(info.name, sizeof(info.name), "%s", name);
     assert_int_equal(idmint_layout_parse(layout, &info.layout), 0);
+    if (unit_ms != 0)
+        info.layout.unit_ms = unit_ms;
     assert_int_equal(idmint_ns_create(f->admin, &info), 0);
+}
+
+static void create_snowflake(struct fixture *f, const char *name, const char *layout)
+{
+    create_snowflake_unit(f, name, layout, 0);
 }
 
 static void create_range(struct fixture *f, const char *name, uint64_t start, uint64_t max,
@@ -153,16 +162,11 @@ static double wall_ms(void)
 static void test_handle__a_sequence_wait_sleeps_instead_of_spinning(void **state)
 {
     struct fixture *f = *state;
-    idmint_ns_info info;
     idmint *m;
     uint64_t prev = 0, id;
     double wall0, cpu0, wall, cpu;
 
-    idmint_ns_info_init(&info, IDMINT_KIND_SNOWFLAKE);
-    snprintf(info.name, sizeof(info.name), "%s", "slow-units");
-    assert_int_equal(idmint_layout_parse("41/0/2/1", &info.layout), 0);
-    info.layout.unit_ms = 250;
-    assert_int_equal(idmint_ns_create(f->admin, &info), 0);
+    create_snowflake_unit(f, "slow-units", "41/0/2/1", 250);
     assert_int_equal(idmint_open(&m, f->url, "slow-units", NULL), 0);
     wall0 = wall_ms();
     cpu0 = cpu_ms();
@@ -187,18 +191,13 @@ static void test_handle__a_sequence_wait_sleeps_instead_of_spinning(void **state
 static void test_handle__try_next_n_never_waits_and_says_how_long(void **state)
 {
     struct fixture *f = *state;
-    idmint_ns_info info;
     idmint *m;
     uint64_t ids[8], prev = 0;
     size_t got = 99, done = 0;
     uint32_t wait_ms = 99;
     double t0, took;
 
-    idmint_ns_info_init(&info, IDMINT_KIND_SNOWFLAKE);
-    snprintf(info.name, sizeof(info.name), "%s", "try-units");
-    assert_int_equal(idmint_layout_parse("41/0/2/1", &info.layout), 0);
-    info.layout.unit_ms = 250;
-    assert_int_equal(idmint_ns_create(f->admin, &info), 0);
+    create_snowflake_unit(f, "try-units", "41/0/2/1", 250);
     assert_int_equal(idmint_open(&m, f->url, "try-units", NULL), 0);
 
     assert_int_equal(idmint_try_next_n(NULL, ids, 1, &got, &wait_ms), IDMINT_EINVAL);
