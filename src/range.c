@@ -20,6 +20,7 @@
 #define RETRY_BACKOFF_MIN 50u
 #define RETRY_BACKOFF_MAX 1000u
 #define FORGET_EVERY      64u /* reservations between deletions of our older records */
+#define RATE_MIN_MS       5u  /* a range current this long has a rate to judge it by */
 
 struct range_supply {
     struct idmint_authority *a; /* owned; used by the opener, then only the refill thread */
@@ -49,6 +50,9 @@ struct range_supply {
     uint64_t attempts;    /* reservation attempts completed */
     uint64_t request_seq; /* request id of the next reservation; refill thread only */
     uint64_t cur_size;    /* values of the current range when it was installed */
+    uint64_t cur_first;   /* its first value */
+    uint64_t cur_at_ms;   /* when it became current (monotonic) */
+    uint64_t answer_ms;   /* how long the last reservation took to be answered */
     /* A retry of a request asks for what the request first asked for: the
      * store answers a repeat with another count as a conflict. */
     uint64_t req_count, req_count_seq;
@@ -111,9 +115,28 @@ static void forget_before(struct range_supply *rs, uint64_t seq)
     idmint__store_gate_leave();
 }
 
+/*
+ * Refill when refill_pct of the current range is left, or sooner when the
+ * authority is slow: once what is left, at the rate it has gone out since
+ * it became current, lasts less than twice the last reservation took. A
+ * start burst (hundreds of processes on one authority) answers in seconds
+ * and a first block can last half of one; at 50 % left its refill was
+ * asked for too late.
+ */
 static int needs_refill_locked(const struct range_supply *rs)
 {
-    return !rs->has_next && rs->cur_end - rs->cur_next <= rs->cur_size * rs->refill_pct / 100;
+    uint64_t left = rs->cur_end - rs->cur_next, used = rs->cur_next - rs->cur_first, elapsed_ms;
+
+    if (rs->has_next)
+        return 0;
+    if (left <= rs->cur_size * rs->refill_pct / 100)
+        return 1;
+    if (rs->answer_ms == 0 || used == 0)
+        return 0;
+    elapsed_ms = idmint__deadline_now_ms() - rs->cur_at_ms;
+    if (elapsed_ms < RATE_MIN_MS || left > UINT64_MAX / elapsed_ms)
+        return 0;
+    return left * elapsed_ms / used < 2 * rs->answer_ms;
 }
 
 static uint64_t left_locked(const struct range_supply *rs)
@@ -157,6 +180,8 @@ static void make_current_locked(struct range_supply *rs, uint64_t start, uint64_
     rs->cur_next = start;
     rs->cur_end = end;
     rs->cur_size = end - start;
+    rs->cur_first = start;
+    rs->cur_at_ms = idmint__deadline_now_ms();
 }
 
 static void install_locked(struct range_supply *rs, const struct idmint__range *r)
@@ -194,7 +219,7 @@ static void *refill_main(void *arg)
     pthread_mutex_lock(&rs->mu);
     while (!rs->is_stopping) {
         struct idmint__range r;
-        uint64_t count;
+        uint64_t count, asked_ms;
         int rc;
 
         /* After a refusal (exhausted, disabled) only a waiting caller makes
@@ -212,10 +237,13 @@ static void *refill_main(void *arg)
         }
         count = rs->req_count;
         pthread_mutex_unlock(&rs->mu);
+        asked_ms = idmint__deadline_now_ms();
         rc = reserve(rs, rs->request_seq, count, &r);
         if (rc == 0)
             rc = idmint__history_follow(&rs->history, &r.history, rs->ns);
         pthread_mutex_lock(&rs->mu);
+        if (rc == 0)
+            rs->answer_ms = idmint__deadline_now_ms() - asked_ms;
         if (rc == IDMINT_ERESTORED) {
             stop_restored_locked(rs);
             break;
@@ -464,9 +492,11 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
     idmint__cond_init_monotonic(&rs->cv_work);
     idmint__cond_init_monotonic(&rs->cv_done);
 
+    rs->answer_ms = idmint__deadline_now_ms();
     rc = reserve(rs, rs->request_seq, rs->block, &first);
     if (rc != 0)
         goto fail;
+    rs->answer_ms = idmint__deadline_now_ms() - rs->answer_ms;
     rs->rate_at_ms = idmint__authority_now_ms(a);
     rs->request_seq++;
     rs->history = first.history;

@@ -22,6 +22,13 @@
  *                                     key order is numeric order)
  *   P/inc/NAME/INCARNATION/REQUEST    a range request record (the incarnation
  *                                     %-escaped, so '/' in it cannot alias)
+ *   P/pend/NAME/MS/INCARNATION/REQUEST
+ *                                     a range request waiting for a
+ *                                     reservation's txn to grant it (JSON:
+ *                                     count, fingerprint, origin; MS: when it
+ *                                     was left, 20 digits, so key order is
+ *                                     arrival order); deleted by the txn
+ *                                     that writes its record
  *   P/audit/OPID                      an audit record; its seq is the key's
  *                                     create_revision
  * and since schema 3 (store interface version 4: provenance, batches,
@@ -73,6 +80,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ETCD_DEFAULT_PREFIX      "/idmint"
 #define ETCD_SCHEMA_VERSION      3 /* 2: P/history, floor and origin; 3: grants, batches, collisions */
@@ -94,6 +102,17 @@
 #define ETCD_PREFIX_MAX          200
 #define ETCD_NAME_MAX            512 /* the URL as shown in messages */
 #define ETCD_OPID_LEN            32  /* hex digits */
+/* Others' waiting range requests one reservation's txn grants: 2 compares and 4 ops
+ * each, and 6 of its own, within --max-txn-ops (default 128). */
+#define ETCD_COMBINE_MAX         24
+/* A waiting request reads again after a round, taken as twice its last
+ * read, within these bounds. */
+#define ETCD_WAIT_ROUND_US       15000u /* a round, before the namespace is seen to move */
+#define ETCD_WAIT_ROUND_MIN_US   2000u
+#define ETCD_WAIT_ROUND_MAX_US   200000u
+/* Txns a reservation that met others waiting goes on sending for them. */
+#define ETCD_SERVE_ROUNDS        8
+#define ETCD_WAIT_STALL_MS       250u
 #define ETCD_PRUNE_TXN           40 /* records one prune txn deletes: 3 ops each, --max-txn-ops 128 */
 #define ETCD_GRANT_PAGE          256            /* worker grants per range request of a trace */
 #define ETCD_BATCH_INLINE        (256u * 1024u) /* runs kept in the batch key, bytes */
@@ -138,12 +157,14 @@ struct etcd_kv {
     size_t value_len; /* bytes */
     int64_t create_rev;
     int64_t mod_rev;
+    int64_t version; /* writes of the key since it was created */
 };
 
 /* One range answer: kvs in the order etcd sent them. */
 struct etcd_range {
     struct etcd_kv *kvs;
     size_t n;
+    uint64_t count; /* keys in the range, also those a limit left out */
 };
 
 /* ==== base64 (RFC 4648, with padding) ==== */
@@ -786,8 +807,11 @@ static int range_parse(struct etcd_store *s, json_t *o, struct etcd_range *out)
 
     out->kvs = NULL;
     out->n = 0;
+    out->count = 0;
     if (!json_is_object(o))
         return idmint__fail(IDMINT_ESTORE, "%s: a range answer is not an object", s->name);
+    if (get_u64(o, "count", &out->count) != 0 || out->count < n)
+        out->count = n;
     if (n == 0)
         return 0;
     if ((out->kvs = calloc(n, sizeof(*out->kvs))) == NULL)
@@ -804,7 +828,8 @@ static int range_parse(struct etcd_store *s, json_t *o, struct etcd_range *out)
         if (k == NULL || (rc = b64_decode(k, &e->key, &klen)) != 0 ||
             (rc = b64_decode(v != NULL ? v : "", &e->value, &e->value_len)) != 0 ||
             get_i64(kv, "create_revision", &e->create_rev) != 0 ||
-            get_i64(kv, "mod_revision", &e->mod_rev) != 0) {
+            get_i64(kv, "mod_revision", &e->mod_rev) != 0 ||
+            get_i64(kv, "version", &e->version) != 0) {
             range_free(out);
             return k != NULL && rc == -2 ? etcd_oom(s, "reading a range")
                                          : idmint__fail(IDMINT_ESTORE,
@@ -935,19 +960,27 @@ static uint64_t jitter_next(struct etcd_store *s)
     return s->jitter;
 }
 
-static void lost_backoff(struct etcd_store *s, int lost)
+/* The members answered: the call may go on for an attempt's time, up to
+ * ETCD_CONTENDED_BUDGET_MS in all. */
+static void contended_extend(struct etcd_store *s)
 {
-    uint64_t span_us = lost >= 20 ? ETCD_LOST_WAIT_MAX_US : UINT64_C(2000) << lost;
-    uint64_t want_ms, cap_ms = s->call_start_ms + ETCD_CONTENDED_BUDGET_MS;
+    uint64_t want_ms = idmint__deadline_now_ms() + ETCD_ATTEMPT_MS,
+             cap_ms = s->call_start_ms + ETCD_CONTENDED_BUDGET_MS;
 
-    if (span_us > ETCD_LOST_WAIT_MAX_US)
-        span_us = ETCD_LOST_WAIT_MAX_US;
-    idmint__sleep_us(jitter_next(s) % span_us);
-    want_ms = idmint__deadline_now_ms() + ETCD_ATTEMPT_MS;
     if (want_ms > cap_ms)
         want_ms = cap_ms;
     if (want_ms > s->deadline_ms)
         s->deadline_ms = want_ms;
+}
+
+static void lost_backoff(struct etcd_store *s, int lost)
+{
+    uint64_t span_us = lost >= 20 ? ETCD_LOST_WAIT_MAX_US : UINT64_C(2000) << lost;
+
+    if (span_us > ETCD_LOST_WAIT_MAX_US)
+        span_us = ETCD_LOST_WAIT_MAX_US;
+    idmint__sleep_us(jitter_next(s) % span_us);
+    contended_extend(s);
 }
 
 static int lost_too_often(const struct etcd_store *s, const char *what)
@@ -1165,15 +1198,13 @@ static json_t *wgrant_json(struct etcd_store *s, const char *holder,
     return o;
 }
 
-/* A range grant's value: [start, @p end) of incarnation @p incarnation's fingerprint. */
-static json_t *rgrant_json(struct etcd_store *s, const char *incarnation,
+/* A range grant's value: [start, @p end) of the incarnation whose fingerprint is @p fp. */
+static json_t *rgrant_json(struct etcd_store *s, const char *fp,
                            const struct idmint__origin *origin, uint64_t end, int64_t now_ms)
 {
-    char fp[IDMINT_HOLDER_FP_LEN + 1];
-    json_t *o;
+    json_t *o =
+        json_pack("{s:s,s:o,s:o}", "holder", fp, "end", j_u64(end), "granted_ms", j_i64(now_ms));
 
-    idmint__holder_fingerprint(incarnation, fp);
-    o = json_pack("{s:s,s:o,s:o}", "holder", fp, "end", j_u64(end), "granted_ms", j_i64(now_ms));
     origin_to_json(s, o, origin);
     return o;
 }
@@ -2458,6 +2489,112 @@ out:
 
 /* ==== ranges ==== */
 
+/* P/FAMILY/NAME/INCARNATION/REQUEST: "inc", the request record; "pend", the request waiting. */
+static int key_request(const struct etcd_store *s, const char *family, const char *ns,
+                       const char *incarnation, const char *request_id, char *out)
+{
+    char esc[3 * 128 + 8];
+
+    key_escape(incarnation, esc, sizeof(esc));
+    return key_fmt(s, out, "/%s/%s/%s/%s", family, ns, esc, request_id);
+}
+
+/* P/pend/NAME/MS/INCARNATION/REQUEST: a request left waiting at @p now_ms (20 digits), so
+ * key order is the order they were left in. */
+static int key_waiting(const struct etcd_store *s, const char *ns, int64_t now_ms,
+                       const char *incarnation, const char *request_id, char *out)
+{
+    char esc[3 * 128 + 8];
+
+    key_escape(incarnation, esc, sizeof(esc));
+    return key_fmt(s, out, "/pend/%s/%020llu/%s/%s", ns,
+                   (unsigned long long)(now_ms > 0 ? now_ms : 0), esc, request_id);
+}
+
+/* The record key of the waiting request @p pkey (P/pend/NS/MS/INC/REQ) into @p out; -1 if it is not
+ * one. */
+static int waiting_record_key(const struct etcd_store *s, const char *ns, const char *pkey,
+                              char *out)
+{
+    char prefix[ETCD_KEY_MAX];
+    const char *tail, *slash;
+    size_t len;
+
+    if (key_fmt(s, prefix, "/pend/%s/", ns) != 0)
+        return -1;
+    len = strlen(prefix);
+    if (strncmp(pkey, prefix, len) != 0)
+        return -1;
+    tail = pkey + len;
+    if (strspn(tail, "0123456789") != 20 || tail[20] != '/')
+        return -1;
+    tail += 21;
+    slash = strchr(tail, '/');
+    if (slash == NULL || slash == tail || slash[1] == '\0' || strchr(slash + 1, '/') != NULL)
+        return -1;
+    return key_fmt(s, out, "/inc/%s/%s", ns, tail) != 0 ? -1 : 0;
+}
+
+/* A waiting request's value: what its grant needs, as its caller would write it. */
+static json_t *waiting_json(struct etcd_store *s, const char *fp,
+                            const struct idmint__origin *origin, uint64_t count, int64_t now_ms)
+{
+    json_t *o = json_pack("{s:s,s:o,s:o}", "holder", fp, "count", j_u64(count), "created_ms",
+                          j_i64(now_ms));
+
+    origin_to_json(s, o, origin);
+    return o;
+}
+
+struct etcd_waiting {
+    uint64_t count;
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+    struct idmint__origin origin;
+};
+
+/* The waiting request in @p kv into @p w; -1 if it is not what waiting_json writes. */
+static int waiting_from_kv(const struct etcd_store *s, const struct etcd_kv *kv,
+                           struct etcd_waiting *w)
+{
+    json_t *o = kv_json(s, kv, "a waiting range request");
+    uint64_t pid = 0;
+    int rc = -1;
+
+    memset(w, 0, sizeof(*w));
+    if (o == NULL)
+        return -1;
+    if (get_u64(o, "count", &w->count) == 0 && w->count > 0 &&
+        get_text(o, "holder", w->fp, sizeof(w->fp)) == 0 &&
+        get_text(o, "host", w->origin.host, sizeof(w->origin.host)) == 0 &&
+        get_text(o, "program", w->origin.program, sizeof(w->origin.program)) == 0 &&
+        get_text(o, "token", w->origin.token, sizeof(w->origin.token)) == 0 &&
+        get_small(o, "pid", UINT32_MAX, &pid) == 0) {
+        w->origin.pid = (uint32_t)pid;
+        rc = 0;
+    }
+    json_decref(o);
+    return rc;
+}
+
+/*
+ * {"request_range"} of the first @p limit keys in [@p key, @p end): the
+ * oldest waiting requests, their keys starting with the time they were left.
+ * No sort and no filter, so etcd reads only those (either makes it read
+ * every key in the range).
+ */
+static json_t *op_range_first(const char *key, const char *end, unsigned limit)
+{
+    return json_pack("{s:{s:o,s:o,s:o}}", "request_range", "key", j_key(key), "range_end",
+                     j_key(end), "limit", j_i64(limit));
+}
+
+/* {"request_range"} counting the keys in [@p key, @p end), from etcd's index alone. */
+static json_t *op_count(const char *key, const char *end)
+{
+    return json_pack("{s:{s:o,s:o,s:b}}", "request_range", "key", j_key(key), "range_end",
+                     j_key(end), "count_only", 1);
+}
+
 /* The request record in @p kv: its count and range. */
 static int record_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, uint64_t *count,
                           struct idmint__range *res)
@@ -2472,6 +2609,258 @@ static int record_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, 
         rc = etcd_bad_value(s, kv->key, "a range request record");
     json_decref(o);
     return rc;
+}
+
+/* Into @p ok: the request record @p ikey of @p res granted for @p count, its grant and age key. */
+static int range_grant_ops(struct etcd_store *s, const char *ns, const char *ikey, const char *fp,
+                           uint64_t count, const struct idmint__range *res, int64_t now_ms,
+                           json_t *ok)
+{
+    char gkey[ETCD_KEY_MAX], agekey[ETCD_KEY_MAX];
+    int rc;
+
+    if ((rc = key_rgrant(s, ns, res->start, gkey)) != 0 ||
+        (rc = key_age(s, IDMINT__KEEP_RANGE_GRANTS, now_ms, gkey, agekey)) != 0)
+        return rc;
+    add(s, ok,
+        op_put(ikey,
+               json_pack("{s:o,s:o,s:o,s:o}", "count", j_u64(count), "start", j_u64(res->start),
+                         "end", j_u64(res->end), "created_ms", j_i64(now_ms))));
+    /* The grant, with the record that makes a replay find it: a replay adds none. */
+    add(s, ok, op_put(gkey, rgrant_json(s, fp, &res->origin, res->end, now_ms)));
+    add(s, ok, op_put_text(agekey, ""));
+    return 0;
+}
+
+/* Whether the ranges @p known (@p n of them) hold the key @p key. */
+static int ranges_hold(const struct etcd_range *known, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < known[i].n; k++)
+            if (strcmp(known[i].kvs[k].key, key) == 0)
+                return 1;
+    return 0;
+}
+
+/* Whether @p key is one of the @p n keys of @p keys. */
+static int keys_hold(char (*keys)[ETCD_KEY_MAX], size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(keys[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * Into the txn being built: grant the requests others left waiting
+ * (@p waiting, oldest first; @p own_pkey, the caller's, is passed over) from
+ * @p info on, advancing its next_value. Each is compared unchanged and its
+ * record absent, answered with a record and a grant as its caller would
+ * have written them, and deleted; its record is read in @p fail (*n_fail
+ * counts them), so that if one is there after all (a waiting key no caller
+ * of ours wrote) the next attempt finds it in @p known and does not
+ * compare on it again. One that cannot be read, that has a record, or that
+ * the namespace refuses is deleted unanswered: its caller reads again,
+ * finds no record and no longer waiting, and decides for itself.
+ */
+static int grant_waiting(struct etcd_store *s, const char *ns, const char *own_pkey,
+                         const char *own_ikey, const struct etcd_range *waiting,
+                         const struct etcd_range *known, size_t n_known, idmint_ns_info *info,
+                         int64_t now_ms, json_t *cmp, json_t *ok, json_t *fail, size_t *n_fail)
+{
+    char answered[ETCD_COMBINE_MAX][ETCD_KEY_MAX]; /* record keys this txn writes */
+    size_t i, granted = 0, n_answered = 0;
+
+    *n_fail = 0;
+    for (i = 0; i < waiting->n && granted < ETCD_COMBINE_MAX; i++) {
+        const struct etcd_kv *kv = &waiting->kvs[i];
+        char ikey[ETCD_KEY_MAX];
+        struct etcd_waiting w;
+        struct idmint__range res;
+        int rc;
+
+        if (strcmp(kv->key, own_pkey) == 0)
+            continue;
+        add(s, cmp, cmp_mod(kv->key, kv->mod_rev));
+        add(s, ok, op_delete(kv->key, NULL));
+        granted++;
+        memset(&res, 0, sizeof(res));
+        if (waiting_record_key(s, ns, kv->key, ikey) != 0 || strcmp(ikey, own_ikey) == 0 ||
+            ranges_hold(known, n_known, ikey) || keys_hold(answered, n_answered, ikey) ||
+            waiting_from_kv(s, kv, &w) != 0 || idmint__store_range_grant(info, w.count, &res) != 0)
+            continue;
+        res.origin = w.origin;
+        memcpy(answered[n_answered++], ikey, strlen(ikey) + 1);
+        add(s, cmp, cmp_absent(ikey));
+        add(s, fail, op_range(ikey, NULL));
+        (*n_fail)++;
+        if ((rc = range_grant_ops(s, ns, ikey, w.fp, w.count, &res, now_ms, ok)) != 0)
+            return rc;
+        info->next_value = res.end;
+    }
+    idmint__errmsg_clear();
+    return 0;
+}
+
+/*
+ * Leave a request waiting at @p pkey for whichever reservation commits next,
+ * unless its record @p ikey is there already. 0 either way (and when the
+ * outcome is unknown: the next read decides), or a negative code.
+ */
+static int post_waiting(struct etcd_store *s, const char *ikey, const char *pkey, json_t *value)
+{
+    struct etcd_range r[1];
+    json_t *cmp = json_array(), *ok = json_array(), *fail = json_array();
+    int rc;
+
+    add(s, cmp, cmp_absent(ikey));
+    add(s, ok, op_put(pkey, value));
+    add(s, fail, op_range(ikey, NULL));
+    rc = etcd_write(s, cmp, ok, fail, r, 1, NULL);
+    ranges_free(r, 1);
+    return rc < 0 ? rc : 0;
+}
+
+/* The reads of a reservation, before the records a failed txn read and the history key. */
+#define ETCD_RESERVE_READS 5
+
+/* Of a request waiting in the namespace: the namespace's revision when last seen to move. */
+struct etcd_turn {
+    int64_t ns_rev;
+    uint64_t since_ms;
+    int64_t first_version; /* the namespace key's version when first read */
+    uint64_t first_us;
+};
+
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* How many requests other than @p pkey wait in @p waiting; its place among them into *pos. */
+static size_t waiting_others(const struct etcd_range *waiting, const char *pkey, size_t *pos)
+{
+    size_t i, others = 0;
+
+    *pos = ETCD_COMBINE_MAX + 1; /* not among the oldest: further back */
+    for (i = 0; i < waiting->n; i++) {
+        if (strcmp(waiting->kvs[i].key, pkey) == 0)
+            *pos = i;
+        else
+            others++;
+    }
+    return others;
+}
+
+/*
+ * Whether a caller whose request waits @p pos places back (0: the oldest)
+ * behind @p others sends its txn now: when it is the oldest (that txn grants
+ * the next ETCD_COMBINE_MAX too), when none other waits, or when the
+ * namespace has not moved for ETCD_WAIT_STALL_MS, once more for every
+ * ETCD_COMBINE_MAX + 1 ahead of it (the oldest may be callers killed while
+ * they waited; their requests are granted with the others, ranges no one
+ * uses). Else *wait_us
+ * is how long to wait before reading again: a round for every
+ * ETCD_COMBINE_MAX + 1 ahead of it, at least one, so that hundreds waiting
+ * do not read etcd hot. A round is the time the namespace key (@p nkv) took
+ * per write since this caller first read it.
+ */
+static int waiting_turn(struct etcd_store *s, size_t pos, size_t others, const struct etcd_kv *nkv,
+                        struct etcd_turn *turn, uint64_t *wait_us)
+{
+    uint64_t now_ms = idmint__deadline_now_ms(), now_us = mono_us(), rounds,
+             round_us = ETCD_WAIT_ROUND_US;
+    int64_t ns_rev = nkv->mod_rev;
+
+    if (others == 0 || pos == 0)
+        return 1;
+    if (turn->first_us == 0) {
+        turn->first_version = nkv->version;
+        turn->first_us = now_us;
+    } else if (nkv->version > turn->first_version) {
+        round_us = (now_us - turn->first_us) / (uint64_t)(nkv->version - turn->first_version);
+        if (round_us < ETCD_WAIT_ROUND_MIN_US)
+            round_us = ETCD_WAIT_ROUND_MIN_US;
+        if (round_us > ETCD_WAIT_ROUND_MAX_US)
+            round_us = ETCD_WAIT_ROUND_MAX_US;
+    }
+    if (ns_rev != turn->ns_rev) {
+        turn->ns_rev = ns_rev;
+        turn->since_ms = now_ms;
+    } else if (now_ms - turn->since_ms >=
+               (uint64_t)ETCD_WAIT_STALL_MS * (1 + pos / (ETCD_COMBINE_MAX + 1))) {
+        turn->since_ms = now_ms;
+        return 1;
+    }
+    rounds = pos / (ETCD_COMBINE_MAX + 1) > 1 ? pos / (ETCD_COMBINE_MAX + 1) : 1;
+    *wait_us = rounds * round_us;
+    *wait_us += jitter_next(s) % (*wait_us / 2 + 1);
+    return 0;
+}
+
+/*
+ * After a reservation that met others waiting committed: go on granting
+ * what waits, ETCD_COMBINE_MAX a txn, for up to ETCD_SERVE_ROUNDS txns,
+ * while each commits and some wait. The next oldest would do it in its
+ * turn, but only once it has read that its turn came; the caller that just
+ * committed knows now. Its own answer is made: what goes wrong here only
+ * ends the serving (and the message is cleared).
+ */
+static void serve_waiting(struct etcd_store *s, const char *ns, const char *nkey,
+                          const char *wait_key, const char *wait_end, int64_t now_ms)
+{
+    struct etcd_range r[3]; /* ns key, the oldest waiting, history key */
+
+    for (int round = 0; round < ETCD_SERVE_ROUNDS; round++) {
+        struct etcd_range fail[1];
+        struct idmint__history history;
+        const struct etcd_kv *nkv;
+        idmint_ns_info info;
+        json_t *ops = json_array(), *cmp, *ok, *fl;
+        size_t n_records = 0;
+        int rc;
+
+        add(s, ops, op_range(nkey, NULL));
+        add(s, ops, op_range_first(wait_key, wait_end, ETCD_COMBINE_MAX));
+        add(s, ops, op_range(s->hkey, NULL));
+        if (etcd_read(s, ops, r, 3) != 0) {
+            ranges_free(r, 3);
+            break;
+        }
+        if ((nkv = range_one(&r[0])) == NULL || r[1].n == 0 || ns_from_kv(s, nkv, &info) != 0) {
+            ranges_free(r, 3);
+            break;
+        }
+        cmp = json_array();
+        ok = json_array();
+        fl = json_array();
+        add(s, cmp, cmp_mod(nkey, nkv->mod_rev));
+        rc = grant_waiting(s, ns, "", "", &r[1], NULL, 0, &info, now_ms, cmp, ok, fl, &n_records);
+        json_decref(fl);
+        fl = json_array();
+        add(s, fl, op_range(s->hkey, NULL));
+        if (rc == 0)
+            add(s, ok, op_put(nkey, ns_to_json(&info, info.created_ms)));
+        ranges_free(r, 3);
+        if (rc != 0) {
+            json_decref(cmp);
+            json_decref(ok);
+            json_decref(fl);
+            break;
+        }
+        rc = grant_write(s, cmp, ok, fl, fail, 1, &history);
+        ranges_free(fail, 1);
+        if (rc != ETCD_APPLIED)
+            break;
+        if (s->applied_rev > 0 && strcmp(s->seen_key, nkey) == 0) {
+            s->seen_ns = info;
+            s->seen_rev = s->applied_rev;
+        }
+    }
+    idmint__errmsg_clear();
 }
 
 /*
@@ -2490,35 +2879,57 @@ static int record_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, 
  * already there fails it too and is answered from. The read before the txn
  * was over a third of one caller's time (a linearizable read waits for the
  * leader to confirm its term with a quorum): docs/benchmarks-store.md.
+ *
+ * Only one compare on the namespace key wins per Raft round, so in a start
+ * burst of hundreds most used to lose, again and again, each loss a Raft
+ * proposal of its own. Now a caller that lost, or that finds others
+ * waiting, leaves its request waiting under P/pend/NAME/ (keys in the order
+ * they were left) and sends a txn only in its turn (waiting_turn): when its
+ * request is the oldest, or the namespace stopped moving. Every txn that
+ * commits grants, with its own, up to ETCD_COMBINE_MAX of the oldest
+ * waiting (grant_waiting), and one that met others waiting goes on granting
+ * for a few more txns (serve_waiting): a round answers many, oldest first.
+ * A waiting caller reads its record as a retry after a lost reply would,
+ * and its history is that of the txn that granted it. A waiting request
+ * and its record never both exist through our writes: posting compares the
+ * record absent, and every txn that writes a record deletes the request in
+ * it. A waiting key that does have a record (not ours) or cannot be read is
+ * deleted, granting nothing.
  */
 static int etcd_range_reserve(struct store *st, const char *ns, const char *incarnation,
                               const char *request_id, uint64_t count, int64_t now_ms,
                               struct idmint__range *out)
 {
     struct etcd_store *s = (struct etcd_store *)st;
-    char nkey[ETCD_KEY_MAX], ikey[ETCD_KEY_MAX], gkey[ETCD_KEY_MAX], agekey[ETCD_KEY_MAX];
-    struct etcd_range r[3]; /* ns key, request record, history key */
+    char nkey[ETCD_KEY_MAX], ikey[ETCD_KEY_MAX], pkey[ETCD_KEY_MAX];
+    char wait_key[ETCD_KEY_MAX], wait_end[ETCD_KEY_MAX], fp[IDMINT_HOLDER_FP_LEN + 1];
+    /* ns key, request record, the oldest waiting requests, how many wait
+     * ahead of this caller's, the records of those a failed txn would have
+     * granted, history key (always the last) */
+    struct etcd_range r[ETCD_RESERVE_READS + ETCD_COMBINE_MAX];
     struct idmint__range res = {.start = 0, .origin = out->origin}; /* who asks: an input */
-    int rc, lost, raced = 0, have = 0, is_seen;
-    size_t len;
+    struct etcd_turn turn = {0, 0, 0, 0};
+    size_t n_r = ETCD_RESERVE_READS, place = 0, others;
+    int rc, lost = 0, have = 0, is_seen, is_waiting = 0, is_retry = 0;
 
     call_begin(s);
     memset(r, 0, sizeof(r));
-    if ((rc = key_ns(s, ns, nkey)) != 0 || (rc = key_inc_prefix(s, ns, incarnation, ikey)) != 0)
+    if ((rc = key_ns(s, ns, nkey)) != 0 ||
+        (rc = key_request(s, "inc", ns, incarnation, request_id, ikey)) != 0 ||
+        (rc = key_waiting(s, ns, now_ms, incarnation, request_id, pkey)) != 0 ||
+        (rc = key_fmt(s, wait_key, "/pend/%s/", ns)) != 0)
         return rc;
-    len = strlen(ikey);
-    if (len + strlen(request_id) >= ETCD_KEY_MAX)
-        return idmint__fail(IDMINT_EINVAL, "%s: a key would be longer than %d bytes", s->name,
-                            ETCD_KEY_MAX);
-    memcpy(ikey + len, request_id, strlen(request_id) + 1);
+    key_prefix_end(wait_key, wait_end);
+    idmint__holder_fingerprint(incarnation, fp);
     /* Used once: only a write this call applies sets it again. */
     is_seen = strcmp(s->seen_key, nkey) == 0;
     s->seen_key[0] = '\0';
-    for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
+    while (lost < ETCD_MAX_LOST) {
         const struct etcd_kv *nkv, *ikv;
-        idmint_ns_info info;
+        idmint_ns_info info, after;
         int64_t ns_rev;
-        uint64_t saved_count = 0;
+        uint64_t saved_count = 0, wait_us = 0;
+        size_t n_records = 0;
         json_t *cmp, *ok, *fail;
 
         if (is_seen) {
@@ -2530,17 +2941,26 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
 
                 add(s, ops, op_range(nkey, NULL));
                 add(s, ops, op_range(ikey, NULL));
+                add(s, ops, op_range_first(wait_key, wait_end, ETCD_COMBINE_MAX + 1));
+                add(s, ops, op_count(wait_key, pkey));
                 add(s, ops, op_range(s->hkey, NULL));
-                if ((rc = etcd_read(s, ops, r, 3)) != 0)
+                ranges_free(r, n_r);
+                n_r = ETCD_RESERVE_READS;
+                if ((rc = etcd_read(s, ops, r, n_r)) != 0)
                     goto out;
             }
+            have = 0;
             if ((ikv = range_one(&r[1])) != NULL) {
-                /* A retry after a lost reply: answer from the record, never reserve twice.
-                 * A replay is no news: the grant was counted when it was made. */
+                /* A retry after a lost reply: answer from the record, never
+                 * reserve twice; a replay is no news, the grant was counted
+                 * when it was made. A request that waited was granted by
+                 * another caller's txn: that txn's history is its news. */
                 memset(&res.history, 0, sizeof(res.history));
                 if ((rc = record_from_kv(s, ikv, &saved_count, &res)) == 0 && saved_count != count)
                     rc = idmint__store_range_replay_conflict(ns, incarnation, request_id,
                                                              saved_count, count);
+                if (rc == 0 && is_waiting)
+                    rc = history_applied(s, range_one(&r[n_r - 1]), ikv, &res.history);
                 goto out;
             }
             if ((nkv = range_one(&r[0])) == NULL) {
@@ -2558,55 +2978,103 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
             is_seen = 0;
             continue;
         }
-        if ((rc = key_rgrant(s, ns, res.start, gkey)) != 0 ||
-            (rc = key_age(s, IDMINT__KEEP_RANGE_GRANTS, now_ms, gkey, agekey)) != 0)
-            goto out;
+        /* Others wait: join them, and send a txn only in turn. A txn that
+         * lost on a waiting request alone (the namespace as it read it) goes
+         * again at once: its failure branch read that request's record. */
+        others = is_seen ? 0 : waiting_others(&r[2], pkey, &place);
+        if (!is_seen && !is_retry && (is_waiting || others > 0)) {
+            if (!is_waiting) {
+                if ((rc = post_waiting(s, ikey, pkey,
+                                       waiting_json(s, fp, &res.origin, count, now_ms))) != 0)
+                    goto out;
+                is_waiting = 1;
+                continue; /* the read shows its place */
+            }
+            if (place > ETCD_COMBINE_MAX)
+                place = (size_t)r[3].count;
+            if (!waiting_turn(s, place, others, range_one(&r[0]), &turn, &wait_us)) {
+                if (idmint__deadline_now_ms() + wait_us / 1000 >=
+                    s->call_start_ms + ETCD_CONTENDED_BUDGET_MS) {
+                    rc = idmint__fail(IDMINT_EUNAVAILABLE,
+                                      "%s: reserving a range on '%s' waited %u ms behind other "
+                                      "requests, and its turn did not come",
+                                      s->name, ns, (unsigned)ETCD_CONTENDED_BUDGET_MS);
+                    goto out;
+                }
+                idmint__sleep_us(wait_us);
+                contended_extend(s);
+                continue;
+            }
+        }
         cmp = json_array();
         ok = json_array();
         fail = json_array();
         add(s, cmp, cmp_mod(nkey, ns_rev));
         add(s, cmp, cmp_absent(ikey));
-        info.next_value = res.end;
-        add(s, ok, op_put(nkey, ns_to_json(&info, info.created_ms)));
-        add(s, ok,
-            op_put(ikey,
-                   json_pack("{s:o,s:o,s:o,s:o}", "count", j_u64(count), "start", j_u64(res.start),
-                             "end", j_u64(res.end), "created_ms", j_i64(now_ms))));
-        /* The grant, with the record that makes a replay find it: a replay adds none. */
-        add(s, ok, op_put(gkey, rgrant_json(s, incarnation, &res.origin, res.end, now_ms)));
-        add(s, ok, op_put_text(agekey, ""));
         add(s, fail, op_range(nkey, NULL));
         add(s, fail, op_range(ikey, NULL));
+        add(s, fail, op_range_first(wait_key, wait_end, ETCD_COMBINE_MAX + 1));
+        add(s, fail, op_count(wait_key, pkey));
+        after = info;
+        after.next_value = res.end;
+        if ((rc = range_grant_ops(s, ns, ikey, fp, count, &res, now_ms, ok)) != 0 ||
+            (!is_seen &&
+             (rc = grant_waiting(s, ns, pkey, ikey, &r[2], &r[4], n_r - ETCD_RESERVE_READS, &after,
+                                 now_ms, cmp, ok, fail, &n_records)) != 0)) {
+            json_decref(cmp);
+            json_decref(ok);
+            json_decref(fail);
+            goto out;
+        }
+        if (is_waiting)
+            add(s, ok, op_delete(pkey, NULL));
+        add(s, ok, op_put(nkey, ns_to_json(&after, after.created_ms)));
         add(s, fail, op_range(s->hkey, NULL));
-        ranges_free(r, 3);
-        rc = grant_write(s, cmp, ok, fail, r, 3, &res.history);
+        ranges_free(r, n_r);
+        n_r = ETCD_RESERVE_READS + n_records;
+        rc = grant_write(s, cmp, ok, fail, r, n_r, &res.history);
         if (rc == ETCD_APPLIED) {
             if (s->applied_rev > 0) {
                 memcpy(s->seen_key, nkey, strlen(nkey) + 1);
-                s->seen_ns = info;
+                s->seen_ns = after;
                 s->seen_rev = s->applied_rev;
             }
+            if (n_records > 0 || is_waiting)
+                serve_waiting(s, ns, nkey, wait_key, wait_end, now_ms);
             rc = 0;
             goto out;
         }
         if (rc < 0)
             goto out;
-        /* A namespace seen before and written since is no race: its
-         * failure branch is the read the first attempt skipped, and the
-         * txn goes again at once. A race lost on a fresh view waits, then
-         * reads again: a view kept across the wait is stale whenever the
-         * others went on committing, and a caller that only ever sent
-         * views that old lost 256 times in a row while the rest won. */
-        have = rc == 0 && is_seen;
+        /* Lost (or unknown: read again). The failure branch is the read for
+         * the next attempt: fresh, as the compare saw it. A caller that lost
+         * on a fresh view leaves its request waiting and from then on waits
+         * its turn (waiting_turn), where it used to back off and race again:
+         * with hundreds racing on one key, one compare won per Raft round
+         * and every loser's txn was a proposal of its own. */
+        have = rc == 0;
+        is_retry = have && !is_seen && n_records > 0 && (nkv = range_one(&r[0])) != NULL &&
+                   nkv->mod_rev == ns_rev;
         if (rc == 0 && !is_seen)
-            lost_backoff(s, raced++);
-        if (!have)
-            ranges_free(r, 3);
+            lost++;
+        if (rc == 0 && !is_seen && !is_waiting) {
+            if ((rc = post_waiting(s, ikey, pkey,
+                                   waiting_json(s, fp, &res.origin, count, now_ms))) != 0)
+                goto out;
+            is_waiting = 1;
+            have = 0; /* read again: its place */
+        }
+        if (!have) {
+            ranges_free(r, n_r);
+            n_r = ETCD_RESERVE_READS;
+        } else {
+            contended_extend(s);
+        }
         is_seen = 0;
     }
     rc = lost_too_often(s, "reserving a range");
 out:
-    ranges_free(r, 3);
+    ranges_free(r, n_r);
     if (rc == 0)
         *out = res;
     return rc;

@@ -4,7 +4,11 @@
  * namespace with W=3 (8 worker ids) at the same moment, each with its own
  * connections made after fork(), once through the authority layer
  * (idmint_open) and once through the store alone: exactly 8 win, with
- * distinct ids, and the rest get ENOWORKER. Against the cluster of
+ * distinct ids, and the rest get ENOWORKER. And the range burst: 32
+ * processes reserve on one namespace at once, so most lose their first
+ * compares and leave their requests waiting for another's txn to grant
+ * them, and 6 are killed with -9 while they do: no two answers overlap, and
+ * the recorded grants tile the namespace. Against the cluster of
  * $IDMINT_TEST_ETCD_URL or the file $IDMINT_ETCD_ENV (etcd-start.sh); a
  * missing cluster fails.
  */
@@ -22,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -188,11 +193,160 @@ static void test_etcd_race__32_store_takes_of_8_worker_ids_give_8_distinct_winne
     free(url);
 }
 
+/* ==== the range burst ==== */
+
+#define RPROCS  32
+#define REACH   20
+#define RKILLED 6
+
+struct span {
+    uint64_t start, end;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Reserve REACH ranges as incarnation "burst-IDX", each written to @p out when answered. */
+static void reserve_child(const char *url, const char *ns, unsigned idx, int go, int out)
+{
+    struct store *st = NULL;
+    char inc[32];
+    int rc = idmint__store_open(url, NULL, &st);
+
+    snprintf(inc, sizeof(inc), "burst-%u", idx);
+    wait_closed(go);
+    for (unsigned k = 0; rc == 0 && k < REACH; k++) {
+        struct idmint__range r;
+        char req[17];
+
+        memset(&r, 0, sizeof(r));
+        snprintf(req, sizeof(req), "%016x", k);
+        rc = idmint__store_range_reserve(st, ns, inc, req, 100 + idx % 7, INT64_C(1780000000000),
+                                         &r);
+        if (rc == 0) {
+            struct span sp = {r.start, r.end};
+
+            if (write(out, &sp, sizeof(sp)) != (ssize_t)sizeof(sp))
+                rc = -1;
+        } else {
+            fprintf(stderr, "child %u: %s\n", idx, idmint_errmsg());
+        }
+    }
+    idmint__store_close(st);
+    _exit(rc == 0 ? 0 : 1);
+}
+
+static void test_etcd_race__a_burst_of_32_reservers_with_kill_9_never_overlaps(void **state)
+{
+    char *url = etcd_url(), ns[64];
+    struct span *all = calloc(RPROCS * REACH, sizeof(*all));
+    int go[2], outs[RPROCS];
+    pid_t pids[RPROCS];
+    size_t n = 0, granted = 0;
+    idmint_ns_info info;
+    struct store *st = NULL;
+    uint64_t v;
+
+    (void)state;
+    assert_non_null(all);
+    snprintf(ns, sizeof(ns), "burst-%lx-%x", (unsigned long)time(NULL), (unsigned)getpid());
+    if (idmint__store_open(url, NULL, &st) != 0)
+        fail_msg("cannot open %s: %s", url, idmint_errmsg());
+    idmint_ns_info_init(&info, IDMINT_KIND_RANGE);
+    snprintf(info.name, sizeof(info.name), "%s", ns);
+    assert_int_equal(idmint__store_ns_create(st, &info, "test", INT64_C(1780000000000)), 0);
+    assert_int_equal(pipe(go), 0);
+    for (unsigned i = 0; i < RPROCS; i++) {
+        int p[2];
+
+        assert_int_equal(pipe(p), 0);
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            close(go[1]);
+            close(p[0]);
+            reserve_child(url, ns, i, go[0], p[1]);
+        }
+        close(p[1]);
+        outs[i] = p[0];
+    }
+    close(go[0]);
+    close(go[1]); /* everyone at once */
+    /* Kill some mid-burst: their requests may be left waiting, or granted to no one. */
+    for (unsigned k = 0; k < RKILLED; k++) {
+        struct timespec pause = {0, 40L * 1000 * 1000};
+
+        nanosleep(&pause, NULL);
+        assert_int_equal(kill(pids[k * 5], SIGKILL), 0);
+    }
+    for (unsigned i = 0; i < RPROCS; i++) {
+        struct span sp;
+        unsigned got = 0;
+        int status, is_killed = i % 5 == 0 && i / 5 < RKILLED;
+
+        while (read(outs[i], &sp, sizeof(sp)) == (ssize_t)sizeof(sp)) {
+            assert_true(sp.start < sp.end);
+            all[n++] = sp;
+            got++;
+        }
+        close(outs[i]);
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        if (!is_killed) {
+            assert_true(WIFEXITED(status));
+            assert_int_equal(WEXITSTATUS(status), 0);
+            assert_int_equal(got, REACH);
+        }
+    }
+    /* No two answers share a value. */
+    qsort(all, n, sizeof(*all), span_cmp);
+    for (size_t i = 1; i < n; i++)
+        if (all[i - 1].end > all[i].start)
+            fail_msg("ranges [%llu, %llu) and [%llu, %llu) overlap",
+                     (unsigned long long)all[i - 1].start, (unsigned long long)all[i - 1].end,
+                     (unsigned long long)all[i].start, (unsigned long long)all[i].end);
+    /* Every value issued lies in exactly one recorded grant, and every answer is one. */
+    assert_int_equal(idmint__store_ns_get(st, ns, &info), 0);
+    for (v = 1; v < info.next_value; granted++) {
+        struct idmint__grant_query q = {.kind = IDMINT_KIND_RANGE, .value = v};
+        idmint_grant_info *g = NULL;
+        size_t k = 0;
+
+        assert_int_equal(idmint__store_grant_find(st, ns, &q, &g, &k), 0);
+        if (k != 1 || g[0].first != v || g[0].last <= v)
+            fail_msg("value %llu: %zu grants, the first from %llu", (unsigned long long)v, k,
+                     k > 0 ? (unsigned long long)g[0].first : 0ULL);
+        v = g[0].last;
+        free(g);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct idmint__grant_query q = {.kind = IDMINT_KIND_RANGE, .value = all[i].start};
+        idmint_grant_info *g = NULL;
+        size_t k = 0;
+
+        assert_int_equal(idmint__store_grant_find(st, ns, &q, &g, &k), 0);
+        assert_int_equal(k, 1);
+        assert_int_equal(g[0].first, all[i].start);
+        assert_int_equal(g[0].last, all[i].end);
+        free(g);
+    }
+    print_message("%zu answers, %zu grants (the rest of the killed processes' requests)\n", n,
+                  granted);
+    assert_true(granted >= n);
+    idmint__store_close(st);
+    free(all);
+    free(url);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_etcd_race__32_openers_of_8_worker_ids_give_8_distinct_winners),
         cmocka_unit_test(test_etcd_race__32_store_takes_of_8_worker_ids_give_8_distinct_winners),
+        cmocka_unit_test(test_etcd_race__a_burst_of_32_reservers_with_kill_9_never_overlaps),
     };
 
     return cmocka_run_group_tests_name("etcd_race", tests, NULL, NULL);

@@ -854,6 +854,48 @@ static void sleep_ms(long ms)
  * slows down its next block is the namespace's again. The outage budget
  * is what it holds at the rate it mints.
  */
+/*
+ * A slow authority: the refill starts as soon as what is left, at the rate
+ * it goes out, lasts less than twice the last answer took, not only at
+ * refill_percent. Each store call takes 1 s; a fifth of the first block
+ * goes out in about 200 ms (the block would last about a second), and then
+ * the second reservation is asked for and held though nothing more is
+ * minted, where the old rule waited for half the block to be used.
+ */
+static void test_handle__a_slow_authority_is_asked_for_the_next_block_early(void **state)
+{
+    struct fixture *f = *state;
+    char url[4096];
+    idmint_handle_info info;
+    idmint_options o;
+    uint64_t last = 0;
+    idmint *m;
+
+    assert_int_equal(ts_fault_register(), 0);
+    ts_fault_reset();
+    snprintf(url, sizeof(url), "fault:%s", f->url);
+    create_range(f, "slowauth", 1, 1000000, 1000);
+    idmint_options_init(&o);
+    o.range_target_ms = 1000;
+    ts_fault_set_delay_ms(1000);
+    assert_int_equal(idmint_open(&m, url, "slowauth", &o), 0);
+    for (int k = 0; k < 200; k++) {
+        last = mint_increasing(m, 1, last);
+        sleep_ms(1);
+    }
+    for (unsigned waited = 0; waited < 4000 * ts_scale(); waited += 50) {
+        range_info(m, &info);
+        if (info.range_reservations >= 2)
+            break;
+        sleep_ms(50);
+    }
+    range_info(m, &info);
+    assert_int_equal(info.range_reservations, 2);
+    assert_true(info.range_left > 1000); /* what was left of the first, and the second */
+    idmint_close(m);
+    ts_fault_reset();
+}
+
 static void test_handle__range_blocks_follow_the_rate_and_the_budget_is_what_is_held(void **state)
 {
     struct fixture *f = *state;
@@ -949,6 +991,7 @@ int main(void)
         T(test_handle__lost_reply_on_refill_is_retried_for_the_same_range),
         T(test_handle__an_id_released_ahead_of_the_clock_does_not_block_others),
         T(test_handle__info_refuses_a_size_not_set_up),
+        T(test_handle__a_slow_authority_is_asked_for_the_next_block_early),
         T(test_handle__range_blocks_follow_the_rate_and_the_budget_is_what_is_held),
         T(test_handle__a_fixed_block_never_grows),
         T(test_handle__info_takes_the_first_guarded_size_and_writes_no_further),

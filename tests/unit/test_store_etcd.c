@@ -1190,6 +1190,175 @@ test_store_etcd__long_batch_claims_racing_agree_and_the_losers_leave_no_parts(vo
     free(cluster);
 }
 
+/* ==== waiting range requests ==== */
+
+/* Plant a waiting request of incarnation @p inc, request @p req, in namespace @p ns, left at
+ * @p ms. */
+static void plant_waiting(unsigned port, const char *url, const char *ns, unsigned ms,
+                          const char *inc, const char *req, const char *value)
+{
+    char key[512];
+
+    snprintf(key, sizeof(key), "%s/pend/%s/%020u/%s/%s", url_prefix(url), ns, ms, inc, req);
+    raw_put(port, key, value);
+}
+
+/*
+ * Requests left waiting are granted by the next reservation's txn, in the
+ * order they were left, each exactly once and recorded with its own origin,
+ * and the waiting keys are gone. What cannot be read or what the namespace
+ * refuses is deleted, granting nothing.
+ */
+static void test_store_etcd__waiting_requests_are_granted_by_the_next_reservation(void **state)
+{
+    char *cluster = cluster_url(), url[512], key[512];
+    unsigned port = first_port(cluster);
+    struct idmint__range r = {0}, again = {0};
+    idmint_grant_info *g = NULL;
+    idmint_ns_info ns;
+    struct idmint__grant_query q = {.kind = IDMINT_KIND_RANGE, .value = 120};
+    struct store *st = NULL;
+    size_t n = 0;
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    make_ns(st, "comb", IDMINT_KIND_RANGE);
+    plant_waiting(port, url, "comb", 1, "inc-a", "r1",
+                  "{\"holder\":\"0a1b2c3d\",\"count\":\"50\",\"created_ms\":\"1\",\"host\":"
+                  "\"host-a\",\"pid\":\"77\",\"program\":\"prog-a\",\"token\":\"\"}");
+    plant_waiting(port, url, "comb", 2, "inc-b", "r1", "not json");
+    plant_waiting(port, url, "comb", 3, "inc-c", "r1",
+                  "{\"holder\":\"0a1b2c3d\",\"count\":\"4000000000\",\"created_ms\":\"1\"}");
+    plant_waiting(port, url, "comb", 4, "inc-d", "r1",
+                  "{\"holder\":\"0a1b2c3d\",\"count\":\"0\",\"created_ms\":\"1\"}");
+    plant_waiting(port, url, "comb", 5, "inc-e", "r1",
+                  "{\"holder\":\"0a1b2c3d\",\"count\":\"30\",\"created_ms\":\"1\"}");
+    snprintf(key, sizeof(key), "%s/pend/comb/no-request", url_prefix(url));
+    raw_put(port, key, "{\"holder\":\"0a1b2c3d\",\"count\":\"30\",\"created_ms\":\"1\"}");
+    snprintf(key, sizeof(key), "%s/pend/comb/00000000000000000009/no-request", url_prefix(url));
+    raw_put(port, key, "{\"holder\":\"0a1b2c3d\",\"count\":\"30\",\"created_ms\":\"1\"}");
+    assert_int_equal(store_keys(port, url, "/pend/"), 7);
+
+    assert_int_equal(idmint__store_range_reserve(st, "comb", "inc-own", "r1", 100, NOW_MS, &r), 0);
+    assert_int_equal(r.start, 1);
+    assert_int_equal(r.end, 101);
+    /* Its txn answered a and e, in the order they were left, and nothing else. */
+    assert_int_equal(store_keys(port, url, "/pend/"), 0);
+    assert_int_equal(idmint__store_ns_get(st, "comb", &ns), 0);
+    assert_int_equal(ns.next_value, 181);
+    assert_int_equal(store_keys(port, url, "/inc/"), 3);
+    assert_int_equal(idmint__store_range_reserve(st, "comb", "inc-a", "r1", 50, NOW_MS + 5, &again),
+                     0);
+    assert_int_equal(again.start, 101);
+    assert_int_equal(again.end, 151);
+    assert_int_equal(idmint__store_range_reserve(st, "comb", "inc-e", "r1", 30, NOW_MS + 5, &again),
+                     0);
+    assert_int_equal(again.start, 151);
+    assert_int_equal(again.end, 181);
+    /* A request with another count is still a conflict, not a second grant. */
+    assert_int_equal(idmint__store_range_reserve(st, "comb", "inc-a", "r1", 60, NOW_MS + 5, &again),
+                     IDMINT_ECONFLICT);
+    /* The grant is recorded as its caller asked for it. */
+    assert_int_equal(idmint__store_grant_find(st, "comb", &q, &g, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(g[0].first, 101);
+    assert_int_equal(g[0].last, 151);
+    assert_string_equal(g[0].holder, "0a1b2c3d");
+    assert_string_equal(g[0].host, "host-a");
+    assert_int_equal(g[0].pid, 77);
+    free(g);
+    /* The refused ones ask again and get their own answer. */
+    assert_int_equal(
+        idmint__store_range_reserve(st, "comb", "inc-c", "r1", 4000000000u, NOW_MS, &again),
+        IDMINT_EINVAL);
+    assert_int_equal(idmint__store_ns_get(st, "comb", &ns), 0);
+    assert_int_equal(ns.next_value, 181);
+    idmint__store_close(st);
+    free(cluster);
+}
+
+/*
+ * A request that is already answered cannot be left waiting: posting it
+ * compares its record absent, so a waiting key never names a request that
+ * has a range, and none is granted twice.
+ */
+static void test_store_etcd__a_waiting_key_for_an_answered_request_grants_nothing(void **state)
+{
+    char *cluster = cluster_url(), url[512];
+    unsigned port = first_port(cluster);
+    struct idmint__range r = {0}, mine = {0};
+    idmint_ns_info ns;
+    struct store *st = NULL;
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    make_ns(st, "ans", IDMINT_KIND_RANGE);
+    assert_int_equal(idmint__store_range_reserve(st, "ans", "inc-a", "r1", 10, NOW_MS, &r), 0);
+    /* Forged: a waiting key for inc-a/r1, which has its record. */
+    plant_waiting(port, url, "ans", 6, "inc-a", "r1",
+                  "{\"holder\":\"0a1b2c3d\",\"count\":\"10\",\"created_ms\":\"1\"}");
+    idmint__store_close(st);
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0); /* a fresh view: it reads */
+    assert_int_equal(idmint__store_range_reserve(st, "ans", "inc-b", "r1", 10, NOW_MS, &mine), 0);
+    assert_int_equal(mine.start, 11);
+    assert_int_equal(idmint__store_ns_get(st, "ans", &ns), 0);
+    assert_int_equal(ns.next_value, 21);
+    assert_int_equal(idmint__store_range_reserve(st, "ans", "inc-a", "r1", 10, NOW_MS, &mine), 0);
+    assert_int_equal(mine.start, r.start);
+    assert_int_equal(mine.end, r.end);
+    assert_int_equal(store_keys(port, url, "/pend/"), 0);
+    idmint__store_close(st);
+    free(cluster);
+}
+
+/*
+ * A reservation that met others waiting grants them ETCD_COMBINE_MAX (24) a
+ * txn within etcd's --max-txn-ops, and goes on while they wait: 40 are all
+ * answered by one call, oldest first, tiling the namespace after its own.
+ */
+static void test_store_etcd__forty_waiting_requests_are_all_granted_in_one_call(void **state)
+{
+    char *cluster = cluster_url(), url[512];
+    unsigned port = first_port(cluster);
+    struct idmint__range r = {0};
+    idmint_ns_info ns;
+    struct store *st = NULL;
+    uint64_t next = 11;
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    make_ns(st, "forty", IDMINT_KIND_RANGE);
+    for (unsigned k = 0; k < 40; k++) {
+        char inc[32], value[160];
+
+        snprintf(inc, sizeof(inc), "inc-%02u", k);
+        snprintf(value, sizeof(value),
+                 "{\"holder\":\"inc-%02u\",\"count\":\"%u\",\"created_ms\":\"1\"}", k, 1 + k);
+        plant_waiting(port, url, "forty", 100 + k, inc, "r1", value);
+    }
+    assert_int_equal(idmint__store_range_reserve(st, "forty", "own", "r1", 10, NOW_MS, &r), 0);
+    assert_int_equal(r.start, 1);
+    assert_int_equal(store_keys(port, url, "/pend/"), 0);
+    for (unsigned k = 0; k < 40; k++) {
+        struct idmint__range got = {0};
+        char inc[32];
+
+        snprintf(inc, sizeof(inc), "inc-%02u", k);
+        assert_int_equal(idmint__store_range_reserve(st, "forty", inc, "r1", 1 + k, NOW_MS, &got),
+                         0);
+        assert_int_equal(got.start, next);
+        assert_int_equal(got.end, next + 1 + k);
+        next = got.end;
+    }
+    assert_int_equal(idmint__store_ns_get(st, "forty", &ns), 0);
+    assert_int_equal(ns.next_value, next);
+    idmint__store_close(st);
+    free(cluster);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1206,6 +1375,9 @@ int main(void)
             test_store_etcd__a_reservation_whose_reply_was_lost_is_found_not_reserved_again),
         cmocka_unit_test(test_store_etcd__a_namespace_create_whose_reply_was_lost_succeeds_once),
         cmocka_unit_test(test_store_etcd__a_second_reservation_on_a_namespace_is_one_request),
+        cmocka_unit_test(test_store_etcd__waiting_requests_are_granted_by_the_next_reservation),
+        cmocka_unit_test(test_store_etcd__a_waiting_key_for_an_answered_request_grants_nothing),
+        cmocka_unit_test(test_store_etcd__forty_waiting_requests_are_all_granted_in_one_call),
         cmocka_unit_test(
             test_store_etcd__a_namespace_changed_since_the_last_reservation_is_read_again),
         cmocka_unit_test(
