@@ -110,8 +110,10 @@
 #define ETCD_WAIT_ROUND_US       15000u /* a round, before the namespace is seen to move */
 #define ETCD_WAIT_ROUND_MIN_US   2000u
 #define ETCD_WAIT_ROUND_MAX_US   200000u
-/* Txns a reservation that met others waiting goes on sending for them. */
+/* Txns a reservation that met others waiting goes on sending for them, and
+ * for how long at most: its own answer waits for them. */
 #define ETCD_SERVE_ROUNDS        8
+#define ETCD_SERVE_MS            100u
 #define ETCD_WAIT_STALL_MS       250u
 #define ETCD_PRUNE_TXN           40 /* records one prune txn deletes: 3 ops each, --max-txn-ops 128 */
 #define ETCD_GRANT_PAGE          256            /* worker grants per range request of a trace */
@@ -2803,18 +2805,20 @@ static int waiting_turn(struct etcd_store *s, size_t pos, size_t others, const s
 
 /*
  * After a reservation that met others waiting committed: go on granting
- * what waits, ETCD_COMBINE_MAX a txn, for up to ETCD_SERVE_ROUNDS txns,
- * while each commits and some wait. The next oldest would do it in its
- * turn, but only once it has read that its turn came; the caller that just
- * committed knows now. Its own answer is made: what goes wrong here only
- * ends the serving (and the message is cleared).
+ * what waits, ETCD_COMBINE_MAX a txn, for up to ETCD_SERVE_ROUNDS txns or
+ * ETCD_SERVE_MS, while each commits and some wait. The next oldest would do
+ * it in its turn, but only once it has read that its turn came; the caller
+ * that just committed knows now. Its own answer is made: what goes wrong
+ * here only ends the serving (and the message is cleared).
  */
 static void serve_waiting(struct etcd_store *s, const char *ns, const char *nkey,
                           const char *wait_key, const char *wait_end, int64_t now_ms)
 {
     struct etcd_range r[3]; /* ns key, the oldest waiting, history key */
+    uint64_t until_ms = idmint__deadline_now_ms() + ETCD_SERVE_MS;
 
-    for (int round = 0; round < ETCD_SERVE_ROUNDS; round++) {
+    for (int round = 0; round < ETCD_SERVE_ROUNDS && idmint__deadline_now_ms() < until_ms;
+         round++) {
         struct etcd_range fail[1];
         struct idmint__history history;
         const struct etcd_kv *nkv;
