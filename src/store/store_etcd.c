@@ -105,15 +105,18 @@
 /* Others' waiting range requests one reservation's txn grants: 2 compares and 4 ops
  * each, and 6 of its own, within --max-txn-ops (default 128). */
 #define ETCD_COMBINE_MAX         24
-/* A waiting request reads again after a round, taken as twice its last
- * read, within these bounds. */
-#define ETCD_WAIT_ROUND_US       15000u /* a round, before the namespace is seen to move */
+/* A waiting request reads again after a round per ETCD_COMBINE_MAX + 1 ahead of
+ * it: the time the namespace key took per write since the request first read
+ * it, within these bounds, or this before the key moved. */
+#define ETCD_WAIT_ROUND_US       15000u
 #define ETCD_WAIT_ROUND_MIN_US   2000u
 #define ETCD_WAIT_ROUND_MAX_US   200000u
 /* Txns a reservation that met others waiting goes on sending for them, and
  * for how long at most: its own answer waits for them. */
 #define ETCD_SERVE_ROUNDS        8
 #define ETCD_SERVE_MS            100u
+/* The namespace unmoved this long (once more per ETCD_COMBINE_MAX + 1 ahead),
+ * a waiting request sends its txn though older ones wait: they may be dead. */
 #define ETCD_WAIT_STALL_MS       250u
 #define ETCD_PRUNE_TXN           40 /* records one prune txn deletes: 3 ops each, --max-txn-ops 128 */
 #define ETCD_GRANT_PAGE          256            /* worker grants per range request of a trace */
@@ -2491,7 +2494,7 @@ out:
 
 /* ==== ranges ==== */
 
-/* P/FAMILY/NAME/INCARNATION/REQUEST: "inc", the request record; "pend", the request waiting. */
+/* P/FAMILY/NAME/INCARNATION/REQUEST (family "inc": a request record). */
 static int key_request(const struct etcd_store *s, const char *family, const char *ns,
                        const char *incarnation, const char *request_id, char *out)
 {
