@@ -216,8 +216,10 @@ typedef struct idmint_options {
      * between the namespace's block and max_block, growing at the first
      * refill of a burst and shrinking back as the rate falls; what the
      * handle holds then covers an authority outage of about this long
-     * (idmint_handle_info.outage_budget_ms). Default 1000; 0 keeps every
-     * block at the namespace's. Ignored when range_block is set.
+     * (idmint_handle_info.outage_budget_ms). A block also lasts at least
+     * four times the last reservation took, so a slow (loaded) authority
+     * is asked less often, not more. Default 1000; 0 keeps every block at
+     * the namespace's. Ignored when range_block is set.
      */
     uint32_t range_target_ms;
 } idmint_options;

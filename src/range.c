@@ -21,6 +21,7 @@
 #define RETRY_BACKOFF_MAX 1000u
 #define FORGET_EVERY      64u /* reservations between deletions of our older records */
 #define RATE_MIN_MS       5u  /* a range current this long has a rate to judge it by */
+#define ANSWERS_PER_BLOCK 4u  /* a block lasts at least this many of the last answer's time */
 
 struct range_supply {
     struct idmint_authority *a; /* owned; used by the opener, then only the refill thread */
@@ -145,8 +146,9 @@ static uint64_t left_locked(const struct range_supply *rs)
 }
 
 /*
- * The count of the next reservation (DESIGN.md §5): enough for target_ms at
- * the rate values went out since the last reservation, between the
+ * The count of the next reservation (DESIGN.md §5): enough for target_ms
+ * (or ANSWERS_PER_BLOCK times the last reservation's answer, when longer)
+ * at the rate values went out since the last reservation, between the
  * namespace's block and max_block. That rate is an average over the whole
  * interval, so one quiet moment does not shrink the block, while a burst
  * gets big blocks at its next refill and a caller that slows down gets the
@@ -154,7 +156,7 @@ static uint64_t left_locked(const struct range_supply *rs)
  */
 static uint64_t next_count_locked(struct range_supply *rs)
 {
-    uint64_t consumed = rs->reserved - left_locked(rs), want;
+    uint64_t consumed = rs->reserved - left_locked(rs), want, last_ms;
     int64_t now_ms = idmint__authority_now_ms(rs->a);
 
     if (rs->target_ms == 0)
@@ -169,7 +171,17 @@ static uint64_t next_count_locked(struct range_supply *rs)
         rs->rate_at_ms = now_ms;
         rs->rate_consumed = consumed;
     }
-    want = rs->rate > UINT64_MAX / rs->target_ms ? UINT64_MAX : rs->rate * rs->target_ms / 1000u;
+    /* A slow authority gets longer blocks: one that lasts only as long as
+     * its answer takes is asked for again the moment it becomes current
+     * (needs_refill_locked), so every refill would wait on the authority
+     * with little left, and the load on an authority that is slow because
+     * it is loaded would grow. ANSWERS_PER_BLOCK answers long, the next
+     * refill is asked for halfway through, and the load falls instead. */
+    last_ms = rs->answer_ms > UINT32_MAX / ANSWERS_PER_BLOCK ? UINT32_MAX
+                                                             : rs->answer_ms * ANSWERS_PER_BLOCK;
+    if (last_ms < rs->target_ms)
+        last_ms = rs->target_ms;
+    want = rs->rate > UINT64_MAX / last_ms ? UINT64_MAX : rs->rate * last_ms / 1000u;
     if (want < rs->floor_block)
         want = rs->floor_block;
     return want > rs->max_block ? rs->max_block : want;

@@ -896,6 +896,46 @@ static void test_handle__a_slow_authority_is_asked_for_the_next_block_early(void
     ts_fault_reset();
 }
 
+/*
+ * A slow authority gets blocks that outlast its answers: with each store
+ * call taking 500 ms and range_target_ms 100, a block of 100 ms would be
+ * asked for again the moment it became current and every refill would wait
+ * on the authority; the next block lasts four answers (2 s) at the rate.
+ */
+static void test_handle__a_slow_authority_gets_blocks_that_outlast_its_answers(void **state)
+{
+    struct fixture *f = *state;
+    char url[4096];
+    idmint_handle_info info;
+    idmint_options o;
+    uint64_t last = 0;
+    idmint *m;
+
+    assert_int_equal(ts_fault_register(), 0);
+    ts_fault_reset();
+    snprintf(url, sizeof(url), "fault:%s", f->url);
+    create_range_bounds(f, "slowanswers", 100, 1000000);
+    idmint_options_init(&o);
+    o.range_target_ms = 100;
+    ts_fault_set_delay_ms(500);
+    assert_int_equal(idmint_open(&m, url, "slowanswers", &o), 0);
+    range_info(m, &info);
+    for (unsigned waited = 0; waited < 3000 * ts_scale(); waited++) {
+        if (info.range_reservations >= 2 && info.range_rate > 0)
+            break;
+        last = mint_increasing(m, 1, last);
+        sleep_ms(1);
+        range_info(m, &info);
+    }
+    assert_true(info.range_reservations >= 2);
+    assert_true(info.range_rate > 0);
+    /* Four answers of at least 500 ms each: 2 s at the rate, where
+     * range_target_ms alone asks for a tenth of a second. */
+    assert_true(info.range_block >= 2 * info.range_rate);
+    idmint_close(m);
+    ts_fault_reset();
+}
+
 static void test_handle__range_blocks_follow_the_rate_and_the_budget_is_what_is_held(void **state)
 {
     struct fixture *f = *state;
@@ -992,6 +1032,7 @@ int main(void)
         T(test_handle__an_id_released_ahead_of_the_clock_does_not_block_others),
         T(test_handle__info_refuses_a_size_not_set_up),
         T(test_handle__a_slow_authority_is_asked_for_the_next_block_early),
+        T(test_handle__a_slow_authority_gets_blocks_that_outlast_its_answers),
         T(test_handle__range_blocks_follow_the_rate_and_the_budget_is_what_is_held),
         T(test_handle__a_fixed_block_never_grows),
         T(test_handle__info_takes_the_first_guarded_size_and_writes_no_further),
