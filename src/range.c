@@ -156,7 +156,7 @@ static uint64_t left_locked(const struct range_supply *rs)
  */
 static uint64_t next_count_locked(struct range_supply *rs)
 {
-    uint64_t consumed = rs->reserved - left_locked(rs), want, last_ms;
+    uint64_t consumed = rs->reserved - left_locked(rs), want, block_ms;
     int64_t now_ms = idmint__authority_now_ms(rs->a);
 
     if (rs->target_ms == 0)
@@ -177,11 +177,11 @@ static uint64_t next_count_locked(struct range_supply *rs)
      * with little left, and the load on an authority that is slow because
      * it is loaded would grow. ANSWERS_PER_BLOCK answers long, the next
      * refill is asked for halfway through, and the load falls instead. */
-    last_ms = rs->answer_ms > UINT32_MAX / ANSWERS_PER_BLOCK ? UINT32_MAX
-                                                             : rs->answer_ms * ANSWERS_PER_BLOCK;
-    if (last_ms < rs->target_ms)
-        last_ms = rs->target_ms;
-    want = rs->rate > UINT64_MAX / last_ms ? UINT64_MAX : rs->rate * last_ms / 1000u;
+    block_ms = rs->answer_ms > UINT32_MAX / ANSWERS_PER_BLOCK ? UINT32_MAX
+                                                              : rs->answer_ms * ANSWERS_PER_BLOCK;
+    if (block_ms < rs->target_ms)
+        block_ms = rs->target_ms;
+    want = rs->rate > UINT64_MAX / block_ms ? UINT64_MAX : rs->rate * block_ms / 1000u;
     if (want < rs->floor_block)
         want = rs->floor_block;
     return want > rs->max_block ? rs->max_block : want;

@@ -849,11 +849,27 @@ static void sleep_ms(long ms)
 }
 
 /*
- * A fast caller's blocks grow toward max_block, so it reserves far less
- * often than one block of the namespace's size per block minted; once it
- * slows down its next block is the namespace's again. The outage budget
- * is what it holds at the rate it mints.
+ * Open range namespace @p ns through the fault store with every store call
+ * taking @p delay_ms and blocks sized to last @p target_ms (the caller
+ * resets the fault store after closing).
  */
+static idmint *open_behind_slow_store(struct fixture *f, const char *ns, uint32_t delay_ms,
+                                      uint32_t target_ms)
+{
+    char url[4096];
+    idmint_options o;
+    idmint *m;
+
+    assert_int_equal(ts_fault_register(), 0);
+    ts_fault_reset();
+    snprintf(url, sizeof(url), "fault:%s", f->url);
+    idmint_options_init(&o);
+    o.range_target_ms = target_ms;
+    ts_fault_set_delay_ms(delay_ms);
+    assert_int_equal(idmint_open(&m, url, ns, &o), 0);
+    return m;
+}
+
 /*
  * A slow authority: the refill starts as soon as what is left, at the rate
  * it goes out, lasts less than twice the last answer took, not only at
@@ -865,20 +881,12 @@ static void sleep_ms(long ms)
 static void test_handle__a_slow_authority_is_asked_for_the_next_block_early(void **state)
 {
     struct fixture *f = *state;
-    char url[4096];
     idmint_handle_info info;
-    idmint_options o;
     uint64_t last = 0;
     idmint *m;
 
-    assert_int_equal(ts_fault_register(), 0);
-    ts_fault_reset();
-    snprintf(url, sizeof(url), "fault:%s", f->url);
     create_range(f, "slowauth", 1, 1000000, 1000);
-    idmint_options_init(&o);
-    o.range_target_ms = 1000;
-    ts_fault_set_delay_ms(1000);
-    assert_int_equal(idmint_open(&m, url, "slowauth", &o), 0);
+    m = open_behind_slow_store(f, "slowauth", 1000, 1000);
     for (int k = 0; k < 200; k++) {
         last = mint_increasing(m, 1, last);
         sleep_ms(1);
@@ -905,20 +913,12 @@ static void test_handle__a_slow_authority_is_asked_for_the_next_block_early(void
 static void test_handle__a_slow_authority_gets_blocks_that_outlast_its_answers(void **state)
 {
     struct fixture *f = *state;
-    char url[4096];
     idmint_handle_info info;
-    idmint_options o;
     uint64_t last = 0;
     idmint *m;
 
-    assert_int_equal(ts_fault_register(), 0);
-    ts_fault_reset();
-    snprintf(url, sizeof(url), "fault:%s", f->url);
     create_range_bounds(f, "slowanswers", 100, 1000000);
-    idmint_options_init(&o);
-    o.range_target_ms = 100;
-    ts_fault_set_delay_ms(500);
-    assert_int_equal(idmint_open(&m, url, "slowanswers", &o), 0);
+    m = open_behind_slow_store(f, "slowanswers", 500, 100);
     range_info(m, &info);
     for (unsigned waited = 0; waited < 3000 * ts_scale(); waited++) {
         if (info.range_reservations >= 2 && info.range_rate > 0)
@@ -936,6 +936,12 @@ static void test_handle__a_slow_authority_gets_blocks_that_outlast_its_answers(v
     ts_fault_reset();
 }
 
+/*
+ * A fast caller's blocks grow toward max_block, so it reserves far less
+ * often than one block of the namespace's size per block minted; once it
+ * slows down its next block is the namespace's again. The outage budget
+ * is what it holds at the rate it mints.
+ */
 static void test_handle__range_blocks_follow_the_rate_and_the_budget_is_what_is_held(void **state)
 {
     struct fixture *f = *state;
