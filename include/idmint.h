@@ -502,19 +502,42 @@ static inline const idmint_audit_entry *idmint_audit_entry_at(const idmint_audit
     return (const idmint_audit_entry *)(const void *)((const char *)list + i * list->size);
 }
 
+/** The authority used when none is named: one file for every user of a machine. */
+#define IDMINT_DEFAULT_AUTHORITY  "sqlite:/var/lib/idmint/idmint.db"
+/** Bytes that always hold what idmint_authority_resolve() writes. */
+#define IDMINT_AUTHORITY_TEXT_MAX 4200
+
+/**
+ * Which authority @p url names, written to @p buf for a person to read: the
+ * URL itself, or when @p url is NULL (or "") $IDMINT_AUTHORITY, else
+ * IDMINT_DEFAULT_AUTHORITY. A password or token in it (postgres
+ * "user:PASSWORD@", a "password=" or "token=" parameter) is written as
+ * "***". Opens nothing and creates nothing; judges only the URL's form: a
+ * scheme this library serves and a non-empty location.
+ *
+ * @param[in]  url   the URL a caller would pass to idmint_authority_open(),
+ *                   or NULL; not kept
+ * @param[out] buf   the resolved URL, NUL-terminated; written only on success
+ * @param[in]  size  bytes at @p buf; IDMINT_AUTHORITY_TEXT_MAX always suffices
+ * @return 0, or IDMINT_EINVAL (no scheme, an unknown scheme, an empty
+ *         location, @p buf NULL or too small; the message says which).
+ * Thread-safety: safe; reads IDMINT_AUTHORITY from the environment, so not
+ *                concurrent with setenv().
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_authority_resolve(const char *url, char *buf, size_t size);
+
 /**
  * Connect to the store at @p url, serving region @p region, creating the
  * store if there is none yet. A new SQLite file appears at its path
  * complete (built aside, then linked into place), so processes opening one
  * new path at once all succeed and share one file.
  *
- * @p url NULL means $IDMINT_AUTHORITY, else the default, one fixed file that
- * never depends on the working directory: "sqlite:/var/lib/idmint/idmint.db"
- * when the effective uid is 0, else "sqlite:$XDG_STATE_HOME/idmint/idmint.db"
- * when XDG_STATE_HOME is an absolute path, else
- * "sqlite:$HOME/.local/state/idmint/idmint.db" (HOME from the environment,
- * else the password database). The default's folders are created (mode
- * 0700) when a store is created there.
+ * @p url NULL means $IDMINT_AUTHORITY, else the default,
+ * IDMINT_DEFAULT_AUTHORITY: one fixed file for every user of the machine,
+ * never relative to the working directory or to the user. Its folder is
+ * created (mode 0750) when a store is created there. A user who may not
+ * open or create it gets IDMINT_EINVAL naming the path and the fix (a group
+ * that shares it, or another authority), never a private authority.
  *
  * Refused: an SQLite database private to one process (":memory:", an empty
  * path, "file::memory:", "?mode=memory", "?vfs=memdb"): every process would
@@ -531,8 +554,9 @@ static inline const idmint_audit_entry *idmint_audit_entry_at(const idmint_audit
  *                     against the system CA store or FILE), or NULL as
  *                     above; copied
  * @param[in]  region  the region this process mints in, 0..65535
- * @return 0, IDMINT_EINVAL (bad URL or region, a private database, no home
- *         for the default), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE (cannot open
+ * @return 0, IDMINT_EINVAL (bad URL or region, a private database, an
+ *         SQLite path whose folder does not exist or that this user may
+ *         not read and write), IDMINT_ENOMEM, IDMINT_EUNAVAILABLE (cannot open
  *         or create) or IDMINT_ESTORE (not an idmint store, unknown schema).
  * Ownership: close with idmint_authority_close().
  * Thread-safety: not thread-safe; use one authority per thread. Reads the

@@ -80,6 +80,107 @@ int idmint__authority_check(const struct idmint_authority *a)
 /* ==== open / close ==== */
 
 /*
+ * The URL @p url stands for: itself, else $IDMINT_AUTHORITY, else the fixed
+ * default written to @p fallback (*is_default set). The one place that rule
+ * is read, for opening and for showing.
+ */
+static int authority_url(const char *url, char fallback[IDMINT_DEFAULT_AUTHORITY_MAX],
+                         const char **out, int *is_default)
+{
+    int rc;
+
+    *is_default = 0;
+    if (url == NULL || url[0] == '\0')
+        url = getenv("IDMINT_AUTHORITY");
+    if (url == NULL || url[0] == '\0') {
+        if ((rc = idmint__default_authority(fallback, IDMINT_DEFAULT_AUTHORITY_MAX)) != 0)
+            return rc;
+        url = fallback;
+        *is_default = 1;
+    }
+    *out = url;
+    return 0;
+}
+
+/*
+ * Copy @p url to @p buf with every secret as "***": the password of a
+ * "scheme://user:PASSWORD@host" and the value of a "password=" or "token="
+ * parameter. 0 or EINVAL when @p size is too small.
+ */
+static int masked_copy(const char *url, char *buf, size_t size)
+{
+    static const char *const keys[] = {"password=", "token="};
+    const char *p = url, *at = NULL, *colon = NULL, *auth = strstr(url, "://");
+    size_t n = 0, k;
+
+    if (auth != NULL) {
+        auth += 3;
+        at = auth + strcspn(auth, "@/?");
+        if (*at == '@') {
+            colon = memchr(auth, ':', (size_t)(at - auth));
+        } else {
+            at = NULL;
+        }
+    }
+    while (*p != '\0') {
+        size_t skip = 0;
+
+        if (colon != NULL && p == colon + 1) {
+            skip = (size_t)(at - p);
+        } else {
+            for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+                size_t len = strlen(keys[k]);
+
+                if ((p == url || strchr("?&; ", p[-1]) != NULL) && strncmp(p, keys[k], len) == 0) {
+                    if (n + len >= size)
+                        goto too_small;
+                    memcpy(buf + n, p, len);
+                    n += len;
+                    p += len;
+                    skip = strcspn(p, "&; "); /* the value, to its end */
+                    break;
+                }
+            }
+        }
+        if (skip > 0) {
+            if (n + 3 >= size)
+                goto too_small;
+            memcpy(buf + n, "***", 3);
+            n += 3;
+            p += skip;
+            continue;
+        }
+        if (*p == '\0')
+            break;
+        if (n + 1 >= size)
+            goto too_small;
+        buf[n++] = *p++;
+    }
+    buf[n] = '\0';
+    return 0;
+too_small:
+    return idmint__fail(IDMINT_EINVAL, "the authority URL is longer than its buffer (%zu bytes)",
+                        size);
+}
+
+int idmint_authority_resolve(const char *url, char *buf, size_t size)
+{
+    char fallback[IDMINT_DEFAULT_AUTHORITY_MAX], text[IDMINT_AUTHORITY_TEXT_MAX];
+    int rc, is_default;
+
+    if (buf == NULL || size == 0)
+        return idmint__fail(IDMINT_EINVAL, "authority resolve: no output buffer");
+    if ((rc = authority_url(url, fallback, &url, &is_default)) != 0)
+        return rc;
+    if (idmint__remote_find(url) == NULL && (rc = idmint__store_url_check(url)) != 0)
+        return rc;
+    if ((rc = masked_copy(url, text, sizeof(text) < size ? sizeof(text) : size)) != 0)
+        return rc;
+    memcpy(buf, text, strlen(text) + 1);
+    return 0;
+}
+
+/*
  * Open the store at @p url (NULL: $IDMINT_AUTHORITY, else the fixed default
  * of idmint__default_authority). @p flags are STORE_OPEN_*: with
  * STORE_OPEN_EXISTING nothing is created, not even the default's folder.
@@ -98,15 +199,8 @@ static int authority_open(struct idmint_authority **out, const char *url, uint32
     if (region > REGION_MAX)
         return idmint__fail(IDMINT_EINVAL, "region %u is above %u", (unsigned)region,
                             (unsigned)REGION_MAX);
-    if (url == NULL) {
-        url = getenv("IDMINT_AUTHORITY");
-        if (url == NULL || url[0] == '\0') {
-            if ((rc = idmint__default_authority(fallback, sizeof(fallback))) != 0)
-                return rc;
-            url = fallback;
-            is_default = 1;
-        }
-    }
+    if ((rc = authority_url(url, fallback, &url, &is_default)) != 0)
+        return rc;
     /* The default's folder is ours to make; a path the caller names is not. */
     if (is_default && (flags & STORE_OPEN_EXISTING) == 0 &&
         (rc = idmint__default_authority_mkdir(url)) != 0)

@@ -26,23 +26,18 @@
 #define IDMINT_DEFAULT_AUTHORITY_MAX 4104 /* bytes of a default URL: "sqlite:" + PATH_MAX */
 
 /*
- * The default authority URL (DESIGN.md §8), never relative to the working
- * directory: "sqlite:/var/lib/idmint/idmint.db" when the effective uid is 0,
- * else "sqlite:$XDG_STATE_HOME/idmint/idmint.db" when XDG_STATE_HOME is an
- * absolute path, else "sqlite:$HOME/.local/state/idmint/idmint.db" (HOME
- * from the environment when absolute, else the password database). 0, or
- * IDMINT_EINVAL (with a message) when there is no home or @p size is too
- * small; @p buf is written only on success. Reads the environment: not
- * thread-safe against setenv().
+ * The default authority URL (DESIGN.md §8): IDMINT_DEFAULT_AUTHORITY, one
+ * fixed file for every user of the machine, never relative to the working
+ * directory or to the user. 0, or IDMINT_EINVAL when @p size is too small;
+ * @p buf is written only on success.
  */
 int idmint__default_authority(char *buf, size_t size);
-/* The rule above with its inputs passed in (tests); NULL or "" for an unset variable. */
-int idmint__default_authority_for(unsigned long euid, const char *xdg_state_home, const char *home,
-                                  char *buf, size_t size);
 /*
- * Create the folders above the file of default URL @p url (mode 0700,
- * parents too) when they are missing. 0 or IDMINT_EUNAVAILABLE with the
- * folder and errno's text.
+ * Create the folders above the file of default URL @p url (mode 0750,
+ * parents too) when they are missing. 0; IDMINT_EINVAL when this user may not
+ * create one (the message names the folder and the fix: an administrator
+ * makes it for a group, or --authority); IDMINT_EUNAVAILABLE for any other
+ * failure, with the folder and errno's text.
  */
 int idmint__default_authority_mkdir(const char *url);
 

@@ -44,14 +44,13 @@ int idmint__store_open(const char *url, const char *token, struct store **out)
     return idmint__store_open_flags(url, token, 0, out);
 }
 
-int idmint__store_open_flags(const char *url, const char *token, unsigned flags, struct store **out)
+/* The backend of @p url's scheme: the one rule for a store URL's form. */
+static int store_find(const char *url, const struct store_ops **ops)
 {
     const char *colon;
     size_t scheme_len, i;
-    struct store *st = NULL;
-    int rc;
 
-    if (url == NULL || out == NULL)
+    if (url == NULL)
         return idmint__fail(IDMINT_EINVAL, "store URL is missing");
     colon = strchr(url, ':');
     if (colon == NULL || colon == url)
@@ -62,13 +61,35 @@ int idmint__store_open_flags(const char *url, const char *token, unsigned flags,
     for (i = 0; i < registry_len; i++) {
         const char *scheme = registry[i]->scheme;
 
-        if (strlen(scheme) == scheme_len && memcmp(scheme, url, scheme_len) == 0)
-            break;
+        if (strlen(scheme) == scheme_len && memcmp(scheme, url, scheme_len) == 0) {
+            *ops = registry[i];
+            return 0;
+        }
     }
-    if (i == registry_len)
-        return idmint__fail(IDMINT_EINVAL, "store URL '%s': unknown scheme '%.*s'", url,
-                            (int)scheme_len, url);
-    rc = registry[i]->open(colon + 1, token, flags, &st);
+    return idmint__fail(IDMINT_EINVAL,
+                        "store URL '%s': unknown scheme '%.*s' (sqlite:, postgres://, etcd://, "
+                        "http://, https://)",
+                        url, (int)scheme_len, url);
+}
+
+int idmint__store_url_check(const char *url)
+{
+    const struct store_ops *ops;
+
+    return store_find(url, &ops);
+}
+
+int idmint__store_open_flags(const char *url, const char *token, unsigned flags, struct store **out)
+{
+    const struct store_ops *ops = NULL;
+    struct store *st = NULL;
+    int rc;
+
+    if (url == NULL || out == NULL)
+        return idmint__fail(IDMINT_EINVAL, "store URL is missing");
+    if ((rc = store_find(url, &ops)) != 0)
+        return rc;
+    rc = ops->open(strchr(url, ':') + 1, token, flags, &st);
     if (rc != 0)
         return rc;
     *out = st;

@@ -264,6 +264,11 @@ int idmint__store_register(const struct store_ops *ops);
  * (with a message), else what the backend returns.
  */
 int idmint__store_open(const char *url, const char *token, struct store **out);
+/*
+ * Judge only the form of store URL @p url: a registered scheme and a
+ * non-empty location. 0 or EINVAL with a message. Opens nothing.
+ */
+int idmint__store_url_check(const char *url);
 /* The same with STORE_OPEN_* @p flags (STORE_OPEN_EXISTING: ENOTFOUND, never create). */
 int idmint__store_open_flags(const char *url, const char *token, unsigned flags,
                              struct store **out);
