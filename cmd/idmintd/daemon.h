@@ -96,6 +96,9 @@ struct handles {
      * the daemon opens may create it, so a store file removed under us is
      * an error, never a fresh, empty authority. */
     _Atomic int store_seen;
+    /* The authority as a person is shown it (idmint_authority_resolve):
+     * path or URL, secrets masked; never "the default". */
+    char authority_text[IDMINT_AUTHORITY_TEXT_MAX];
 };
 
 /*
@@ -130,7 +133,12 @@ struct daemon {
 };
 
 /* ==== handles.c ==== */
-void handles_init(struct handles *h, const struct config *cfg);
+/*
+ * Ready @p h for @p cfg. 0, or IDMINT_EINVAL when cfg's authority URL is
+ * malformed (idmint_authority_resolve's message): the server's
+ * misconfiguration, for main to refuse at start.
+ */
+int handles_init(struct handles *h, const struct config *cfg);
 /* The handle of @p ns, opening it on first use. 0 or an IDMINT_E* code. */
 int handles_get(struct handles *h, const char *ns, struct ns_handle **out);
 /* The handle of @p ns if it is open already, else NULL; never touches the store. */
@@ -165,6 +173,13 @@ void handles_close_all(struct handles *h);
  * (handles.store_seen), then only an existing one. 0 or IDMINT_E*.
  */
 int handles_authority_open(struct handles *h, idmint_authority **out);
+/*
+ * At start: open the authority once, creating it when there is none yet
+ * (*created = 1), so that a set-up that can never work stops the daemon
+ * (IDMINT_EINVAL, IDMINT_ESTORE) and one that may yet work
+ * (IDMINT_EUNAVAILABLE, IDMINT_ETIMEDOUT) only keeps it unready.
+ */
+int handles_authority_start(struct handles *h, int *created);
 /* The authority URL to open: NULL (the library's default) when none is configured. */
 const char *handles_authority_url(const struct config *cfg);
 

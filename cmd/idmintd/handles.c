@@ -33,11 +33,13 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void handles_init(struct handles *h, const struct config *cfg)
+int handles_init(struct handles *h, const struct config *cfg)
 {
     memset(h, 0, sizeof(*h));
     pthread_mutex_init(&h->mu, NULL);
     h->cfg = cfg;
+    return idmint_authority_resolve(handles_authority_url(cfg), h->authority_text,
+                                    sizeof(h->authority_text));
 }
 
 static struct ns_handle *find(struct handles *h, size_t n, const char *ns)
@@ -124,6 +126,24 @@ const char *handles_authority_url(const struct config *cfg)
     return cfg->authority[0] != '\0' ? cfg->authority : NULL;
 }
 
+int handles_authority_start(struct handles *h, int *created)
+{
+    const struct config *cfg = h->cfg;
+    idmint_authority *a = NULL;
+    int rc = idmint_authority_open_existing(&a, handles_authority_url(cfg), cfg->region);
+
+    *created = 0;
+    if (rc == IDMINT_ENOTFOUND) {
+        *created = 1;
+        rc = idmint_authority_open(&a, handles_authority_url(cfg), cfg->region);
+    }
+    if (rc != 0)
+        return rc;
+    atomic_store(&h->store_seen, 1);
+    idmint_authority_close(a);
+    return 0;
+}
+
 int handles_authority_open(struct handles *h, idmint_authority **out)
 {
     const struct config *cfg = h->cfg;
@@ -140,12 +160,12 @@ int handles_authority_open(struct handles *h, idmint_authority **out)
 
         snprintf(why, sizeof(why), "%s", idmint_errmsg());
         log_write(LOG_ERROR, "the authority is gone", "authority=\"%s\" detail=\"%s\"",
-                  cfg->authority[0] != '\0' ? cfg->authority : "(the default)", why);
+                  h->authority_text, why);
         rc = IDMINT_ESTORE;
         idmint__fail(rc,
                      "the authority %s was removed or replaced while idmintd ran; "
                      "refusing to start a new, empty one (%s)",
-                     cfg->authority[0] != '\0' ? cfg->authority : "the default authority", why);
+                     h->authority_text, why);
     }
     return rc;
 }

@@ -331,6 +331,36 @@ static void serve(struct daemon *d, struct http_tls *tls, const sigset_t *set)
     }
 }
 
+/*
+ * Open the authority before serving: one that can never work (a folder that
+ * is not there, a file this user may not use, not an idmint store) is the
+ * operator's to fix, so the daemon exits 2 saying why instead of answering
+ * every mint with an error; one that may come back (a database still
+ * starting) leaves the daemon up and /readyz red. A new authority is never
+ * made without a line that names it.
+ */
+static int start_authority(struct daemon *d)
+{
+    int created = 0, rc = handles_authority_start(&d->handles, &created);
+
+    if (rc == 0 && created)
+        log_write(LOG_WARN, "created a new, empty authority",
+                  "authority=\"%s\" share=\"every process that mints these namespaces must use "
+                  "this same authority (--authority or IDMINT_AUTHORITY)\"",
+                  d->handles.authority_text);
+    if (rc == 0 || rc == IDMINT_EUNAVAILABLE || rc == IDMINT_ETIMEDOUT) {
+        if (rc != 0)
+            log_write(LOG_WARN, "the authority cannot be reached yet; not ready until it can",
+                      "authority=\"%s\" detail=\"%s\"", d->handles.authority_text, idmint_errmsg());
+        return 0;
+    }
+    fprintf(stderr, "idmintd: cannot use the authority %s: %s\n", d->handles.authority_text,
+            idmint_errmsg());
+    log_write(LOG_ERROR, "cannot use the authority", "authority=\"%s\" detail=\"%s\"",
+              d->handles.authority_text, idmint_errmsg());
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     static struct daemon d; /* large (per-thread counters); lives for the whole run */
@@ -397,6 +427,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "idmintd: %s\n", err);
         return 2;
     }
+    if (handles_init(&d.handles, &d.cfg) != 0) {
+        fprintf(stderr, "idmintd: authority: %s\n", idmint_errmsg());
+        return 2;
+    }
     memset(&hc, 0, sizeof(hc));
     if (http_parse_listen(d.cfg.listen, &hc.addr, &hc.addr_len, err, sizeof(err)) != 0) {
         fprintf(stderr, "idmintd: listen: %s\n", err);
@@ -427,13 +461,16 @@ int main(int argc, char **argv)
                   "listener without TLS; anyone on the path can read and replay them. Set "
                   "tls_cert and tls_key (--tls-cert, --tls-key) or put a TLS proxy in front",
                   "listen=%s tokens=%zu", d.cfg.listen, d.cfg.n_tokens);
+    if ((rc = start_authority(&d)) != 0) {
+        http_tls_close(tls);
+        return rc;
+    }
     d.n_workers = d.cfg.threads + d.cfg.store_threads;
     d.workers = calloc(d.n_workers, sizeof(*d.workers));
     if (d.workers == NULL) {
         fprintf(stderr, "idmintd: out of memory\n");
         return 1;
     }
-    handles_init(&d.handles, &d.cfg);
     ratelimit_init(&d.limits);
     routes_batch_init();
 
@@ -491,9 +528,9 @@ int main(int argc, char **argv)
         log_write(LOG_INFO, msg,
                   "authority=\"%s\" region=%u threads=%u store_threads=%u store_queue=%u "
                   "store_deadline_ms=%u tokens=%zu tls=%s version=%s",
-                  d.cfg.authority[0] != '\0' ? d.cfg.authority : "(the default)", d.cfg.region,
-                  d.cfg.threads, d.cfg.store_threads, d.cfg.store_queue, d.cfg.store_deadline_ms,
-                  d.cfg.n_tokens, tls != NULL ? "on" : "off", DAEMON_VERSION);
+                  d.handles.authority_text, d.cfg.region, d.cfg.threads, d.cfg.store_threads,
+                  d.cfg.store_queue, d.cfg.store_deadline_ms, d.cfg.n_tokens,
+                  tls != NULL ? "on" : "off", DAEMON_VERSION);
         if (tls != NULL) {
             char desc[600];
 

@@ -789,14 +789,68 @@ static void sync_dir_of(const char *path, const char *slash)
     }
 }
 
+/* The folder of file @p path: "." for a bare name, "/" for one at the root. */
+static void dir_of(const char *path, char *buf, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+
+    if (slash == NULL)
+        snprintf(buf, size, ".");
+    else
+        snprintf(buf, size, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
+/*
+ * The refusal of a path this user may not use. Never a private authority
+ * instead: a second file would mint the same IDs as the first (a root daemon
+ * and a user's CLI on "the default" minted 520,000 duplicates that way).
+ * EINVAL: a set-up to fix, not an outage to wait out.
+ */
+static int sq_denied(const char *path, const char *what, int err)
+{
+    char text[128], who[32], dir[4200];
+
+    errno_text(err, text, sizeof(text));
+    snprintf(who, sizeof(who), "uid %lu", (unsigned long)geteuid());
+    dir_of(path, dir, sizeof(dir));
+    return idmint__fail(
+        IDMINT_EINVAL,
+        "the authority %s: %s: %s (as %s). Every process that mints its "
+        "namespaces must use this one file, so no private one is made instead. "
+        "Share it through a group (as its owner: chgrp -R GROUP %s && chmod 2770 "
+        "%s && chmod 660 %s*, then adduser USER GROUP), or pass --authority / set "
+        "IDMINT_AUTHORITY to the authority that all minters of these namespaces use",
+        path, what, text, who, dir, dir, path);
+}
+
+/*
+ * 0 when this user may use @p path as an authority: read and write it (unless
+ * @p read_only) and, for WAL's -wal and -shm files, write in its folder.
+ */
+static int sq_access(const char *path, int read_only)
+{
+    char dir[4200];
+
+    if (faccessat(AT_FDCWD, path, read_only ? R_OK : R_OK | W_OK, AT_EACCESS) != 0)
+        return errno == ENOENT ? 0 : sq_denied(path, "cannot read and write the file", errno);
+    if (read_only)
+        return 0;
+    dir_of(path, dir, sizeof(dir));
+    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
+        return sq_denied(path, "cannot create its -wal and -shm files in its folder", errno);
+    return 0;
+}
+
 /*
  * Make sure an idmint database is at @p path. If nothing is there: with
  * @p must_exist, ENOTFOUND and nothing created; else build the schema in a
  * private file of the same folder and link(2) it into place, so the path
  * names a complete authority or nothing (EEXIST: another process got there
- * first; theirs is as good). A file that is there is judged at open.
+ * first; theirs is as good). A file that is there is judged at open; one
+ * this user may not read and write, or a folder that is not there, is a
+ * set-up to fix (EINVAL).
  */
-static int sq_create_file(const char *location, const char *path, int must_exist)
+static int sq_create_file(const char *location, const char *path, int must_exist, int read_only)
 {
     const char *slash = strrchr(path, '/');
     char tmp[4200], text[128];
@@ -805,8 +859,10 @@ static int sq_create_file(const char *location, const char *path, int must_exist
     int fd, rc, err;
 
     if (stat(path, &sb) == 0)
-        return 0;
-    if ((err = errno) != ENOENT) {
+        return sq_access(path, read_only);
+    if ((err = errno) == EACCES)
+        return sq_denied(path, "cannot look into its folder", err);
+    if (err != ENOENT) {
         errno_text(err, text, sizeof(text));
         return idmint__fail(IDMINT_EUNAVAILABLE, "sqlite %s: cannot look at %s: %s", location, path,
                             text);
@@ -823,6 +879,13 @@ static int sq_create_file(const char *location, const char *path, int must_exist
                          (unsigned long long)rnd) >= sizeof(tmp))
         return idmint__fail(IDMINT_EINVAL, "sqlite %s: the path is too long", location);
     fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, SQ_FILE_MODE);
+    if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS))
+        return sq_denied(path, "cannot create it in its folder", errno);
+    if (fd < 0 && errno == ENOENT)
+        return idmint__fail(IDMINT_EINVAL,
+                            "sqlite %s: the folder of %s does not exist; idmint makes no folder "
+                            "for a path it is given: create it, or check --authority",
+                            location, path);
     if (fd < 0) {
         errno_text(errno, text, sizeof(text));
         return idmint__fail(IDMINT_EUNAVAILABLE,
@@ -1013,7 +1076,8 @@ static int sqlite_open(const char *location, const char *token, unsigned flags, 
 
     if ((rc = sq_location(location, &path, &mode)) != 0)
         return rc;
-    rc = sq_create_file(location, path, mode == SQ_MODE_RO || (flags & STORE_OPEN_EXISTING) != 0);
+    rc = sq_create_file(location, path, mode == SQ_MODE_RO || (flags & STORE_OPEN_EXISTING) != 0,
+                        mode == SQ_MODE_RO);
     free(path);
     if (rc != 0)
         return rc;
