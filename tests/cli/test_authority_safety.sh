@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Authorities that would mint duplicates are refused, through the real CLI
 # and daemon: a memory database; the default file, which must not depend on
-# the working directory; read-only commands, which create nothing; a file
+# the working directory (test_default_authority.sh); read-only commands, which create nothing; a file
 # that is empty or another application's database; and a database file
 # removed under a running idmintd, whose next write must fail out loud.
 # Usage: test_authority_safety.sh /path/to/idmint (idmintd is found beside it)
@@ -53,40 +53,7 @@ done
     'use a file path' "$IDMINT" ns create x --kind range)
 [ ! -e "$T/ids.db" ] || die "mode=memory left a file ids.db"
 
-# ---- 2. the default authority: one file per user, whatever the working directory ----
-# As root the default is /var/lib/idmint, which a test must not touch: the
-# per-user default is exercised as an unprivileged user (nobody).
-as_user() {
-    if [ "$(id -u)" -eq 0 ]; then
-        setpriv --reuid=65534 --regid=65534 --clear-groups env "$@"
-    else
-        env "$@"
-    fi
-}
-chmod 755 "$T"
-mkdir -p "$T/home" "$T/a" "$T/b" "$T/xdg" "$T/home2"
-[ "$(id -u)" -ne 0 ] || chown 65534:65534 "$T/home" "$T/a" "$T/b" "$T/xdg" "$T/home2"
-(cd "$T/a" && as_user HOME="$T/home" "$IDMINT" mint -n 500) >"$T/ids_a" ||
-    die "mint with the default authority from $T/a failed"
-(cd "$T/b" && as_user HOME="$T/home" "$IDMINT" mint -n 500) >"$T/ids_b" ||
-    die "mint with the default authority from $T/b failed"
-DEF="$T/home/.local/state/idmint/idmint.db"
-[ -s "$DEF" ] || die "no default authority at $DEF: $(find "$T/home")"
-[ "$(stat -c %a "$T/home/.local/state/idmint")" = 700 ] ||
-    die "the default's folder is mode $(stat -c %a "$T/home/.local/state/idmint"), not 700"
-[ -z "$(ls -A "$T/a")" ] && [ -z "$(ls -A "$T/b")" ] ||
-    die "a working directory got a file: $(ls -A "$T/a" "$T/b")"
-[ "$(wc -l <"$T/ids_a")" -eq 500 ] && [ "$(wc -l <"$T/ids_b")" -eq 500 ] ||
-    die "expected 500 IDs from each run"
-cat "$T/ids_a" "$T/ids_b" | "$IDMINT" verify >"$T/verify" || die "verify: $(cat "$T/verify")"
-grep -q '^count=1000 duplicates=0 ' "$T/verify" || die "verify: $(cat "$T/verify")"
-# Both runs took worker ids from one file: two leases were recorded there.
-[ "$(sqlite3 "$DEF" "SELECT count(*) FROM audit WHERE action = 'worker.take'")" -eq 2 ] ||
-    die "the two runs did not share $DEF"
-# XDG_STATE_HOME (absolute) comes first.
-(cd "$T/a" && as_user HOME="$T/home" XDG_STATE_HOME="$T/xdg" "$IDMINT" mint -n 1) >/dev/null ||
-    die "mint with XDG_STATE_HOME failed"
-[ -s "$T/xdg/idmint/idmint.db" ] || die "XDG_STATE_HOME was not used: $(find "$T/xdg")"
+# ---- 2. the default authority: tests/cli/test_default_authority.sh ----
 
 # ---- 3. read-only commands create nothing ----
 mkdir "$T/ro"
@@ -95,14 +62,8 @@ for cmd in "decode 4504699138998278" "ns list" "ns show orders" "workers orders"
     expect_fail "$cmd on a missing file" \
         "no authority at $T/ro/missing.db yet: nothing has been created there" \
         "$IDMINT" --authority "sqlite:$T/ro/missing.db" $cmd
-    # shellcheck disable=SC2086
-    (cd "$T/home2" && as_user HOME="$T/home2" "$IDMINT" $cmd) 2>"$T/err" >/dev/null && die \
-        "$cmd on a missing default succeeded"
-    grep -q "no authority at $T/home2/.local/state/idmint/idmint.db yet" "$T/err" ||
-        die "$cmd on a missing default: $(cat "$T/err")"
 done
 [ -z "$(ls -A "$T/ro")" ] || die "read-only commands created: $(ls -A "$T/ro")"
-[ -z "$(ls -A "$T/home2")" ] || die "read-only commands created: $(find "$T/home2")"
 # On an existing authority, decode and ns show read "default" without creating it.
 "$IDMINT" --authority "sqlite:$T/ro2.db" ns create other --kind range >/dev/null
 "$IDMINT" --authority "sqlite:$T/ro2.db" decode 4504699138998278 >/dev/null ||
