@@ -1,18 +1,41 @@
 #!/usr/bin/env bash
-# Install the Debian 12 packages idmint builds and tests with, if any is missing.
+# Install the Debian 12 packages a job needs, if any is missing.
+# Usage: scripts/deps.sh run|test
+#   run   building idmintd and the idmint CLI and serving (scripts/run.sh)
+#   test  that, plus what every test suite needs (scripts/test.sh): compilers
+#         and checkers, PostgreSQL and etcd servers, Chromium, Go, Node.js
 # No package may start a service while it installs (etcd-server would start a
 # system etcd on port 2379): tests/support/apt-no-start.sh holds a
 # policy-rc.d in place for the install, and the tests start private servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev cppcheck
-      libsqlite3-dev sqlite3 libcmocka-dev uuid-dev libcurl4-openssl-dev libh2o-evloop-dev
-      libssl-dev libjansson-dev libinih-dev libpq-dev python3 curl spin faketime etcd-server
-      openssl                    # throwaway CA and certificates: tests/daemon/test_tls.py
-      chromium fonts-dejavu-core # headless Chromium: tests/daemon/test_status.py
-      golang-go                  # bindings/go
-      python3-pytest python3-venv python3-setuptools python3-wheel python3-dev # bindings/python
-      file dpkg-dev)             # the Debian package: tests/install/test_install.sh
+
+# Building and serving: a C compiler, CMake, and the libraries idmintd links
+# (libpq and libcurl are loaded at run time, their headers are built against).
+run_pkgs=(gcc libc6-dev make cmake pkg-config
+          libsqlite3-dev libcurl4-openssl-dev libjansson-dev libpq-dev
+          libh2o-evloop-dev libssl-dev libinih-dev
+          curl ca-certificates)                    # the banner's first request
+test_pkgs=(git                                     # the format stage lists tracked files
+           clang clang-format libclang-rt-14-dev   # fuzz targets, sanitizers
+           cppcheck libcmocka-dev uuid-dev sqlite3 python3 spin faketime
+           postgresql etcd-server                  # tests/support/pg-start.sh, etcd-start.sh
+           util-linux                              # unshare, setpriv: cli.default_authority
+           openssl                                 # throwaway CA and certificates: tests/daemon/test_tls.py
+           chromium fonts-dejavu-core              # headless Chromium: tests/daemon/test_status.py
+           golang-go                               # bindings/go
+           nodejs node-gyp python3-setuptools      # bindings/node (Debian's Node.js 18 and node-gyp)
+           python3-pytest python3-venv python3-wheel python3-dev # bindings/python
+           file dpkg-dev lintian)                  # the Debian packages: tests/install/test_install.sh
+
+case "${1:-}" in
+run) pkgs=("${run_pkgs[@]}") ;;
+test) pkgs=("${run_pkgs[@]}" "${test_pkgs[@]}") ;;
+*)
+    echo "usage: scripts/deps.sh run|test" >&2
+    exit 2
+    ;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -20,9 +43,4 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
     echo "deps: installing ${missing[*]}"
     bash tests/support/apt-no-start.sh "${missing[@]}"
-fi
-# The Node.js binding's build tool (node-gyp), pinned by its package-lock.json.
-if [ ! -x bindings/node/node_modules/.bin/node-gyp ]; then
-    echo "deps: npm ci in bindings/node (node-gyp)"
-    (cd bindings/node && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
 fi

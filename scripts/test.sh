@@ -6,7 +6,7 @@
 # IDMINT_FUZZ_SECONDS sets the fuzzing budget per target (default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh test
 jobs=$(nproc)
 start=$SECONDS
 stage() { printf '\n==== %s (%ds) ====\n' "$1" $((SECONDS - start)); }
