@@ -105,10 +105,10 @@ const char *json_unknown_key(const struct json *obj, const char *const *known)
         size_t i;
 
         (void)value;
-        for (i = 0; known[i] != NULL; i++)
+        for (i = 0; known != NULL && known[i] != NULL; i++)
             if (strcmp(known[i], key) == 0)
                 break;
-        if (known[i] == NULL)
+        if (known == NULL || known[i] == NULL)
             return key;
     }
     return NULL;
@@ -159,6 +159,11 @@ void json_set_null(struct json *obj, const char *key)
 struct json *json_new_int(int64_t value)
 {
     return W(json_integer((json_int_t)value));
+}
+
+struct json *json_new_str(const char *value)
+{
+    return W(json_string(value));
 }
 
 void json_set(struct json *obj, const char *key, struct json *child)

@@ -22,7 +22,7 @@ void json_free(struct json *v); /* NULL-safe; frees the whole tree */
 int json_get_str(const struct json *obj, const char *key, const char **out);
 int json_get_int(const struct json *obj, const char *key, int64_t *out);
 int json_get_bool(const struct json *obj, const char *key, int *out);
-/* Keys of @p obj not in the NULL-terminated @p known list: the first, or NULL. */
+/* Keys of @p obj not in the NULL-terminated @p known list (NULL: none): the first, or NULL. */
 const char *json_unknown_key(const struct json *obj, const char *const *known);
 
 /* Builders. Each returns NULL only when out of memory; setters ignore a NULL
@@ -35,6 +35,7 @@ void json_set_u64_str(struct json *obj, const char *key, uint64_t value); /* dec
 void json_set_bool(struct json *obj, const char *key, int value);
 void json_set_null(struct json *obj, const char *key);
 struct json *json_new_int(int64_t value);                             /* an array element */
+struct json *json_new_str(const char *value);                         /* an array element */
 void json_set(struct json *obj, const char *key, struct json *child); /* takes child */
 void json_push(struct json *arr, struct json *child);                 /* takes child */
 /* Compact text, malloc'd (free with free()); NULL when out of memory. */

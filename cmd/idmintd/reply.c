@@ -11,7 +11,9 @@
 #include "errors_http.h"
 #include "json.h"
 #include "log.h"
+#include "route_table.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +108,185 @@ void routes_fail(struct http_req *r, int err, const char *message)
 }
 
 /* ==== the request ==== */
+
+/* ==== names a client sends ==== */
+
+#define NAME_SHOWN_MAX 64 /* bytes of a client's name quoted back; the rest is cut */
+
+static int lower(char c)
+{
+    return tolower((unsigned char)c);
+}
+
+/*
+ * Edit distance with swaps of neighbours (optimal string alignment),
+ * ignoring case; names are at most NAME_SHOWN_MAX bytes, longer ones are
+ * never near.
+ */
+static size_t edit_distance(const char *a, size_t n, const char *b, size_t m)
+{
+    size_t rows[3][NAME_SHOWN_MAX + 1], i, j;
+    size_t *back2 = rows[0], *back = rows[1], *cur = rows[2];
+
+    for (j = 0; j <= m; j++)
+        back[j] = j;
+    for (i = 1; i <= n; i++) {
+        size_t *t;
+
+        cur[0] = i;
+        for (j = 1; j <= m; j++) {
+            size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1, best = back[j - 1] + cost;
+
+            if (back[j] + 1 < best)
+                best = back[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+                lower(a[i - 2]) == lower(b[j - 1]) && back2[j - 2] + 1 < best)
+                best = back2[j - 2] + 1;
+            cur[j] = best;
+        }
+        t = back2;
+        back2 = back;
+        back = cur;
+        cur = t;
+    }
+    return back[m];
+}
+
+/* 1 when @p a (@p n bytes, n >= 2) is an abbreviation of @p b: its letters in order, same first. */
+static int is_abbreviation(const char *a, size_t n, const char *b)
+{
+    size_t i = 0;
+
+    if (n < 2 || lower(a[0]) != lower(b[0]))
+        return 0;
+    for (; *b != '\0' && i < n; b++)
+        if (lower(*b) == lower(a[i]))
+            i++;
+    return i == n;
+}
+
+const char *routes_near_miss(const char *given, size_t len, const char *const *known)
+{
+    const char *best = NULL;
+    size_t best_score = SIZE_MAX, i;
+
+    if (len == 0 || len > NAME_SHOWN_MAX)
+        return NULL;
+    for (i = 0; known != NULL && known[i] != NULL; i++) {
+        size_t klen = strlen(known[i]), slips = klen >= 6 ? 2 : 1, score = SIZE_MAX, d;
+
+        if (klen > NAME_SHOWN_MAX)
+            continue;
+        d = edit_distance(given, len, known[i], klen);
+        if (d <= slips)
+            score = d;
+        else if (is_abbreviation(given, len, known[i]))
+            score = slips + 1; /* after any typo: "cont" is count, not a shortened "control" */
+        if (score < best_score) {
+            best_score = score;
+            best = known[i];
+        }
+    }
+    return best;
+}
+
+/*
+ * Answer 400 for name @p given (@p len bytes) that is not in @p known: what
+ * it is (@p what, "query parameter" or "body field"), a near miss, and
+ * what the route takes.
+ */
+static int unknown_name(struct http_req *r, const struct route_row *row, const char *what,
+                        const char *given, size_t len, const char *const *known)
+{
+    const char *near = routes_near_miss(given, len, known);
+    char text[512];
+    size_t used, i;
+
+    used = (size_t)snprintf(text, sizeof(text), "unknown %s '%.*s%s'", what,
+                            (int)(len < NAME_SHOWN_MAX ? len : NAME_SHOWN_MAX), given,
+                            len > NAME_SHOWN_MAX ? "..." : "");
+    if (near != NULL && used < sizeof(text))
+        used += (size_t)snprintf(text + used, sizeof(text) - used, " (did you mean '%s'?)", near);
+    if (known == NULL || known[0] == NULL) {
+        if (used < sizeof(text))
+            snprintf(text + used, sizeof(text) - used, "; %s %s takes no %ss", row->method,
+                     row->path, what);
+    } else if (used < sizeof(text)) {
+        used += (size_t)snprintf(text + used, sizeof(text) - used, "; %s %s takes", row->method,
+                                 row->path);
+        for (i = 0; known[i] != NULL && used < sizeof(text); i++)
+            used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s", i > 0 ? ", " : " ",
+                                     known[i]);
+    }
+    routes_fail_http(r, 400, "invalid_argument", text);
+    return -1;
+}
+
+/* 1 when @p name (@p len bytes) is an entry of @p known (NULL: none). */
+static int is_listed(const char *name, size_t len, const char *const *known)
+{
+    size_t i;
+
+    for (i = 0; known != NULL && known[i] != NULL; i++)
+        if (strlen(known[i]) == len && memcmp(known[i], name, len) == 0)
+            return 1;
+    return 0;
+}
+
+int routes_check_names(struct http_req *r, const struct route_row *row)
+{
+    size_t i = 0;
+
+    /* Names compare as sent, undecoded, as routes_query() finds them. */
+    while (r->query != NULL && i < r->query_len) {
+        const char *pair = r->query + i, *eq, *amp = memchr(pair, '&', r->query_len - i);
+        size_t len = amp != NULL ? (size_t)(amp - pair) : r->query_len - i, name_len, k;
+
+        i += len + 1;
+        if (len == 0)
+            continue; /* "a=1&&b=2", a trailing '&': no parameter */
+        eq = memchr(pair, '=', len);
+        name_len = eq != NULL ? (size_t)(eq - pair) : len;
+        if (!is_listed(pair, name_len, row->params))
+            return unknown_name(r, row, "query parameter", pair, name_len, row->params);
+        /* A second copy would be ignored (routes_query reads the first): refuse it. */
+        for (k = i; k < r->query_len;) {
+            const char *p2 = r->query + k, *a2 = memchr(p2, '&', r->query_len - k);
+            size_t l2 = a2 != NULL ? (size_t)(a2 - p2) : r->query_len - k;
+
+            k += l2 + 1;
+            if (l2 >= name_len && memcmp(p2, pair, name_len) == 0 &&
+                (l2 == name_len || p2[name_len] == '=')) {
+                char text[160];
+
+                snprintf(text, sizeof(text), "query parameter '%.*s' is given more than once",
+                         (int)name_len, pair);
+                routes_fail_http(r, 400, "invalid_argument", text);
+                return -1;
+            }
+        }
+    }
+    if (r->body_len > 0) {
+        char err[256];
+        struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
+        const char *unknown;
+        int rc = 0;
+
+        if (body == NULL && row->fields == NULL)
+            snprintf(err, sizeof(err), "%s %s takes no request body", row->method, row->path);
+        if (body == NULL) {
+            routes_fail_http(r, 400, "invalid_argument", err);
+            return -1;
+        }
+        if ((unknown = json_unknown_key(body, row->fields)) != NULL)
+            rc = unknown_name(r, row, "body field", unknown, strlen(unknown), row->fields);
+        json_free(body);
+        return rc;
+    }
+    return 0;
+}
 
 int routes_query(const struct http_req *r, const char *name, char *buf, size_t size)
 {

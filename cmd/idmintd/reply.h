@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct json;
+struct route_row;
 struct worker;
 
 /* ==== replies ==== */
@@ -36,6 +37,27 @@ void routes_json(struct http_req *r, int status, char *body, size_t len);
 void routes_json_tree(struct http_req *r, int status, struct json *v);
 
 /* ==== the request ==== */
+
+/*
+ * Check what @p r sends besides its path against its route table row: each
+ * query parameter is one of row->params and comes once, and a body, when
+ * there is one, is a JSON object whose fields are all in row->fields. The
+ * dispatcher calls it before any handler. 0, or -1 after answering 400
+ * invalid_argument naming the first name that is not, with a near miss
+ * when one is close ("unknown query parameter 'ns'; did you mean
+ * 'namespace'?"). Nothing else is looked at: values are the handler's.
+ */
+int routes_check_names(struct http_req *r, const struct route_row *row);
+
+/*
+ * The name of NULL-terminated @p known (NULL: none) that @p given (@p len
+ * bytes) is a near miss of: the same but for case, one or two typing
+ * slips (an edit or a swap of neighbours; two from 6 letters on), or an
+ * abbreviation (its letters in order from the same first one: ns →
+ * namespace, cnt → count). The closest, the first in @p known on a tie;
+ * NULL when none is near.
+ */
+const char *routes_near_miss(const char *given, size_t len, const char *const *known);
 
 /* Value of query parameter @p name, percent-decoded into @p buf. 1 found, 0 absent, -1 bad. */
 int routes_query(const struct http_req *r, const char *name, char *buf, size_t size);

@@ -12,42 +12,65 @@
 #include <string.h>
 
 /*
+ * What each route reads besides its path, in one place: the dispatcher
+ * refuses any other query parameter or body field (400 invalid_argument,
+ * naming it) before the handler runs, so nothing a client sends is
+ * silently ignored. A handler that reads a new name needs it added here.
+ */
+static const char *const q_mint[] = {"namespace", "count", NULL};
+static const char *const q_ns[] = {"namespace", NULL};
+static const char *const q_page[] = {"after", "limit", NULL};
+static const char *const f_collision[] = {"namespace", "id", "observed_ms", "note", NULL};
+static const char *const f_workers[] = {
+    "op",         "namespace",   "region",       "holder", "worker_id", "generation", "lease_ms",
+    "final_time", "fence_found", "max_ahead_ms", "host",   "pid",       "program",    NULL};
+static const char *const f_ranges[] = {"namespace", "incarnation", "request_id", "count",
+                                       "host",      "pid",         "program",    NULL};
+static const char *const f_forget[] = {"namespace", "incarnation", "before_request_id", NULL};
+static const char *const f_ns[] = {"name",  "kind", "layout", "unit_ms",   "epoch",
+                                   "start", "max",  "block",  "max_block", NULL};
+
+/*
  * The label of a route is its path pattern, as /metrics showed it before
  * this table existed; dashboards and tests read these names, so a label is
  * never renamed. GET before POST on one path: the 405 Allow text lists the
- * methods in table order ("GET, POST"). A last 1 marks a route that calls
- * the store: it runs on a store thread, never on an event loop (GET
- * /v1/ids decides per request: routes_ids.c).
+ * methods in table order ("GET, POST"). The 1 after the label marks a route
+ * that calls the store: it runs on a store thread, never on an event loop
+ * (GET /v1/ids decides per request: routes_ids.c). Then the query
+ * parameters and the body fields it accepts.
  */
 const struct route_row route_table[] = {
-    {"GET", "/v1/ids", AUTH_MINT, routes_ids_get, "/v1/ids", 0},
-    {"GET", "/v1/ids/{id}/decode", AUTH_MINT, routes_ids_decode, "/v1/ids/{id}/decode", 1},
-    {"GET", "/v1/ids/{id}/trace", AUTH_MINT, routes_ids_trace, "/v1/ids/{id}/trace", 1},
-    {"GET", "/v1/collisions", AUTH_ADMIN, routes_collisions_list, "/v1/collisions", 1},
-    {"POST", "/v1/collisions", AUTH_MINT, routes_collisions_report, "/v1/collisions", 1},
+    {"GET", "/v1/ids", AUTH_MINT, routes_ids_get, "/v1/ids", 0, q_mint, NULL},
+    {"GET", "/v1/ids/{id}/decode", AUTH_MINT, routes_ids_decode, "/v1/ids/{id}/decode", 1, q_ns,
+     NULL},
+    {"GET", "/v1/ids/{id}/trace", AUTH_MINT, routes_ids_trace, "/v1/ids/{id}/trace", 1, q_ns, NULL},
+    {"GET", "/v1/collisions", AUTH_ADMIN, routes_collisions_list, "/v1/collisions", 1, q_page,
+     NULL},
+    {"POST", "/v1/collisions", AUTH_MINT, routes_collisions_report, "/v1/collisions", 1, NULL,
+     f_collision},
     {"POST", "/internal/workers/lease", AUTH_GENERATOR, routes_internal_workers,
-     "/internal/workers/lease", 1},
+     "/internal/workers/lease", 1, NULL, f_workers},
     {"POST", "/internal/ranges/lease", AUTH_GENERATOR, routes_internal_ranges,
-     "/internal/ranges/lease", 1},
+     "/internal/ranges/lease", 1, NULL, f_ranges},
     {"POST", "/internal/ranges/forget", AUTH_GENERATOR, routes_internal_ranges_forget,
-     "/internal/ranges/forget", 1},
-    {"GET", "/v1/namespaces", AUTH_MINT, routes_ns_list, "/v1/namespaces", 1},
-    {"POST", "/v1/namespaces", AUTH_ADMIN, routes_ns_create, "/v1/namespaces", 1},
-    {"GET", "/v1/namespaces/{ns}", AUTH_MINT, routes_ns_get, "/v1/namespaces/{ns}", 1},
+     "/internal/ranges/forget", 1, NULL, f_forget},
+    {"GET", "/v1/namespaces", AUTH_MINT, routes_ns_list, "/v1/namespaces", 1, NULL, NULL},
+    {"POST", "/v1/namespaces", AUTH_ADMIN, routes_ns_create, "/v1/namespaces", 1, NULL, f_ns},
+    {"GET", "/v1/namespaces/{ns}", AUTH_MINT, routes_ns_get, "/v1/namespaces/{ns}", 1, NULL, NULL},
     {"POST", "/v1/namespaces/{ns}/disable", AUTH_ADMIN, routes_ns_disable,
-     "/v1/namespaces/{ns}/disable", 1},
+     "/v1/namespaces/{ns}/disable", 1, NULL, NULL},
     {"POST", "/v1/namespaces/{ns}/enable", AUTH_ADMIN, routes_ns_enable,
-     "/v1/namespaces/{ns}/enable", 1},
+     "/v1/namespaces/{ns}/enable", 1, NULL, NULL},
     {"POST", "/v1/namespaces/{ns}/migrate", AUTH_ADMIN, routes_ns_migrate,
-     "/v1/namespaces/{ns}/migrate", 1},
+     "/v1/namespaces/{ns}/migrate", 1, NULL, f_ns},
     {"GET", "/v1/namespaces/{ns}/workers", AUTH_MINT, routes_ns_workers,
-     "/v1/namespaces/{ns}/workers", 1},
-    {"GET", "/v1/audit", AUTH_ADMIN, routes_audit, "/v1/audit", 1},
-    {"GET", "/v1/status", AUTH_MINT, routes_status_json, "/v1/status", 0},
-    {"GET", "/status", AUTH_MINT, routes_status_page, "/status", 0},
-    {"GET", "/metrics", AUTH_NONE, routes_metrics, "/metrics", 0},
-    {"GET", "/healthz", AUTH_NONE, routes_healthz, "/healthz", 0},
-    {"GET", "/readyz", AUTH_NONE, routes_readyz, "/readyz", 0},
+     "/v1/namespaces/{ns}/workers", 1, NULL, NULL},
+    {"GET", "/v1/audit", AUTH_ADMIN, routes_audit, "/v1/audit", 1, q_page, NULL},
+    {"GET", "/v1/status", AUTH_MINT, routes_status_json, "/v1/status", 0, NULL, NULL},
+    {"GET", "/status", AUTH_MINT, routes_status_page, "/status", 0, NULL, NULL},
+    {"GET", "/metrics", AUTH_NONE, routes_metrics, "/metrics", 0, NULL, NULL},
+    {"GET", "/healthz", AUTH_NONE, routes_healthz, "/healthz", 0, NULL, NULL},
+    {"GET", "/readyz", AUTH_NONE, routes_readyz, "/readyz", 0, NULL, NULL},
 };
 
 #define ROWS (sizeof(route_table) / sizeof(route_table[0]))
@@ -147,6 +170,22 @@ static int label_ok(const char *label)
     return 1;
 }
 
+/* NULL when @p names is NULL or each entry is a non-empty [a-z0-9_] name listed once. */
+static const char *names_problem(const char *const *names)
+{
+    size_t i, j;
+
+    for (i = 0; names != NULL && names[i] != NULL; i++) {
+        if (names[i][0] == '\0' ||
+            strspn(names[i], "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(names[i]))
+            return "lists a name that is empty or not [a-z0-9_]";
+        for (j = 0; j < i; j++)
+            if (strcmp(names[i], names[j]) == 0)
+                return "lists a name twice";
+    }
+    return NULL;
+}
+
 static int report(size_t i, const char *what)
 {
     const struct route_row *row = &route_table[i];
@@ -177,6 +216,10 @@ int route_table_check(void)
         if (!label_ok(row->label))
             bad += report(i, "the label is empty, \"other\", or has a character Prometheus "
                              "would need escaped");
+        if (names_problem(row->params) != NULL)
+            bad += report(i, names_problem(row->params));
+        if (names_problem(row->fields) != NULL)
+            bad += report(i, names_problem(row->fields));
         for (j = 0; j < i && why == NULL; j++) {
             const struct route_row *prev = &route_table[j];
 
@@ -195,6 +238,17 @@ int route_table_check(void)
 
 /* ==== listing ==== */
 
+/* @p names (NULL: none) as a JSON array of strings. */
+static struct json *names_json(const char *const *names)
+{
+    struct json *arr = json_new_array();
+    size_t i;
+
+    for (i = 0; names != NULL && names[i] != NULL; i++)
+        json_push(arr, json_new_str(names[i]));
+    return arr;
+}
+
 int route_table_list(FILE *out)
 {
     size_t i;
@@ -209,6 +263,8 @@ int route_table_list(FILE *out)
         json_set_str(o, "path", row->path);
         json_set_str(o, "role", auth_role_name(row->role));
         json_set_str(o, "label", row->label);
+        json_set(o, "params", names_json(row->params));
+        json_set(o, "fields", names_json(row->fields));
         text = json_dump(o, &len);
         json_free(o);
         if (text == NULL)

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every route idmintd serves, one row each: method, path pattern, the role
- * it needs, its handler and its metrics label. routes.c dispatches by it,
- * metrics.c counts and labels requests by it, and `idmintd --list-routes`
- * prints it for tests/daemon/test_roles.py. The handlers of routes_*.c are
- * declared here, beside the table that names them, and nowhere else.
+ * it needs, its handler, its metrics label, and the query parameters and
+ * JSON body fields it accepts. routes.c dispatches by it (and answers 400
+ * naming any other parameter or field before the handler runs), metrics.c
+ * counts and labels requests by it, and `idmintd --list-routes` prints it
+ * for tests/daemon/test_roles.py and test_unknown_names.py. The handlers of
+ * routes_*.c are declared here, beside the table that names them, and
+ * nowhere else.
  */
 #ifndef IDMINTD_ROUTE_TABLE_H
 #define IDMINTD_ROUTE_TABLE_H
@@ -37,6 +40,12 @@ struct route_row {
     void (*handler)(struct http_req *r, struct worker *w, const struct route_match *m);
     const char *label; /* route="…" of idmint_http_requests_total; rows may share one */
     int is_store;      /* 1: the handler runs on a store thread (routes_defer.h) */
+    /* The query parameters the handler reads, NULL-terminated; NULL: none.
+     * Any other is answered 400 before the handler runs (reply.h). */
+    const char *const *params;
+    /* The JSON body fields the handler reads, NULL-terminated; NULL: none.
+     * A body with any other field is answered 400 before the handler runs. */
+    const char *const *fields;
 };
 
 extern const struct route_row route_table[];
@@ -45,8 +54,9 @@ extern const size_t route_table_len; /* at most ROUTE_ROWS_MAX */
 /*
  * Check every row: a known method, a pattern of 1..ROUTE_SEGMENTS_MAX
  * non-empty segments with at most one {name}, a handler, a label that is not
- * "other" and needs no escaping, and no two rows of one method that could
- * match the same path. Reports each problem on stderr; returns how many
+ * "other" and needs no escaping, parameter and field names that are
+ * non-empty [a-z0-9_] and listed once, and no two rows of one method that
+ * could match the same path. Reports each problem on stderr; returns how many
  * there are (0: the table is sound). Run by `idmintd --self-check` and at
  * every start of a debug build.
  */
@@ -54,7 +64,8 @@ int route_table_check(void);
 
 /*
  * Print the table to @p out, one JSON object per line:
- * {"method":…,"path":…,"role":"none|mint|generator|admin","label":…}.
+ * {"method":…,"path":…,"role":"none|mint|generator|admin","label":…,
+ *  "params":[…],"fields":[…]}.
  * 0, or -1 when out of memory or the write failed.
  */
 int route_table_list(FILE *out);

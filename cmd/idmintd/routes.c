@@ -4,8 +4,9 @@
  * a kept-alive connection broke (http_screen.h; 400, 505), methods HTTP
  * does not define (501), then the route table of route_table.c (404; 405
  * with Allow), rate limits once the token is known (429), bearer-token
- * roles (401, 403), then the row's handler; and the per-thread state the
- * event loops call it with.
+ * roles (401, 403), the query parameters and body fields the row accepts
+ * (400 naming any other), then the row's handler; and the per-thread
+ * state the event loops call it with.
  * Handlers answer through reply.h and never call back into this file.
  */
 #include "daemon.h"
@@ -254,6 +255,8 @@ static void dispatch(struct http_req *r, struct worker *w, const struct route_ro
             return;
         }
     }
+    if (routes_check_names(r, row) != 0)
+        return;
     if (row->is_store && !w->is_store)
         routes_defer_store(r, w, &m, row->handler);
     else

@@ -293,22 +293,16 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
 
 void routes_internal_workers(struct http_req *r, struct worker *w, const struct route_match *m)
 {
-    static const char *const known[] = {
-        "op",         "namespace", "region",     "holder",      "worker_id",
-        "generation", "lease_ms",  "final_time", "fence_found", "max_ahead_ms",
-        "host",       "pid",       "program",    NULL};
     char err[256];
     struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
-    const char *op, *unknown;
+    const char *op;
     const int role = (int)m->role; /* force_release needs admin */
 
     if (body == NULL) {
         routes_fail_http(r, 400, "invalid_argument", err);
         return;
     }
-    if ((unknown = json_unknown_key(body, known)) != NULL)
-        bad(r, unknown, "is unknown");
-    else if (json_get_str(body, "op", &op) != 1)
+    if (json_get_str(body, "op", &op) != 1)
         bad(r, "op", "is required: take, renew, release or force_release");
     else
         workers_op(r, w, body, op, role);
@@ -316,24 +310,21 @@ void routes_internal_workers(struct http_req *r, struct worker *w, const struct 
 }
 
 /*
- * Parse a range body whose keys are @p known: its namespace, incarnation
- * and request id (under @p id_key). The body (free with json_free), or
- * NULL after replying 400.
+ * Parse a range body (its fields were checked against the route table's
+ * row): its namespace, incarnation and request id (under @p id_key). The
+ * body (free with json_free), or NULL after replying 400.
  */
-static struct json *range_body(struct http_req *r, const char *const *known, const char *id_key,
-                               const char **ns, const char **incarnation, const char **id)
+static struct json *range_body(struct http_req *r, const char *id_key, const char **ns,
+                               const char **incarnation, const char **id)
 {
     char err[256];
     struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
-    const char *unknown;
 
     if (body == NULL) {
         routes_fail_http(r, 400, "invalid_argument", err);
         return NULL;
     }
-    if ((unknown = json_unknown_key(body, known)) != NULL)
-        bad(r, unknown, "is unknown");
-    else if (json_get_str(body, "namespace", ns) != 1)
+    if (json_get_str(body, "namespace", ns) != 1)
         bad(r, "namespace", "is required");
     else if (idmint__ns_name_check(*ns) != 0)
         routes_fail(r, IDMINT_EINVAL, NULL);
@@ -350,10 +341,8 @@ static struct json *range_body(struct http_req *r, const char *const *known, con
 
 void routes_internal_ranges(struct http_req *r, struct worker *w, const struct route_match *m)
 {
-    static const char *const known[] = {"namespace", "incarnation", "request_id", "count",
-                                        "host",      "pid",         "program",    NULL};
     const char *ns, *incarnation, *request_id;
-    struct json *body = range_body(r, known, "request_id", &ns, &incarnation, &request_id), *o;
+    struct json *body = range_body(r, "request_id", &ns, &incarnation, &request_id), *o;
     idmint_authority *a;
     struct idmint__range range;
     int64_t count;
@@ -394,9 +383,8 @@ out:
 void routes_internal_ranges_forget(struct http_req *r, struct worker *w,
                                    const struct route_match *m)
 {
-    static const char *const known[] = {"namespace", "incarnation", "before_request_id", NULL};
     const char *ns, *incarnation, *before;
-    struct json *body = range_body(r, known, "before_request_id", &ns, &incarnation, &before), *o;
+    struct json *body = range_body(r, "before_request_id", &ns, &incarnation, &before), *o;
     idmint_authority *a;
     uint64_t forgotten = 0, t0;
     int rc;

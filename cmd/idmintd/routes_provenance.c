@@ -115,16 +115,9 @@ static int bad(struct http_req *r, const char *text)
 static int collision_body(struct http_req *r, const struct json *body, const char **ns,
                           uint64_t *id, int64_t *observed_ms, const char **note)
 {
-    static const char *const known[] = {"namespace", "id", "observed_ms", "note", NULL};
-    const char *unknown, *text;
+    const char *text;
     int64_t v;
 
-    if ((unknown = json_unknown_key(body, known)) != NULL) {
-        char msg[128];
-
-        snprintf(msg, sizeof(msg), "field '%.64s' is unknown", unknown);
-        return bad(r, msg);
-    }
     if (json_get_str(body, "namespace", ns) != 1)
         return bad(r, "field 'namespace' is required");
     if (idmint__ns_name_check(*ns) != 0) {

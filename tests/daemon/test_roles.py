@@ -91,7 +91,7 @@ def lease_body(role, purpose, op):
 
 
 def list_routes():
-    """The route table from idmintd --list-routes: [{method, path, role, label}].
+    """The route table from idmintd --list-routes: [{method, path, role, label, params, fields}].
     It runs in an empty folder with an authority there: it must open no store."""
     home = tempfile.mkdtemp(prefix="idmint-routes-")
     env = H.clean_env()
@@ -115,9 +115,13 @@ def list_routes():
             row = json.loads(line)
         except ValueError:
             row = None
-        if S.ok(isinstance(row, dict) and sorted(row) == ["label", "method", "path", "role"]
-                and all(isinstance(v, str) for v in row.values()),
-                "--list-routes prints one {method, path, role, label} per line", repr(line)):
+        if S.ok(isinstance(row, dict)
+                and sorted(row) == ["fields", "label", "method", "params", "path", "role"]
+                and all(isinstance(row[k], str) for k in ("label", "method", "path", "role"))
+                and all(isinstance(row[k], list) and all(isinstance(n, str) for n in row[k])
+                        for k in ("params", "fields")),
+                "--list-routes prints one {method, path, role, label, params, fields} per line",
+                repr(line)):
             rows.append(row)
     S.ok(len(rows) >= 10, "--list-routes lists the routes", H.snip(p.stdout))
     return rows
