@@ -2,16 +2,22 @@
 # SPDX-License-Identifier: Apache-2.0
 # Issue 16 part 1, "done when": idmintd on PostgreSQL while the store stalls.
 # Every PostgreSQL backend serving the daemon (its store threads, its
-# handles' own lease and refill connections, its sampler) is SIGSTOPped for
-# STALL_S seconds, shorter than the daemon's lease and than what its range
-# handle holds. Meanwhile mint clients (one process each, keep-alive) mint
-# from the held snowflake lease and range and measure every request; a
-# store caller calls store-bound routes. Checked: mints keep p99 under 5 ms
-# before, during and after the stall; store-bound calls get 503 unavailable
-# within store_deadline_ms; after SIGCONT store-bound calls succeed again;
-# no ID was handed out twice.
-# Environment: IDMINT_PG_ENV (file with the URL, from tests/support/pg-start.sh);
-# IDMINT_STALL_P99_MS to relax the bound (CMake sets 25 in sanitizer builds; default 5).
+# handles' own lease and refill connections, its sampler), and the
+# postmaster that would accept a new connection, is SIGSTOPped for STALL_S
+# seconds, shorter than the daemon's lease and than what its range handle
+# holds. Meanwhile mint clients (one process each, keep-alive) mint from the
+# held snowflake lease and range and measure every request; a store caller
+# calls store-bound routes. Checked: mints go on during the stall at the
+# pace they had before it: p99 during (and after) the stall at most
+# FACTOR x the p99 measured before it in this same run + SLACK_MS, and no
+# mint waits for the stall (each under half of STALL_S); store-bound calls
+# get 503 unavailable at store_deadline_ms, before the stall ends; after
+# SIGCONT store-bound calls succeed again; no ID was handed out twice.
+# No bound here is a fixed latency a busy machine can miss (issue 27): a
+# loaded machine slows the baseline as much as the stall phase, while a mint
+# that waited on the stalled store would take the store deadline (1 s) or the
+# stall (5 s), hundreds of times SLACK_MS.
+# Environment: IDMINT_PG_ENV (file with the URL, from tests/support/pg-start.sh).
 # Usage: test_store_stall.py IDMINTD [IDMINT_CLI]
 
 import http.client
@@ -30,7 +36,10 @@ from daemon_harness import HOST, SCALE, Daemon, Suite, usage_paths  # noqa: E402
 DEADLINE_MS = 1000
 STALL_S = 5.0
 PHASE_S = 3.0  # before and after the stall
-P99_MS = float(os.environ.get("IDMINT_STALL_P99_MS", "5") or "5")
+# During and after the stall, mint p99 <= FACTOR x its p99 before + SLACK_MS:
+# room for a busy machine's scheduling noise, far below any wait on the store.
+FACTOR = 3.0
+SLACK_MS = 25.0
 
 
 def psql(url, sql):
@@ -71,18 +80,26 @@ def backends_of(url, pid, pg_port):
     return [int(x) for x in rows.split()]
 
 
+def parent_of(pid):
+    """The parent pid of @pid (/proc/PID/stat, after the command's closing paren)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
 def minter(port, ns, count, t_end, q):
-    """One process, one keep-alive connection: (t, latency_ms, status) and the IDs."""
+    """One process, one keep-alive connection: (start time, latency_ms, status) and the IDs.
+    A request counts in the phase it was sent in, so one held up by the stall is in it."""
     c = http.client.HTTPConnection(HOST, port, timeout=30)
     path = "/v1/ids?namespace=%s&count=%d" % (ns, count)
     lat, ids, bad = [], [], 0
     while time.time() < t_end:
+        sent = time.time()
         a = time.perf_counter()
         c.request("GET", path, headers={"Accept": "text/plain"})
         r = c.getresponse()
         body = r.read()
         b = time.perf_counter()
-        lat.append((time.time(), (b - a) * 1000.0, r.status))
+        lat.append((sent, (b - a) * 1000.0, r.status))
         if r.status == 200:
             ids.extend(int(x) for x in body.split())
         else:
@@ -165,6 +182,10 @@ def main():
     stopped = backends_of(url, d.proc.pid, pg_port)
     s.ok(len(stopped) >= 3, "the daemon's PostgreSQL backends are found",
          "%d backends" % len(stopped))
+    # The postmaster too: a connection the daemon opens during the stall (a
+    # store thread that had none yet) must stall as well, not find a live server.
+    if stopped:
+        stopped.append(parent_of(stopped[0]))
     for pid in stopped:
         os.kill(pid, signal.SIGSTOP)
     stopped_at = time.time()
@@ -189,6 +210,7 @@ def main():
         ns, lat, ids, bad = res
         all_ids.extend((ns, i) for i in ids)
         s.ok(bad == 0, "every mint of %s answered 200" % ns, "%d did not" % bad)
+        base = None
         for phase, a, b in (("before", t0, stopped_at), ("during", stopped_at, cont_at),
                             ("after", cont_at, t_end)):
             ms = [x[1] for x in lat if a <= x[0] < b]
@@ -197,18 +219,34 @@ def main():
                   % (ns, phase, len(ms), sorted(ms)[len(ms) // 2] if ms else 0, v,
                      max(ms) if ms else 0), flush=True)
             s.ok(len(ms) >= 100, "mints of %s went on %s the stall" % (ns, phase), str(len(ms)))
-            s.ok(v < P99_MS, "mints of %s keep p99 < %.0f ms %s the stall" % (ns, P99_MS, phase),
-                 "p99 %.2f ms" % v)
+            if phase == "before":
+                base = v
+                continue
+            bound = FACTOR * base + SLACK_MS
+            s.ok(v <= bound, "mints of %s %s the stall keep p99 <= %.0f x p99 before + %.0f ms"
+                 % (ns, phase, FACTOR, SLACK_MS),
+                 "p99 %.2f ms, before %.2f ms, bound %.2f ms" % (v, base, bound))
+            if phase == "during":
+                s.ok(ms and max(ms) < STALL_S * 1000.0 / 2,
+                     "no mint of %s waited for the stalled store" % ns,
+                     "slowest %.0f ms of a %.0f ms stall" % (max(ms) if ms else 0, STALL_S * 1000))
 
+    # Calls sent during the stall and answered before it ended: one that
+    # waited for the store would end after SIGCONT and not be here. The
+    # store caller calls one after another, so two or more answered within
+    # the stall means each was answered well before the store came back; the
+    # message says the answer came from the deadline, not from the store.
     during = [c for c in store_calls if stopped_at + 0.2 <= c[0] and c[0] + c[1] / 1000.0 < cont_at]
-    s.ok(len(during) >= 2, "store-bound calls were made during the stall", str(len(during)))
-    late = [c for c in during if c[2] != 503 or c[1] > DEADLINE_MS + 500 * SCALE
-            or c[3] is None or '"unavailable"' not in c[4]]
+    s.ok(len(during) >= 2, "store-bound calls were answered during the stall",
+         "%d of %d" % (len(during), len([c for c in store_calls
+                                        if stopped_at + 0.2 <= c[0] < cont_at])))
+    wrong = [c for c in during if c[2] != 503 or c[3] is None or '"unavailable"' not in c[4]
+             or "store_deadline_ms" not in c[4]]
     worst = max((c[1] for c in during), default=0)
     print("store-bound calls during the stall: %d, all 503: %s, slowest %.0f ms (deadline %d ms)"
-          % (len(during), not late, worst, DEADLINE_MS), flush=True)
-    s.ok(not late, "store-bound calls get 503 unavailable + Retry-After within the deadline",
-         str(late[:3]))
+          % (len(during), not wrong, worst, DEADLINE_MS), flush=True)
+    s.ok(not wrong, "store-bound calls get 503 unavailable + Retry-After at the store deadline",
+         str(wrong[:3]))
     ok_after = [c for c in store_calls if c[0] >= cont_at and c[2] in (200, 201)]
     s.ok(bool(ok_after), "store-bound calls succeed again after SIGCONT")
     if ok_after:
