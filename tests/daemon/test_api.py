@@ -18,6 +18,8 @@ import daemon_harness as H  # noqa: E402
 
 IDMINTD, IDMINT = H.usage_paths()
 S = H.Suite("api")
+STARTED_MS = H.now_ms()  # before anything this suite makes: a floor for its times
+DRAIN_S = 5.0  # idmintd's drain bound after SIGTERM (DRAIN_MS in cmd/idmintd/main.c)
 
 EPOCH_2026 = 1767225600000
 EPOCH_2020 = 1577836800000
@@ -50,8 +52,11 @@ def check_ns_shape(ns, kind, what):
     S.ok(ns["kind"] == kind, what + " kind", "expected %r, got %r" % (kind, ns["kind"]))
     S.ok(ns["disabled"] is False, what + " disabled", "expected false, got %r" % ns["disabled"])
     c = ns["created_ms"]
-    S.ok(isinstance(c, int) and abs(c - H.now_ms()) < 60000, what + " created_ms",
-         "expected a JSON number near now (%d), got %r" % (H.now_ms(), c))
+    # Between this suite's start and now: no fixed window a slow machine could outlast.
+    now = H.now_ms()
+    S.ok(isinstance(c, int) and STARTED_MS - 1 <= c <= now + 1, what + " created_ms",
+         "expected a JSON number from the suite's start (%d) to now (%d), got %r"
+         % (STARTED_MS, now, c))
     if isinstance(c, int):
         S.ok(ns["created"] == iso(c), what + " created",
              "expected %r (from created_ms), got %r" % (iso(c), ns["created"]))
@@ -290,8 +295,9 @@ def test_decode_and_workers(d):
          "expected unix_ms=%d region=0 worker=%d sequence=%d, got %s"
          % (want_unix, want_worker, want_seq, H.snip(r.body)))
     if isinstance(j.get("unix_ms"), int):
-        S.ok(abs(j["unix_ms"] - before) < 5000, "decoded time within 5 s of now",
-             "unix_ms %r, now %d" % (j["unix_ms"], before))
+        S.ok(STARTED_MS - 1 <= j["unix_ms"] <= before + 1,
+             "decoded time is between the suite's start and now",
+             "unix_ms %r, start %d, now %d" % (j["unix_ms"], STARTED_MS, before))
         S.ok(j.get("time") == iso(j["unix_ms"]), "decode time is the ISO form of unix_ms",
              "expected %r, got %r" % (iso(j["unix_ms"]), j.get("time")))
     if held:
@@ -647,10 +653,13 @@ def test_sigterm(d):
     idle = d.connect()
     idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
     H.read_response_bytes(idle, 5)
+    # Held up by the idle connection, the stop would last the whole drain
+    # bound (DRAIN_MS) longer than a stop without one, timed below on a
+    # second daemon: judged against that (half of it, for margin both ways),
+    # not against a fixed time.
     t0 = time.monotonic()
     S.stop_daemon(d, "SIGTERM with an idle keep-alive connection: exit 0")
-    S.ok(time.monotonic() - t0 < 15 * H.SCALE, "SIGTERM drain is bounded",
-         "took %.1f s" % (time.monotonic() - t0))
+    took_idle = time.monotonic() - t0
     idle.close()
     rc, out, err = idmint_workers(d.db, "orders")
     lines = [ln for ln in out.split("\n") if ln]
@@ -670,7 +679,13 @@ def test_sigterm(d):
     S.ok(bool(again and old) and min(again) > max(old),
          "restarted daemon's ids sort after the old ones",
          "old max %s, new min %s" % (max(old) if old else None, min(again) if again else None))
+    t0 = time.monotonic()
     S.stop_daemon(d2, "second daemon: SIGTERM exits 0")
+    took_plain = time.monotonic() - t0
+    S.ok(took_idle < took_plain + DRAIN_S / 2,
+         "an idle keep-alive connection does not hold up the drain",
+         "stop with it %.1f s, without %.1f s, the drain bound is %.0f s"
+         % (took_idle, took_plain, DRAIN_S))
     rc, out, err = idmint_workers(d.db, "orders")
     lines = [ln for ln in out.split("\n") if ln]
     S.ok(rc == 0 and lines and all(" holder=- " in ln for ln in lines),

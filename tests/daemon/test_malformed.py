@@ -397,6 +397,10 @@ def test_oversized(d):
 
 
 def test_slow_clients(d):
+    # The baseline for "prompt": the same request before any client stalls.
+    t0 = time.monotonic()
+    S.json_ok(d.get("/healthz", timeout=5), 200, "GET /healthz before clients stall")
+    base = time.monotonic() - t0
     stalls = []
     partial = [b"GET /v1/ids?namespace=orders&count=1 HTTP/1.1\r\nHost: x\r\n",
                b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
@@ -409,9 +413,13 @@ def test_slow_clients(d):
         stalls.append(d.connect())
     t0 = time.monotonic()
     r = d.get("/healthz", timeout=5)
+    took = time.monotonic() - t0
     S.json_ok(r, 200, "GET /healthz while 23 clients stall")
-    S.ok(time.monotonic() - t0 < 3 * H.SCALE, "healthz is prompt while clients stall",
-         "took %.1f s" % (time.monotonic() - t0))
+    # A loop that waited on a stalled client would answer only when the
+    # daemon cuts it (request_timeout_ms, 10 s): far beyond 3 x the
+    # baseline + 1 s, which a busy machine does not reach.
+    S.ok(took <= 3 * base + 1.0, "healthz is prompt while clients stall",
+         "took %.2f s, %.3f s before the stalls" % (took, base))
     r = d.get("/v1/ids?namespace=orders&count=3", timeout=5)
     S.json_ok(r, 200, "mint while clients stall")
 

@@ -128,12 +128,22 @@ def batch_across_units(s, idmintd):
     def batch():
         out["r"], out["ms"] = timed(d, "GET", "/v1/ids?namespace=slowunits&count=8")
 
+    c = http.client.HTTPConnection(HOST, d.port, timeout=10 * SCALE)
+    # The baseline: the slowest of 50 such requests with no batch waiting
+    # (after one that may open the handle).
+    c.request("GET", "/v1/ids?count=1")
+    c.getresponse().read()
+    base = 0.0
+    for _ in range(50):
+        a = time.monotonic()
+        c.request("GET", "/v1/ids?count=1")
+        c.getresponse().read()
+        base = max(base, (time.monotonic() - a) * 1000.0)
     t = threading.Thread(target=batch)
     t0 = time.monotonic()
     t.start()
     time.sleep(0.05)
     worst, n, bad = 0.0, 0, []
-    c = http.client.HTTPConnection(HOST, d.port, timeout=10 * SCALE)
     while t.is_alive() and time.monotonic() - t0 < 10 * SCALE:
         a = time.monotonic()
         c.request("GET", "/v1/ids?count=1")
@@ -152,9 +162,12 @@ def batch_across_units(s, idmintd):
     s.ok(len(ids) == 8 and len(set(ids)) == 8 and ids == sorted(ids),
          "the batch holds 8 distinct increasing IDs", str(ids))
     s.ok(out["ms"] >= 500, "the batch waited for the units it needed", "%.0f ms" % out["ms"])
-    s.ok(n >= 5 and worst < 100 * SCALE,
+    # A loop that slept out the units would hold a request beside it for a
+    # unit or more (250 ms); judged against the baseline, not a fixed time.
+    s.ok(n >= 5 and worst <= 3 * base + 100,
          "the loop answered others meanwhile (no sleep on the loop)",
-         "%d requests, worst %.1f ms, batch %.0f ms" % (n, worst, out["ms"]))
+         "%d requests, worst %.1f ms (%.1f ms with no batch), batch %.0f ms"
+         % (n, worst, base, out["ms"]))
     s.stop_daemon(d, "the daemon stops cleanly")
 
 
