@@ -97,8 +97,14 @@ export class Minter {
         namespace: string,
         options?: MinterOptions
     ): Promise<Minter>;
+    /** One ID. */
     next(): bigint;
+    /** One ID as its decimal digits ("121464630265511936"): JSON-safe, exact. */
+    nextString(): string;
+    /** `n` IDs (1 ... MAX_COUNT), increasing. All or nothing. */
     nextN(n: number): BigUint64Array;
+    /** `n` IDs as decimal strings, increasing. All or nothing. */
+    nextNStrings(n: number): string[];
     nextInto<T extends BigUint64Array | BigInt64Array>(array: T): T;
     info(): SnowflakeInfo | RangeInfo;
     leaseStatus(): ErrorCode | null;
@@ -106,6 +112,7 @@ export class Minter {
     close(): void;
     readonly kind: 'snowflake' | 'range';
     readonly closed: boolean;
+    /** close(), for `using` where the language has it (not on Node 18.13). */
     [Symbol.dispose](): void;
 }
 
@@ -120,6 +127,12 @@ export function strerror(code: number): string;
 export const codes: Readonly<Record<ErrorCode, number>>;
 export const MAX_COUNT: number;
 export const version: string;
+/**
+ * A replacer for JSON.stringify(): every BigInt becomes its decimal string, a
+ * BigUint64Array or BigInt64Array an array of them; anything else is kept.
+ * `JSON.stringify({ id: m.next() }, jsonReplacer)` gives `{"id":"121464630265511936"}`.
+ */
+export function jsonReplacer(key: string, value: unknown): unknown;
 
 export class IdmintError extends Error {
     code: ErrorCode;

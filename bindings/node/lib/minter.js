@@ -53,9 +53,19 @@ function defineMinter(native) {
             return native.next(this.#id);
         }
 
+        /** One ID, as a string of decimal digits ("121464630265511936"). */
+        nextString() {
+            return native.nextString(this.#id);
+        }
+
         /** `n` IDs in a new BigUint64Array, increasing. All or nothing. */
         nextN(n) {
             return native.nextN(this.#id, n);
+        }
+
+        /** `n` IDs as an Array of decimal strings, increasing. All or nothing. */
+        nextNStrings(n) {
+            return native.nextNStrings(this.#id, n);
         }
 
         /** Fill `array` (a BigUint64Array or BigInt64Array) with IDs; returns it. */
@@ -95,11 +105,18 @@ function defineMinter(native) {
         get closed() {
             return this.#id === CLOSED;
         }
+    }
 
-        // `using m = new Minter(...)` closes at the end of the block.
-        [Symbol.dispose]() {
-            this.close();
-        }
+    // `using m = new Minter(...)` (where the language has it) closes at the
+    // end of the block. Node 18.13 has no Symbol.dispose: no such method there.
+    if (typeof Symbol.dispose === 'symbol') {
+        Object.defineProperty(Minter.prototype, Symbol.dispose, {
+            value: function dispose() {
+                this.close();
+            },
+            writable: true,
+            configurable: true,
+        });
     }
 
     return Minter;

@@ -110,6 +110,8 @@ int args_options(napi_env env, napi_value v, idmint_options *opts, char **token)
 /* ==== convert.c: C results to JS values ==== */
 
 int convert_u64(napi_env env, uint64_t v, napi_value *out);
+/* @p v as a string of decimal digits ("121464630265511936"). */
+int convert_u64_decimal(napi_env env, uint64_t v, napi_value *out);
 int convert_layout(napi_env env, const idmint_layout *l, napi_value *out);
 int convert_info(napi_env env, const idmint_handle_info *info, napi_value *out);
 int convert_decoded(napi_env env, uint64_t id, const idmint_decoded *d, napi_value *out);

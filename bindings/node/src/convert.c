@@ -3,13 +3,27 @@
  * C results to JS values. Every uint64_t becomes a BigInt, even where today's
  * values would fit a Number: a 64-bit field that is exact only sometimes is
  * a bug waiting for the day it is not. Milliseconds since 1970 stay Numbers
- * (exact for every year idmint accepts).
+ * (exact for every year idmint accepts). Where JS wants text (JSON, a
+ * database column, a URL), an ID is also given as its decimal digits.
  */
 #include "addon.h"
 
 int convert_u64(napi_env env, uint64_t v, napi_value *out)
 {
     NAPI_CALL_INT(env, napi_create_bigint_uint64(env, v, out));
+    return 0;
+}
+
+int convert_u64_decimal(napi_env env, uint64_t v, napi_value *out)
+{
+    char digits[20]; /* 2^64 - 1 has 20 digits */
+    size_t at = sizeof(digits);
+
+    do {
+        digits[--at] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    NAPI_CALL_INT(env, napi_create_string_latin1(env, digits + at, sizeof(digits) - at, out));
     return 0;
 }
 

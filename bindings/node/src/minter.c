@@ -103,6 +103,54 @@ static napi_value minter_next_n(napi_env env, napi_callback_info info)
     return arr;
 }
 
+static napi_value minter_next_string(napi_env env, napi_callback_info info)
+{
+    size_t argc = 1;
+    napi_value argv[1], out;
+    struct minter *m = minter_args(env, info, &argc, argv);
+    uint64_t id;
+    int rc;
+
+    if (m == NULL)
+        return NULL;
+    if ((rc = idmint_next(m->h, &id)) != 0)
+        return errors_throw(env, rc, idmint_errmsg());
+    return convert_u64_decimal(env, id, &out) == 0 ? out : NULL;
+}
+
+/* nextNStrings(id, n): n IDs as an Array of decimal strings, increasing. The
+ * IDs are minted first, all or nothing; an Array that then cannot be built
+ * leaves a gap, never a repeat. */
+static napi_value minter_next_n_strings(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2, n;
+    napi_value argv[2], arr, s;
+    struct minter *m = minter_args(env, info, &argc, argv);
+    uint64_t *ids;
+    int rc;
+
+    if (m == NULL || args_count(env, argv[1], "n", &n) != 0)
+        return NULL;
+    if ((ids = malloc(n * sizeof(*ids))) == NULL)
+        return errors_throw(env, IDMINT_ENOMEM, "no room for the IDs");
+    if ((rc = idmint_next_n(m->h, ids, n)) != 0) {
+        free(ids);
+        return errors_throw(env, rc, idmint_errmsg());
+    }
+    if (napi_create_array_with_length(env, n, &arr) != napi_ok)
+        goto failed;
+    for (size_t i = 0; i < n; i++) {
+        if (convert_u64_decimal(env, ids[i], &s) != 0 ||
+            napi_set_element(env, arr, (uint32_t)i, s) != napi_ok)
+            goto failed;
+    }
+    free(ids);
+    return arr;
+failed:
+    free(ids);
+    return addon_napi_failed(env);
+}
+
 static napi_value minter_next_into(napi_env env, napi_callback_info info)
 {
     size_t argc = 2, n = 0;
@@ -215,6 +263,7 @@ int minter_define(napi_env env, struct addon *ad, napi_value exports)
     } fns[] = {
         {"open", minter_open},          {"openAsync", open_async},
         {"next", minter_next},          {"nextN", minter_next_n},
+        {"nextString", minter_next_string}, {"nextNStrings", minter_next_n_strings},
         {"nextInto", minter_next_into}, {"info", minter_info},
         {"kind", minter_kind},          {"leaseStatus", minter_lease_status},
         {"decodeWith", minter_decode},  {"close", minter_close},

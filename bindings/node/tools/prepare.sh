@@ -11,9 +11,6 @@ for f in libidmint.so idmint; do
         exit 1
     fi
 done
-if [ ! -e "$here/node_modules/node-gyp/bin/node-gyp.js" ]; then
-    (cd "$here" && npm ci --ignore-scripts --no-audit --no-fund)
-fi
 
 export IDMINT_INCLUDE_DIR="$here/../../include" IDMINT_LIB_DIR="$build_dir" IDMINT_WERROR=1
 (cd "$here" && node tools/build.js) >"$scratch/build.log" 2>&1 || {
