@@ -3,12 +3,15 @@
  * JSON request bodies: the body of POST /v1/namespaces through the pure
  * parser routes_parse_ns_body(), then the same bytes as the body of every
  * POST route (namespace create, worker lease, range lease) through the
- * dispatcher, whose handlers validate it before they would ask the store.
+ * dispatcher, which refuses a field the route table does not list, and
+ * whose handlers validate the rest before they would ask the store. The
+ * same bytes as a name a client sent: a near miss is one of the known.
  */
 #include "fuzz.h"
 
 #include "daemon_stub.h"
 #include "idmint_service.h"
+#include "reply.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +53,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     } else if (err[0] == '\0' || memcmp(&info, &untouched, sizeof(info)) != 0) {
         abort(); /* a refusal says why and writes nothing */
+    }
+
+    {
+        static const char *const known[] = {"namespace", "count", "max_block", "id", NULL};
+        const char *near = routes_near_miss((const char *)data, size, known);
+        size_t k;
+
+        for (k = 0; near != NULL && known[k] != near; k++)
+            if (known[k] == NULL)
+                abort(); /* a suggestion that is not a known name */
     }
 
     post("/v1/namespaces", data, size);
