@@ -87,6 +87,11 @@ void metrics_collision(void)
     atomic_fetch_add_explicit(&collisions, 1, memory_order_relaxed);
 }
 
+uint64_t metrics_collisions_total(void)
+{
+    return atomic_load_explicit(&collisions, memory_order_relaxed);
+}
+
 void metrics_range_reserved(const char *ns)
 {
     size_t i;

@@ -56,6 +56,8 @@ enum metrics_batch_kind {
 void metrics_batch(enum metrics_batch_kind kind);
 /* One collision recorded through POST /v1/collisions. Thread-safe. */
 void metrics_collision(void);
+/* The collisions recorded since start (idmint_collisions_total). Thread-safe. */
+uint64_t metrics_collisions_total(void);
 /* Monotonic ns, for timing. */
 uint64_t metrics_now_ns(void);
 

@@ -11,6 +11,8 @@
 #include "daemon.h"
 #include "idmint_service.h"
 
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +77,8 @@ static int64_t free_in_region(const struct sampler_rows *r, uint32_t region)
 int status_live_take(struct daemon *d, const struct sampler_cache *c, struct status_live *out)
 {
     size_t i, n = atomic_load_explicit(&d->handles.n, memory_order_acquire);
-    unsigned t;
+    unsigned t, role;
+    int by;
 
     memset(out, 0, sizeof(*out));
     out->now_ms = wall_ms();
@@ -107,6 +110,13 @@ int status_live_take(struct daemon *d, const struct sampler_cache *c, struct sta
     out->renewal_failures = atomic_load(&d->handles.renewal_failures);
     out->range_refills = atomic_load(&d->handles.range_refills);
     out->clock_backsteps = atomic_load(&d->clock_backsteps);
+    out->collisions = metrics_collisions_total();
+    for (by = 0; by < 2; by++) {
+        for (role = 0; role < 4; role++) {
+            out->rate_limited[by][role] = ratelimit_refused_total(&d->limits, by, role);
+            out->rate_limited_total += out->rate_limited[by][role];
+        }
+    }
     for (t = 0; t < d->n_workers; t++) {
         hist_add(&out->store_latency, &d->workers[t].metrics.store_latency);
         hist_add(&out->http_duration, &d->workers[t].metrics.http_duration);
@@ -260,7 +270,7 @@ static int workers_build(struct daemon *d, struct status_ns *ns)
 {
     const struct sampler_rows *r = ns->rows;
     uint64_t now_unit = idmint__unit_at(&r->layout, r->read_ms);
-    size_t i, k;
+    size_t i;
 
     ns->regions = (uint64_t)1 << r->layout.region_bits;
     ns->ids_per_region = (uint64_t)1 << r->layout.worker_bits;
@@ -280,13 +290,18 @@ static int workers_build(struct daemon *d, struct status_ns *ns)
         w->lease_end_ms =
             r->layout.epoch_ms + (int64_t)wi->lease_until * (int64_t)r->layout.unit_ms;
         w->margin_ms = w->lease_end_ms - r->read_ms;
-        w->is_low = w->state == STATUS_HELD && w->margin_ms <= (int64_t)d->cfg.ready_margin_ms;
         w->is_own = is_own_row(ns->own, wi);
     }
     if (ns->n_workers > 1) /* qsort wants a valid pointer even for no element */
         qsort(ns->workers, ns->n_workers, sizeof(ns->workers[0]), by_place);
-    if (pick_regions(ns, d->cfg.region) != 0)
-        return IDMINT_ENOMEM;
+    return pick_regions(ns, d->cfg.region);
+}
+
+/* The counts of @p ns and of its drawn regions, once every row is judged. */
+static void workers_count(struct status_ns *ns)
+{
+    size_t i, k;
+
     for (k = 0; k < ns->n_drawn; k++)
         ns->drawn[k].free = (uint32_t)ns->ids_per_region;
     for (i = 0; i < ns->n_workers; i++) {
@@ -311,6 +326,212 @@ static int workers_build(struct daemon *d, struct status_ns *ns)
         g->low += w->is_low != 0;
     }
     ns->free = ns->regions * ns->ids_per_region - ns->held - ns->resting;
+    ns->is_idle = ns->held == 0 && ns->resting == 0;
+}
+
+/* ==== each holder judged against its own lease ==== */
+
+/*
+ * The store keeps a worker row's E, not the length of the lease behind it.
+ * A holder renews to (now + its lease), so the longest margin any read has
+ * shown for its grant (namespace, region, worker id, generation) is its
+ * lease as far as this daemon has seen: never longer than the lease, and
+ * close to it once a read follows a renewal. The grants of the latest
+ * view are kept here, with those of namespaces it did not read.
+ */
+struct seen_grant {
+    char ns[64];
+    uint32_t region, worker_id;
+    uint64_t generation;
+    int64_t lease_ms; /* the longest margin seen; only grows */
+};
+
+static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct seen_grant *seen; /* sorted by seen_cmp; under seen_mu */
+static size_t n_seen;
+
+static int seen_cmp(const void *a, const void *b)
+{
+    const struct seen_grant *x = a, *y = b;
+    int c = strcmp(x->ns, y->ns);
+
+    if (c != 0)
+        return c;
+    if (x->region != y->region)
+        return x->region < y->region ? -1 : 1;
+    if (x->worker_id != y->worker_id)
+        return x->worker_id < y->worker_id ? -1 : 1;
+    return x->generation < y->generation ? -1 : x->generation > y->generation;
+}
+
+static int is_read(const struct status_ns *ns)
+{
+    return ns != NULL && ns->rows != NULL && ns->rows->rc == 0;
+}
+
+/*
+ * Judge every held row of @p v: low when its margin is at most the share
+ * of its own lease that the readiness threshold is of the daemon's lease
+ * (ready_margin_ms of lease_ms), so the daemon's own row is judged exactly
+ * as /readyz judges it. 0 or IDMINT_ENOMEM (nothing judged).
+ */
+static int leases_judge(const struct daemon *d, struct status_view *v)
+{
+    double share = (double)d->cfg.ready_margin_ms / (double)d->cfg.lease_ms;
+    struct seen_grant *next;
+    size_t i, k, n = 0, cap = 0;
+
+    for (i = 0; i < v->n_ns; i++)
+        if (is_read(&v->ns[i]))
+            cap += v->ns[i].n_workers;
+    pthread_mutex_lock(&seen_mu);
+    cap += n_seen;
+    if (cap > 0 && (next = calloc(cap, sizeof(next[0]))) == NULL) {
+        pthread_mutex_unlock(&seen_mu);
+        return IDMINT_ENOMEM;
+    }
+    if (cap == 0)
+        next = NULL;
+    for (i = 0; i < v->n_ns; i++) {
+        struct status_ns *ns = &v->ns[i];
+
+        if (!is_read(ns))
+            continue;
+        for (k = 0; k < ns->n_workers; k++) {
+            struct status_worker *w = &ns->workers[k];
+            struct seen_grant *g = &next[n], *old;
+
+            if (w->state != STATUS_HELD)
+                continue;
+            snprintf(g->ns, sizeof(g->ns), "%s", ns->name);
+            g->region = w->region;
+            g->worker_id = w->worker_id;
+            g->generation = w->generation;
+            g->lease_ms = w->margin_ms;
+            old = n_seen > 0 ? bsearch(g, seen, n_seen, sizeof(seen[0]), seen_cmp) : NULL;
+            if (old != NULL && old->lease_ms > g->lease_ms)
+                g->lease_ms = old->lease_ms;
+            n++;
+            w->lease_ms = w->is_own ? (int64_t)d->cfg.lease_ms : g->lease_ms;
+            w->low_ms = w->is_own ? (int64_t)d->cfg.ready_margin_ms
+                                  : (int64_t)((double)w->lease_ms * share);
+            w->is_low = w->margin_ms <= w->low_ms;
+        }
+    }
+    for (i = 0; i < n_seen; i++)
+        if (!is_read(ns_find(v, seen[i].ns)))
+            next[n++] = seen[i];
+    if (n > 1)
+        qsort(next, n, sizeof(next[0]), seen_cmp);
+    free(seen);
+    seen = next;
+    n_seen = n;
+    pthread_mutex_unlock(&seen_mu);
+    for (i = 0; i < v->n_ns; i++)
+        if (is_read(&v->ns[i]))
+            workers_count(&v->ns[i]);
+    return 0;
+}
+
+/* ==== audit details with their times spelled out ==== */
+
+/* Append to @p out (@p size bytes, @p *o of them used), cut to fit. */
+static void spell_put(char *out, size_t size, size_t *o, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*o + 1 >= size)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(out + *o, size - *o, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *o = *o + (size_t)n < size ? *o + (size_t)n : size - 1;
+}
+
+/* Time unit @p v of @p l, or Unix ms @p v when @p l is NULL, as ISO-8601; 0 or -1. */
+static int spell_time(const idmint_layout *l, uint64_t v, char *out, size_t size)
+{
+    if (l == NULL)
+        return v <= INT64_MAX && idmint_format_iso8601((int64_t)v, out, size) == 0 ? 0 : -1;
+    if (l->unit_ms == 0 || v > (uint64_t)(INT64_MAX - l->epoch_ms) / l->unit_ms)
+        return -1;
+    return idmint_format_iso8601(l->epoch_ms + (int64_t)v * (int64_t)l->unit_ms, out, size) == 0
+               ? 0
+               : -1;
+}
+
+static int key_is(const char *p, size_t len, const char *key)
+{
+    return strlen(key) == len && strncmp(p, key, len) == 0;
+}
+
+/*
+ * Copy @p detail into @p out with every time in it also as ISO-8601, the
+ * raw figure kept beside it: "e_after=2026-05-01T10:00:00.000Z (2909834)".
+ * Time units (e_before, e_after, a snowflake fence's floor; the formats of
+ * src/store/store.c) need the namespace's layout @p l (NULL: left raw);
+ * observed_ms is Unix ms. Everything else is copied as it is.
+ */
+static void detail_spell(const char *detail, const idmint_layout *l, char *out, size_t size)
+{
+    const char *p = detail;
+    size_t o = 0;
+
+    out[0] = '\0';
+    while (*p != '\0') {
+        size_t tok = strcspn(p, " "), key = strcspn(p, "= ");
+        int is_ms = key_is(p, key, "observed_ms");
+        int is_units = l != NULL && (key_is(p, key, "e_before") || key_is(p, key, "e_after") ||
+                                     key_is(p, key, "floor"));
+        const char *q = p + key + 1, *stop = p + tok;
+
+        if (p[key] != '=' || (!is_ms && !is_units)) {
+            spell_put(out, size, &o, "%.*s", (int)tok, p);
+        } else {
+            spell_put(out, size, &o, "%.*s=", (int)key, p);
+            while (q < stop) { /* "N" or "N->M" */
+                char iso[32], *end;
+                unsigned long long v;
+
+                if (*q < '0' || *q > '9') {
+                    spell_put(out, size, &o, "%c", *q++);
+                    continue;
+                }
+                v = strtoull(q, &end, 10);
+                if (spell_time(is_ms ? NULL : l, v, iso, sizeof(iso)) == 0)
+                    spell_put(out, size, &o, "%s (%.*s)", iso, (int)(end - q), q);
+                else
+                    spell_put(out, size, &o, "%.*s", (int)(end - q), q);
+                q = end;
+            }
+        }
+        p += tok;
+        if (*p == ' ') {
+            spell_put(out, size, &o, " ");
+            p++;
+        }
+    }
+}
+
+static int audit_spell(struct status_view *v)
+{
+    const struct sampler_cache *c = v->cache;
+    size_t i;
+
+    if (!v->shows_audit || c == NULL || !c->is_full || c->n_audit == 0)
+        return 0;
+    if ((v->audit_detail = calloc(c->n_audit, sizeof(v->audit_detail[0]))) == NULL)
+        return IDMINT_ENOMEM;
+    for (i = 0; i < c->n_audit; i++) {
+        const idmint_audit_entry *e = &c->audit[i];
+        const struct status_ns *ns = ns_find(v, e->ns);
+
+        detail_spell(e->detail,
+                     ns != NULL && ns->kind == IDMINT_KIND_SNOWFLAKE ? &ns->layout : NULL,
+                     v->audit_detail[i], sizeof(v->audit_detail[i]));
+    }
     return 0;
 }
 
@@ -439,9 +660,16 @@ int status_view_take(struct daemon *d, int is_admin, struct status_view *out)
     for (i = 0; i < out->n_ns; i++)
         if (ns_finish(d, out, &out->ns[i]) != 0)
             goto oom;
+    if (leases_judge(d, out) != 0 || audit_spell(out) != 0)
+        goto oom;
     store_judge(out);
     out->renewal_level = out->live.renewal_failures > 0 ? STATUS_BAD : STATUS_OK;
     out->backstep_level = out->live.clock_backsteps > 0 ? STATUS_WARN : STATUS_OK;
+    /* A reported duplicate is what idmint exists to prevent; a 429 is a limit doing its job. */
+    out->collision_level = out->live.collisions > 0 ? STATUS_BAD : STATUS_OK;
+    out->rate_limited_level = out->live.rate_limited_total > 0 ? STATUS_WARN : STATUS_OK;
+    for (i = 0; i < RATELIMIT_CLASSES; i++)
+        out->has_limits |= d->cfg.limits[i].rate > 0;
     if (out->live.store_latency.count > 0)
         out->store_mean_us = out->live.store_latency.sum_ns / out->live.store_latency.count / 1000;
     out->store_p50 = quantile_bucket(&out->live.store_latency, 50);
@@ -465,6 +693,8 @@ void status_view_free(struct status_view *v)
     }
     free(v->ns);
     v->ns = NULL;
+    free(v->audit_detail);
+    v->audit_detail = NULL;
     v->n_ns = 0;
     status_live_free(&v->live);
     sampler_cache_put(v->cache);

@@ -51,6 +51,9 @@ struct status_live {
     struct status_handle *h; /* malloc'd, n of them, in slot order */
     size_t n;
     uint64_t renewals, renewal_failures, range_refills, clock_backsteps;
+    uint64_t collisions;              /* reported through POST /v1/collisions since start */
+    uint64_t rate_limited[2][4];      /* 429s: [0 token, 1 address][caller's enum auth_role] */
+    uint64_t rate_limited_total;      /* their sum */
     struct status_hist store_latency; /* the routes' and the sampler's store calls */
     struct status_hist http_duration;
 };
@@ -78,7 +81,9 @@ struct status_worker {
     uint64_t lease_until; /* E in time units */
     int64_t lease_end_ms; /* E as Unix ms */
     int64_t margin_ms;    /* lease_end_ms minus the time of the read */
-    int is_low;           /* held with margin_ms at most ready_margin_ms */
+    int64_t lease_ms;     /* held: its own lease as far as seen (status.c); own: cfg.lease_ms */
+    int64_t low_ms;       /* held: margins at most this are low (the readiness share of lease_ms) */
+    int is_low;           /* held with margin_ms at most low_ms */
     int is_own;           /* the daemon's own handle holds it */
 };
 
@@ -93,7 +98,8 @@ enum status_level {
 #define STATUS_LIFETIME_BAD  950
 #define STATUS_LEFT_WARN     200 /* permille of a range's values left */
 #define STATUS_LEFT_BAD      50
-#define STATUS_STALE_PERIODS 3 /* store figures older than this many sampler periods are stale */
+#define STATUS_STALE_PERIODS 3   /* store figures older than this many sampler periods are stale */
+#define STATUS_DETAIL_MAX    768 /* an audit detail with its times spelled out */
 
 struct status_region {
     uint32_t region;
@@ -118,6 +124,7 @@ struct status_ns {
     struct status_region *drawn; /* malloc'd: the regions drawn as grids */
     size_t n_drawn;
     int has_cells;                     /* ids_per_region <= STATUS_CELLS_MAX */
+    int is_idle;                       /* read, and no row held or resting: one line, no grid */
     uint64_t held, resting, free, low; /* over every region */
     /* range, when listed */
     uint64_t next_value, max_value, values_left;
@@ -139,11 +146,13 @@ struct status_view {
     char ready_reason[256];
     enum status_level store_level; /* not read, failed, or stale */
     char store_problem[400];       /* "" when STATUS_OK */
-    enum status_level renewal_level, backstep_level;
+    enum status_level renewal_level, backstep_level, collision_level, rate_limited_level;
+    int has_limits;       /* some [limits] rate is set */
     struct status_ns *ns; /* malloc'd, by name */
     size_t n_ns;
-    int shows_audit;         /* the caller may read the audit log (admin) */
-    uint64_t sequence_waits; /* over the daemon's snowflake handles */
+    int shows_audit;                         /* the caller may read the audit log (admin) */
+    char (*audit_detail)[STATUS_DETAIL_MAX]; /* malloc'd, one per cache->audit: times as ISO-8601 */
+    uint64_t sequence_waits;                 /* over the daemon's snowflake handles */
     uint64_t store_mean_us;
     int store_p50, store_p99; /* bucket index: its bound is metrics_bounds_s[i]; the last: +Inf */
 };

@@ -6,6 +6,7 @@
  */
 #include "status.h"
 
+#include "auth.h"
 #include "daemon.h"
 #include "json.h"
 
@@ -55,6 +56,7 @@ static struct json *workers_json(const struct status_ns *ns)
     json_set_int(o, "resting", (int64_t)ns->resting);
     json_set_int(o, "free", (int64_t)ns->free);
     json_set_int(o, "low", (int64_t)ns->low);
+    json_set_bool(o, "idle", ns->is_idle);
     drawn = json_new_array();
     for (i = 0; i < ns->n_drawn; i++) {
         const struct status_region *g = &ns->drawn[i];
@@ -82,6 +84,10 @@ static struct json *workers_json(const struct status_ns *ns)
         json_set_int(e, "lease_end_ms", w->lease_end_ms);
         set_iso(e, "lease_end", w->lease_end_ms);
         json_set_int(e, "margin_ms", w->margin_ms);
+        if (w->state == STATUS_HELD) {
+            json_set_int(e, "lease_ms", w->lease_ms);
+            json_set_int(e, "low_ms", w->low_ms);
+        }
         json_set_bool(e, "low", w->is_low);
         json_set_bool(e, "own", w->is_own);
         json_push(rows, e);
@@ -170,7 +176,8 @@ static struct json *ns_json(const struct status_ns *ns)
 static struct json *events_json(const struct status_view *v)
 {
     const struct status_live *l = &v->live;
-    struct json *o = json_new_object(), *lat = json_new_object();
+    struct json *o = json_new_object(), *lat = json_new_object(), *per_by = json_new_object();
+    int by;
 
     json_set_u64_str(o, "sequence_waits", v->sequence_waits);
     json_set_u64_str(o, "range_refills", l->range_refills);
@@ -185,9 +192,21 @@ static struct json *events_json(const struct status_view *v)
     set_bound(lat, "p50_le_us", v->store_p50);
     set_bound(lat, "p99_le_us", v->store_p99);
     json_set(o, "store_latency", lat);
-    /* Not counted by this version: null, never 0, so no one reads "none happened". */
-    json_set_null(o, "collisions");
-    json_set_null(o, "rate_limited");
+    json_set_u64_str(o, "collisions", l->collisions);
+    json_set_str(o, "collisions_level", level_name[v->collision_level]);
+    json_set_u64_str(o, "rate_limited", l->rate_limited_total);
+    json_set_str(o, "rate_limited_level", level_name[v->rate_limited_level]);
+    json_set_bool(o, "limits_set", v->has_limits);
+    for (by = 0; by < 2; by++) {
+        struct json *roles = json_new_object();
+        unsigned role;
+
+        for (role = 0; role < 4; role++)
+            json_set_u64_str(roles, auth_role_name((enum auth_role)role),
+                             l->rate_limited[by][role]);
+        json_set(per_by, by == 0 ? "token" : "address", roles);
+    }
+    json_set(o, "rate_limited_by", per_by);
     return o;
 }
 
@@ -219,6 +238,7 @@ static struct json *audit_json(const struct status_view *v)
         json_set_str(e, "action", ae->action);
         json_set_str(e, "namespace", ae->ns);
         json_set_str(e, "detail", ae->detail);
+        json_set_str(e, "detail_iso", v->audit_detail != NULL ? v->audit_detail[i] : ae->detail);
         json_push(arr, e);
     }
     json_set(o, "entries", arr);
@@ -232,6 +252,7 @@ struct json *status_json(const struct daemon *d, const struct status_view *v)
     size_t i;
 
     json_set_str(dm, "version", DAEMON_VERSION);
+    json_set_str(dm, "authority", d->handles.authority_text);
     json_set_int(dm, "region", d->cfg.region);
     json_set_int(dm, "now_ms", v->live.now_ms);
     set_iso(dm, "now", v->live.now_ms);
@@ -239,6 +260,9 @@ struct json *status_json(const struct daemon *d, const struct status_view *v)
     json_set_str(dm, "ready_reason", v->ready_reason);
     json_set_int(dm, "ready_margin_ms", d->cfg.ready_margin_ms);
     json_set_int(dm, "lease_ms", d->cfg.lease_ms);
+    /* A holder is low at this share of its own lease: ready_margin_ms of lease_ms. */
+    json_set_int(dm, "low_share_permille",
+                 (int64_t)((uint64_t)d->cfg.ready_margin_ms * 1000 / d->cfg.lease_ms));
     lv = json_new_object();
     json_set_int(lv, "lifetime_warn_permille", STATUS_LIFETIME_WARN);
     json_set_int(lv, "lifetime_bad_permille", STATUS_LIFETIME_BAD);

@@ -123,7 +123,9 @@ static void section_ready(struct textbuf *b, const struct daemon *d, const struc
         H(v->store_problem);
         P("</p>");
     }
-    P("<p class=\"meta\">Store read <span data-k=\"store/read\">");
+    P("<p class=\"meta\">Authority <span data-k=\"authority\">");
+    H(d->handles.authority_text);
+    P("</span>.</p><p class=\"meta\">Store read <span data-k=\"store/read\">");
     if (c != NULL)
         put_iso(b, c->read_ms);
     else
@@ -330,14 +332,21 @@ static void grid(struct textbuf *b, const struct status_ns *ns, const struct sta
             P("<span class=\"c h%s\" title=\"worker %" PRIu64 ": held by %s, ",
               w->is_low ? " low" : "", id, w->holder);
             put_secs(b, w->margin_ms);
-            P(" left%s\">%s</span>", w->is_low ? ", below the threshold" : "",
-              w->is_low ? "!" : "H");
+            P(" left of its ");
+            put_secs(b, w->lease_ms);
+            P(" lease");
+            if (w->is_low) {
+                P(", at most ");
+                put_secs(b, w->low_ms);
+                P(": low");
+            }
+            P("\">%s</span>", w->is_low ? "!" : "H");
         }
     }
     P("</div></div>");
 }
 
-static void worker_rows(struct textbuf *b, const struct daemon *d, const struct status_ns *ns)
+static void worker_rows(struct textbuf *b, const struct status_ns *ns)
 {
     size_t i, shown = 0;
 
@@ -360,16 +369,16 @@ static void worker_rows(struct textbuf *b, const struct daemon *d, const struct 
         if (w->state == STATUS_RESTING) {
             P("free in ");
             put_secs(b, w->margin_ms);
-        } else if (w->is_low) {
-            P("<span class=\"lv bad\">\u2716 ");
-            put_secs(b, w->margin_ms);
-            P(", at most ");
-            put_secs(b, d->cfg.ready_margin_ms);
-            P("</span>");
         } else {
-            P("<span class=\"lv ok\">");
+            P("<span class=\"lv %s\">%s", w->is_low ? "bad" : "ok", w->is_low ? "\u2716 " : "");
             put_secs(b, w->margin_ms);
-            P("</span>");
+            if (w->is_low) {
+                P(", at most ");
+                put_secs(b, w->low_ms);
+            }
+            P(" of its ");
+            put_secs(b, w->lease_ms);
+            P(" lease</span>");
         }
         P("</td></tr>");
     }
@@ -380,14 +389,30 @@ static void worker_rows(struct textbuf *b, const struct daemon *d, const struct 
 
 static void section_workers(struct textbuf *b, const struct daemon *d, const struct status_view *v)
 {
-    size_t i, k, snowflakes = 0;
+    size_t i, k, snowflakes = 0, idle = 0;
 
     P("<section id=\"s-workers\" aria-labelledby=\"h-workers\"><h2 id=\"h-workers\">Worker "
       "ids</h2><p class=\"legend\"><span class=\"c h\">H</span> held <span class=\"c r\">r</span> "
       "resting until its E <span class=\"c f\"></span> free <span class=\"c h low\">!</span> "
-      "held with a margin of at most ");
+      "held with at most ");
+    put_permille(b, (int)((uint64_t)d->cfg.ready_margin_ms * 1000 / d->cfg.lease_ms));
+    P(" of its own lease left: the share at which this daemon is no longer ready (");
     put_secs(b, d->cfg.ready_margin_ms);
-    P(" (the readiness threshold). Margins are as of the store's reading.</p>");
+    P(" of its ");
+    put_secs(b, d->cfg.lease_ms);
+    P(" lease). A holder's lease is the longest margin this daemon has seen it hold. Margins "
+      "are as of the store's reading.</p>");
+    for (i = 0; i < v->n_ns; i++) {
+        const struct status_ns *ns = &v->ns[i];
+
+        if (ns->kind != IDMINT_KIND_SNOWFLAKE || ns->rows == NULL || ns->rows->rc != 0 ||
+            !ns->is_idle)
+            continue;
+        P("%s%s%s", idle++ == 0 ? "<p data-k=\"w/idle\">Idle, every worker id free: " : ", ",
+          ns->name, ns->is_listed && ns->is_disabled ? " (disabled)" : "");
+    }
+    if (idle > 0)
+        P(".</p>");
     for (i = 0; i < v->n_ns; i++) {
         const struct status_ns *ns = &v->ns[i];
         const char *n = ns->name;
@@ -395,6 +420,8 @@ static void section_workers(struct textbuf *b, const struct daemon *d, const str
         if (ns->kind != IDMINT_KIND_SNOWFLAKE)
             continue;
         snowflakes++;
+        if (ns->rows != NULL && ns->rows->rc == 0 && ns->is_idle)
+            continue; /* on the idle line */
         P("<h3>%s</h3>", n);
         if (ns->rows == NULL) {
             P("<p class=\"meta\">Not read yet.</p>");
@@ -433,7 +460,7 @@ static void section_workers(struct textbuf *b, const struct daemon *d, const str
             put_count(b, ns->ids_per_region);
             P(" worker ids per region are too many to draw; the table lists every row.</p>");
         }
-        worker_rows(b, d, ns);
+        worker_rows(b, ns);
     }
     if (snowflakes == 0)
         P("<p>No snowflake namespace.</p>");
@@ -485,10 +512,27 @@ static void section_events(struct textbuf *b, const struct status_view *v)
     put_bound(b, status_bucket_us(v->store_p99));
     P("</td><td>From the idmint_store_latency_seconds buckets.</td></tr>");
     event_row(b, "Collisions", "collisions", NULL);
-    P("not counted yet</td><td>Reserved: this version has no collision check to count.</td></tr>");
+    put_event(b, l->collisions, v->collision_level);
+    P("</td><td>Duplicates reported to this daemon through POST /v1/collisions since it "
+      "started.</td></tr>");
     event_row(b, "Rate-limited requests", "rate_limited", NULL);
-    P("not counted yet</td><td>Reserved: this version does not limit request rates.</td></tr>"
-      "</tbody></table></div></section>");
+    put_event(b, l->rate_limited_total, v->rate_limited_level);
+    P("</td><td>Requests answered 429 by a [limits] rate since start");
+    if (l->rate_limited_total > 0) {
+        int by, role, shown = 0;
+
+        P(": <span data-k=\"ev/rate_limited_by\">");
+        for (by = 0; by < 2; by++)
+            for (role = 0; role < 4; role++)
+                if (l->rate_limited[by][role] > 0) {
+                    P("%s%s bucket, %s caller ", shown++ > 0 ? "; " : "",
+                      by == 0 ? "token" : "address", auth_role_name((enum auth_role)role));
+                    put_count(b, l->rate_limited[by][role]);
+                }
+        P("</span>");
+    }
+    P(".%s</td></tr></tbody></table></div></section>",
+      v->has_limits ? "" : " No [limits] rate is set: no request is limited.");
 }
 
 static void section_audit(struct textbuf *b, const struct status_view *v)
@@ -526,8 +570,8 @@ static void section_audit(struct textbuf *b, const struct status_view *v)
         H(e->action);
         P("</td><td>");
         H(e->ns);
-        P("</td><td class=\"detail\">");
-        H(e->detail);
+        P("</td><td class=\"detail\" data-k=\"audit/%zu/detail\">", i);
+        H(v->audit_detail != NULL ? v->audit_detail[i] : e->detail);
         P("</td></tr>");
     }
     if (c->n_audit == 0)

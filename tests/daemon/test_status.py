@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # GET /status in headless Chromium against a real idmintd: namespaces of
-# every kind (snowflake with regions, range, disabled), IDs minted through
-# GET /v1/ids and by library processes over http://, then, with minting
-# paused, the page's figures (drawn by the server without the script, and by
-# the script from /v1/status) must equal /v1/status and /metrics read in the
-# same quiet moment. The page may fetch nothing but the daemon; both routes
-# refuse callers without the right token; screenshots at 1280x800 and
-# 390x844 go to the build dir. Chromium missing is a failure, never a skip.
+# every kind (snowflake with regions, range, disabled, idle), IDs minted
+# through GET /v1/ids and by library processes over http:// (30 s leases,
+# shorter than the daemon's readiness margin), a collision reported, then,
+# with minting paused, the page's figures (drawn by the server without the
+# script, and by the script from /v1/status) must equal /v1/status and
+# /metrics read in the same quiet moment. Every figure the daemon has is
+# there (collisions, 429s, the resolved authority); each holder is judged
+# against its own lease; idle namespaces are one line, not grids; audit
+# details show ISO-8601 beside raw time units. The page may fetch nothing
+# but the daemon; both routes refuse callers without the right token;
+# screenshots at 1280x800 and 390x844 go to the build dir. Chromium missing
+# is a failure, never a skip.
+
+import datetime
 
 import json
 import os
@@ -25,18 +32,23 @@ IDMINTD, IDMINT = H.usage_paths()
 S = H.Suite("status")
 SHOTS = os.environ.get("IDMINT_STATUS_SHOTS") or os.path.join(os.path.dirname(IDMINTD),
                                                               "status-page")
-READY_MARGIN_MS = 30000
-CONFIG = ("[mint]\nlease_ms = 120000\nrenew_ms = 60000\nready_margin_ms = %d\n"
-          % READY_MARGIN_MS)
-LOW_HOLDER = "10" * 16     # a lease shorter than the readiness threshold
+LEASE_MS = 120000
+READY_MARGIN_MS = 60000  # half the lease: a holder is low with half its own lease left
+CONFIG = ("[mint]\nlease_ms = %d\nrenew_ms = 20000\nready_margin_ms = %d\n"
+          % (LEASE_MS, READY_MARGIN_MS))
+LIB_LEASE_S, LIB_RENEW_S = 30, 5  # healthy library processes: margins 25..30 s, under 60 s
+LOW_HOLDER = "10" * 16     # takes a lease and never renews it: it runs down to low
+LOW_LEASE_MS = int(30000 * H.SCALE)
 RESTING_HOLDER = "20" * 16  # taken, then forced away: E stays ahead
 MARK = {"ok": "", "warn": "\u25b2 ", "bad": "\u2716 "}
 TOKENS = {"ops": ("admin", "adm-5b0e7d2c9a4f4e1b8c3d6a7f0e9b2c41"),
-          "shop": ("mint", "mnt-3c1d9e8f7a6b5c4d3e2f1a0b9c8d7e6f")}
+          "shop": ("mint", "mnt-3c1d9e8f7a6b5c4d3e2f1a0b9c8d7e6f"),
+          "gen": ("generator", "gen-7a1b2c3d4e5f60718293a4b5c6d7e8f9")}
 
 
 class Ctx:
     procs = []
+    low_worker = None  # the LOW_HOLDER's worker id in region 0
 
 
 # ==== the formats of the page (status_page.c, status.js), as the oracle ====
@@ -68,6 +80,40 @@ def event(v, level="ok"):
     return MARK[level] + count(v) + (" (none yet)" if v == "0" else "")
 
 
+def iso(ms):
+    t = datetime.datetime.fromtimestamp(ms // 1000, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (ms % 1000)
+
+
+def spelled(detail, ns):
+    """@detail with each time as ISO-8601 and the raw figure beside it (status.c's rule):
+    e_before, e_after and a snowflake fence's floor in @ns's time units, observed_ms in ms."""
+    snowflake = ns is not None and ns["kind"] == "snowflake"
+    out = []
+    for tok in detail.split(" "):
+        key, eq, val = tok.partition("=")
+        if eq and (key == "observed_ms" or (snowflake and key in ("e_before", "e_after", "floor"))):
+            def one(m, key=key):
+                v = int(m.group(0))
+                ms = v if key == "observed_ms" else ns["epoch_ms"] + v * ns["unit_ms"]
+                return "%s (%s)" % (iso(ms), m.group(0))
+            tok = key + "=" + re.sub(r"\d+", one, val)
+        out.append(tok)
+    return " ".join(out)
+
+
+def is_idle(ns):
+    w = ns.get("workers")
+    return ns["kind"] == "snowflake" and bool(w) and w["error"] == "" and w.get("idle") is True
+
+
+def limited_by(e):
+    parts = ["%s bucket, %s caller %s" % (by, role, count(e["rate_limited_by"][by][role]))
+             for by in ("token", "address") for role in ("none", "mint", "generator", "admin")
+             if e["rate_limited_by"][by][role] != "0"]
+    return "; ".join(parts)
+
+
 def expected_figures(s):
     """data-k -> text the page must show for /v1/status answer @s (live figures left out)."""
     d, st, e = s["daemon"], s["store"], s["events"]
@@ -80,6 +126,11 @@ def expected_figures(s):
     if st["level"] != "ok":
         out["store"] = MARK[st["level"]] + st["problem"]
     out["store/read"] = st["read"] if st["sampled"] else "never"
+    out["authority"] = d.get("authority")
+    idle = [ns["name"] + (" (disabled)" if ns["listed"] and ns["disabled"] else "")
+            for ns in s["namespaces"] if is_idle(ns)]
+    if idle:
+        out["w/idle"] = "Idle, every worker id free: %s." % ", ".join(idle)
     for ns in s["namespaces"]:
         n = ns["name"]
         if ns["kind"] == "snowflake":
@@ -107,7 +158,7 @@ def expected_figures(s):
             out["rate/%s/peak" % n] = count(h["peak_per_s"])
             out["rate/%s/last" % n] = count(h["last_per_s"])
         w = ns.get("workers")
-        if ns["kind"] == "snowflake" and w and w["error"] == "":
+        if ns["kind"] == "snowflake" and w and w["error"] == "" and not is_idle(ns):
             out["w/%s/sum" % n] = "%s held, %s resting, %s free; %s%s with a low margin. Read %s." % (
                 count(w["held"]), count(w["resting"]), count(w["free"]),
                 "\u2716 " if w["low"] > 0 else "", count(w["low"]), w["read"])
@@ -119,10 +170,11 @@ def expected_figures(s):
                 if r["state"] == "resting":
                     out[key + "margin"] = "free in " + secs(r["margin_ms"])
                 elif r["low"]:
-                    out[key + "margin"] = "\u2716 %s, at most %s" % (secs(r["margin_ms"]),
-                                                                  secs(d["ready_margin_ms"]))
+                    out[key + "margin"] = "\u2716 %s, at most %s of its %s lease" % (
+                        secs(r["margin_ms"]), secs(r.get("low_ms", 0)), secs(r.get("lease_ms", 0)))
                 else:
-                    out[key + "margin"] = secs(r["margin_ms"])
+                    out[key + "margin"] = "%s of its %s lease" % (secs(r["margin_ms"]),
+                                                                   secs(r.get("lease_ms", 0)))
     out["ev/waits"] = event(e["sequence_waits"])
     out["ev/refills"] = event(e["range_refills"])
     out["ev/failures"] = event(e["renewal_failures"], e["renewal_failures_level"])
@@ -131,8 +183,11 @@ def expected_figures(s):
     out["ev/store_calls"] = count(lat["count"])
     out["ev/store_latency"] = "mean %s \u00b5s, p50 %s, p99 %s" % (
         count(lat["mean_us"]), bound(lat["p50_le_us"]), bound(lat["p99_le_us"]))
-    out["ev/collisions"] = "not counted yet"
-    out["ev/rate_limited"] = "not counted yet"
+    for key in ("collisions", "rate_limited"):
+        out["ev/" + key] = (event(e[key], e[key + "_level"]) if e.get(key) is not None
+                            else "(no figure in /v1/status)")
+    if e.get("rate_limited") not in (None, "0"):
+        out["ev/rate_limited_by"] = limited_by(e)
     a = s["audit"]
     if not a["shown"]:
         out["audit"] = "The audit log needs the admin role."
@@ -141,8 +196,10 @@ def expected_figures(s):
     else:
         if a["error"]:
             out["audit"] = "\u2716 " + a["error"]
+        by = {ns["name"]: ns for ns in s["namespaces"]}
         for i, entry in enumerate(a["entries"]):
             out["audit/%d" % i] = str(entry["seq"])
+            out["audit/%d/detail" % i] = spelled(entry["detail"], by.get(entry["namespace"]))
     return out
 
 
@@ -194,21 +251,29 @@ def setup(d):
     for body in ({"name": "orders", "kind": "snowflake", "layout": "41/2/6/14"},
                  {"name": "invoices", "kind": "range", "start": "1", "max": "1000000",
                   "block": 100, "max_block": 1000},
-                 {"name": "legacy", "kind": "snowflake"}):
+                 {"name": "legacy", "kind": "snowflake"},
+                 {"name": "spare", "kind": "snowflake"}):
         S.json_ok(d.post("/v1/namespaces", body), 201, "create %s" % body["name"])
     S.json_ok(d.post("/v1/namespaces/legacy/disable"), 200, "disable legacy")
+    minted = []
     for _ in range(3):
-        S.json_ok(d.get("/v1/ids?namespace=orders&count=1000"), 200, "mint 1000 from orders")
+        j = S.json_ok(d.get("/v1/ids?namespace=orders&count=1000"), 200, "mint 1000 from orders")
+        minted += (j or {}).get("ids", [])
+    if minted:
+        S.json_ok(d.post("/v1/collisions", {"namespace": "orders", "id": str(minted[0]),
+                                            "note": "status test"}),
+                  201, "report a collision of an orders ID")
     for _ in range(5):
         S.json_ok(d.get("/v1/ids?namespace=invoices&count=50"), 200, "mint 50 from invoices")
     url = "http://127.0.0.1:%d" % d.port
     # Library processes that keep their lease: stdout is a pipe nobody reads,
     # so each blocks once it is full, holding its worker id and minting
-    # nothing more (a paused minter). Long leases: no renewal in the test.
+    # nothing more (a paused minter) while its renewal thread goes on. Their
+    # 30 s leases are healthy, and shorter than the daemon's readiness margin.
     for region in (1, 2):
         Ctx.procs.append(subprocess.Popen(
             [IDMINT, "mint", "-n", "100000000", "--ns", "orders", "--authority", url,
-             "--region", str(region), "--lease", "600"],
+             "--region", str(region), "--lease", str(LIB_LEASE_S), "--renew", str(LIB_RENEW_S)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=H.clean_env()))
     p = subprocess.run([IDMINT, "mint", "-n", "20", "--ns", "invoices", "--authority", url],
@@ -228,7 +293,8 @@ def setup(d):
                                                      "region": 3,
                                                      "worker_id": lease["worker_id"]}),
                   200, "force the region 3 lease away (it rests until its E)")
-    take(d, 0, LOW_HOLDER, READY_MARGIN_MS - 2000)
+    lease = take(d, 0, LOW_HOLDER, LOW_LEASE_MS)
+    Ctx.low_worker = lease and lease["worker_id"]
 
 
 def settled(d):
@@ -246,10 +312,10 @@ def settled(d):
             return None
         by = {ns["name"]: ns for ns in s.get("namespaces", [])}
         w = (by.get("orders") or {}).get("workers") or {}
-        has = {(x["region"], x["state"], x["low"]) for x in w.get("rows") or []}
-        want = {(1, "held", False), (2, "held", False), (3, "resting", False), (0, "held", True)}
-        if not want <= has:
-            why[0] = "orders rows %s, want %s" % (sorted(has), sorted(want))
+        has = {(x["region"], x["state"]) for x in w.get("rows") or []}
+        want = {(1, "held"), (2, "held"), (3, "resting"), (0, "held")}
+        if not want <= has or not any(x["holder"] == LOW_HOLDER[:8] for x in w["rows"]):
+            why[0] = "orders rows %s, want %s and the low holder" % (sorted(has), sorted(want))
             return None
         for ns in by.values():
             h = ns.get("handle")
@@ -333,8 +399,23 @@ def test_json_matches_metrics(d):
     for pct, key in ((50, "p50_le_us"), (99, "p99_le_us")):
         S.ok(lat[key] == quantile_le_us(m, name, pct), "%s agrees with the buckets" % key,
              "%s vs %s" % (lat[key], quantile_le_us(m, name, pct)))
-    S.ok(e["collisions"] is None and e["rate_limited"] is None,
-         "collisions and rate limits are null (not counted), never 0", repr(e))
+    S.ok(e["collisions"] == "%d" % metric(m, "idmint_collisions_total") == "1"
+         and e["collisions_level"] == "bad",
+         "the collision reported is counted, as idmint_collisions_total counts it",
+         "%r vs %s" % (e["collisions"], metric(m, "idmint_collisions_total")))
+    limited = {(dict(k[1])["by"], dict(k[1])["role"]): v for k, v in m.items()
+               if k[0] == "idmint_http_rate_limited_total"}
+    per = e.get("rate_limited_by") or {}
+    S.ok(len(limited) == 8 and e["rate_limited"] == "%d" % sum(limited.values())
+         and all(per.get(by, {}).get(role) == "%d" % v for (by, role), v in limited.items())
+         and e.get("limits_set") is False,
+         "429s are counted as idmint_http_rate_limited_total counts them (no [limits] here)",
+         "%r vs %r" % ((e["rate_limited"], per, e.get("limits_set")), limited))
+    logged = re.search(r'authority="([^"]*)"', d.log())
+    S.ok(logged is not None and s1["daemon"].get("authority") == logged.group(1)
+         and logged.group(1).startswith("sqlite:/"),
+         "/v1/status names the resolved authority, as the daemon's log does",
+         "%r vs %r" % (s1["daemon"].get("authority"), logged and logged.group(1)))
     # Outside the quiet moment: the direct reads go through the store.
     listed = d.get("/v1/namespaces").json()["namespaces"]
     S.ok(sorted(by) == sorted(x["name"] for x in listed), "every namespace is on the status",
@@ -359,10 +440,34 @@ def test_json_matches_metrics(d):
                  and rows[(w["region"], w["worker_id"])]["generation"] == w["generation"]
                  for w in direct),
          "orders: the grid's rows are the store's", "%s vs %s" % (rows, direct))
-    low = [r for r in rows.values() if r["low"]]
-    S.ok(len(low) == 1 and low[0]["region"] == 0 and low[0]["holder"] == LOW_HOLDER[:8]
-         and low[0]["margin_ms"] <= READY_MARGIN_MS,
-         "the one lease under the readiness threshold is flagged low", repr(low))
+    held = [r for r in rows.values() if r["state"] == "held"]
+    S.ok(held and all("low_ms" in r and r["low"] == (r["margin_ms"] <= r["low_ms"])
+                      and r["low_ms"] == r["lease_ms"] * READY_MARGIN_MS // LEASE_MS
+                      for r in held),
+         "every holder is low exactly when at most half its own lease is left", repr(held))
+    own = [r for r in held if r["own"]]
+    S.ok(len(own) == 1 and own[0].get("lease_ms") == LEASE_MS
+         and own[0].get("low_ms") == READY_MARGIN_MS,
+         "the daemon's own row is judged as /readyz judges it", repr(own))
+    lib = [r for r in held if r["region"] in (1, 2)]
+    S.ok(len(lib) == 2 and all(not r["low"] and r["margin_ms"] <= READY_MARGIN_MS
+                               and r.get("lease_ms", 0) <= LIB_LEASE_S * 1000 for r in lib),
+         "healthy library processes with %d s leases are not low, though their margins are "
+         "under the daemon's readiness margin" % LIB_LEASE_S, repr(lib))
+    S.ok(is_idle(by["legacy"]) and is_idle(by["spare"]) and not is_idle(by["orders"])
+         and not is_idle(by["default"]),
+         "legacy (disabled) and spare (never used) are idle; orders and default are not",
+         repr({n: (by[n].get("workers") or {}).get("idle") for n in by}))
+    entries = s1["audit"]["entries"]
+    S.ok(all(x.get("detail_iso") == spelled(x["detail"], by.get(x["namespace"])) for x in entries),
+         "every audit detail is shown with its times as ISO-8601, the raw figures beside them",
+         "; ".join("%r -> %r" % (x["detail"], x.get("detail_iso")) for x in entries[:3]))
+    for key in ("e_after", "observed_ms"):
+        S.ok(any(re.search(r"\b%s=\d{4}-\d\d-\d\dT[\d:.]+Z \(\d+\)" % key,
+                           x.get("detail_iso", ""))
+                 for x in entries),
+             "an audit record shows %s as ISO-8601 with the raw figure beside it" % key,
+             repr([x.get("detail_iso") for x in entries][:5]))
     S.ok(by["orders"]["workers"]["regions"] == 4 and len(by["orders"]["workers"]["drawn"]) == 4,
          "orders: all 4 regions drawn", "")
     audit = d.get("/v1/audit?limit=1000").json()["entries"]
@@ -421,6 +526,10 @@ A11Y_JS = r"""(function () {
       e.textContent + '"');
   });
   return {problems: bad, low: document.querySelectorAll('.grid .c.low').length,
+    cells: document.querySelectorAll('.grid .c').length,
+    grids: Array.prototype.map.call(document.querySelectorAll('.grid'), function (g) {
+      return g.getAttribute('aria-label').split(' ')[0]; }),
+    text: document.getElementById('main').innerText,
     held: document.querySelectorAll('.grid .c.h').length,
     resting: document.querySelectorAll('.grid .c.r').length,
     width: document.documentElement.scrollWidth};
@@ -474,8 +583,22 @@ def test_page(d, b):
     a = b.evaluate(A11Y_JS)
     S.ok(not a["problems"], "basic accessibility: contrast, headings, headers, labels, "
          "not by colour alone", "; ".join(a["problems"][:10]))
-    S.ok(a["low"] == 1 and a["resting"] == 1 and a["held"] >= 3,
-         "the grid shows the low-margin lease with '!', the resting id with 'r'", repr(a))
+    low = sum(1 for ns in s1["namespaces"] if ns["kind"] == "snowflake" and ns["workers"]
+              for r in ns["workers"]["rows"] if r["low"])
+    S.ok(a["low"] == low and a["resting"] == 1 and a["held"] >= 4,
+         "the grid shows each low-margin lease with '!', the resting id with 'r'",
+         "%d low in /v1/status; %r" % (low, {k: a[k] for k in ("low", "resting", "held")}))
+    # Idle by the rows themselves, not by the daemon's own "idle" flag.
+    drawn = [ns for ns in s1["namespaces"] if ns["kind"] == "snowflake" and ns["workers"]
+             and any(r["state"] != "free" for r in ns["workers"]["rows"])]
+    cells = sum(len(ns["workers"]["drawn"]) * ns["workers"]["ids_per_region"] for ns in drawn)
+    S.ok(sorted(set(a["grids"])) == sorted(ns["name"] for ns in drawn) and a["cells"] == cells,
+         "only namespaces with a worker id held or resting draw a grid (%d cells); legacy "
+         "and spare are on the idle line" % cells,
+         "grids of %s, %d cells" % (sorted(set(a["grids"])), a["cells"]))
+    raw = re.findall(r"\b(?:e_before|e_after|observed_ms)=\d+(?![\d-])", a["text"])
+    S.ok(not raw and "e_after=" in a["text"],
+         "no audit time is shown in raw units alone", repr(raw[:3]))
     os.makedirs(SHOTS, exist_ok=True)
     b.screenshot(os.path.join(SHOTS, "status-1280x800.png"))
     b.screenshot(os.path.join(SHOTS, "status-1280-full.png"), full_page=True)
@@ -502,9 +625,56 @@ def test_page(d, b):
          "; ".join(b.problems()[:5]))
 
 
+def low_row(s):
+    """The LOW_HOLDER's row of orders in /v1/status answer @s, or None."""
+    for ns in s.get("namespaces", []):
+        if ns["name"] == "orders" and ns.get("workers"):
+            for r in ns["workers"].get("rows") or []:
+                if r["holder"] == LOW_HOLDER[:8] and r["state"] == "held":
+                    return r
+    return None
+
+
+def test_low_margin(d, b):
+    """The holder that never renews turns low once half of its own lease is gone: judged
+    against its lease, not the daemon's readiness margin."""
+    def low():
+        s = d.get("/v1/status").json() or {}
+        r = low_row(s)
+        return r if r and r["low"] else None
+    r = H.wait_for(low, LOW_LEASE_MS / 1000.0 + 10, interval=0.5)
+    if not S.ok(r is not None, "the holder that stopped renewing turns low before its E",
+                repr(low_row(d.get("/v1/status").json() or {}))):
+        return
+    S.ok("low_ms" in r
+         and r["margin_ms"] <= r["low_ms"] == r["lease_ms"] * READY_MARGIN_MS // LEASE_MS
+         and r["margin_ms"] < r["lease_ms"] <= LOW_LEASE_MS,
+         "its threshold is half its own lease (%d ms), as far as seen" % LOW_LEASE_MS, repr(r))
+    base = "http://127.0.0.1:%d" % d.port
+    for _ in range(8):
+        s1 = status(d)
+        b.scripts(False)
+        b.navigate(base + "/status")
+        plain = b.evaluate(FIGURES_JS)
+        cells = b.evaluate("document.querySelectorAll('.grid .c.low').length")
+        s2 = status(d)
+        if s1 and s2 and same_moment(s1, s2) and low_row(s1) and low_row(s1)["low"]:
+            break
+    else:
+        S.ok(False, "a quiet moment with the holder low", "none in 8 tries")
+        return
+    key = "w/orders/0/%d/margin" % low_row(s1)["worker_id"]
+    want = expected_figures(s1)[key]
+    S.ok(plain.get(key) == want and want.startswith("\u2716 ") and "of its" in want,
+         "the page marks it low against its own lease", "page %r, expected %r" % (
+             plain.get(key), want))
+    S.ok(cells >= 1, "its cell shows '!'", str(cells))
+
+
 def test_tokens():
-    d = S.daemon(IDMINTD, config=H.tokens_config(TOKENS))
-    admin, mint = TOKENS["ops"][1], TOKENS["shop"][1]
+    d = S.daemon(IDMINTD, config=H.tokens_config(TOKENS)
+                 + "[limits]\ngenerator_rate = 1\ngenerator_burst = 1\n")
+    admin, mint, gen = TOKENS["ops"][1], TOKENS["shop"][1], TOKENS["gen"][1]
     for path in ("/status", "/v1/status"):
         S.error(d.get(path), 401, "unauthenticated", "%s without a token" % path)
         S.error(d.get(path, token="not-a-token"), 401, "unauthenticated",
@@ -523,6 +693,25 @@ def test_tokens():
     S.ok("default-src 'none'" in csp and "connect-src 'self'" in csp and "unsafe" not in csp,
          "the page forbids every other origin and inline code but its own", csp)
     S.ok((r.header("content-type") or "").startswith("text/html"), "the page is text/html", "")
+    # A generator token over its [limits] rate: every 429 counted, by bucket and role.
+    codes = [d.get("/v1/status", token=gen).status for _ in range(6)]
+    refused = codes.count(429)
+    S.ok(refused >= 1 and set(codes) <= {200, 429},
+         "a generator token over generator_rate sees 429", repr(codes))
+    j = S.json_ok(d.get("/v1/status", token=admin), 200, "GET /v1/status as admin")
+    e = (j or {}).get("events", {})
+    m = metrics(d)
+    S.ok(e.get("rate_limited") == str(refused) == "%d" % metric(
+        m, "idmint_http_rate_limited_total", by="token", role="generator")
+         and (e.get("rate_limited_by") or {}).get("token", {}).get("generator") == str(refused)
+         and e.get("rate_limited_level") == "warn" and e.get("limits_set") is True,
+         "/v1/status counts the 429s as /metrics does", repr(e))
+    page = d.get("/status", token=admin).text
+    cells = dict((k, re.sub(r"<[^>]+>", "", v)) for k, v in
+                 re.findall(r'data-k="(ev/rate_limited(?:_by)?)"[^>]*>(.*?)</(?:td|span)>', page))
+    S.ok(j is not None and cells.get("ev/rate_limited") == expected_figures(j)["ev/rate_limited"]
+         and cells.get("ev/rate_limited_by") == "token bucket, generator caller %d" % refused,
+         "the page shows the 429s and whose they were", repr(cells))
     S.stop_daemon(d, "token daemon: SIGTERM exits 0")
 
 
@@ -542,6 +731,7 @@ def main():
         t1 = time.monotonic()
         b = C.Browser(binary, timeout_s=30 * H.SCALE)
         S.run("page", test_page, d, b)
+        S.run("low margin", test_low_margin, d, b)
         print("note: browser part %.1f s" % (time.monotonic() - t1), flush=True)
     finally:
         if b is not None:

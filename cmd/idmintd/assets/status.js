@@ -55,7 +55,8 @@
     if (st.level !== "ok")
       h += "<p class=\"banner " + st.level + "\" data-k=\"store\">" + LEVEL_MARK[LEVEL[st.level]] +
         esc(st.problem) + "</p>";
-    h += "<p class=\"meta\">Store read <span data-k=\"store/read\">" +
+    h += "<p class=\"meta\">Authority <span data-k=\"authority\">" + esc(d.authority) +
+      "</span>.</p><p class=\"meta\">Store read <span data-k=\"store/read\">" +
       (st.sampled ? st.read : "never") + "</span>, every " + st.period_ms / 1000 +
       " s while this page is open. Figures of <span data-k=\"now\" data-live=\"1\">" + d.now +
       "</span>.</p></section>";
@@ -182,13 +183,14 @@
           "\">r</span>";
       else
         h += "<span class=\"c h" + (r.low ? " low" : "") + "\" title=\"worker " + id + ": held by " +
-          esc(r.holder) + ", " + secs(r.margin_ms) + " left" + (r.low ? ", below the threshold" : "") +
-          "\">" + (r.low ? "!" : "H") + "</span>";
+          esc(r.holder) + ", " + secs(r.margin_ms) + " left of its " + secs(r.lease_ms) + " lease" +
+          (r.low ? ", at most " + secs(r.low_ms) + ": low" : "") + "\">" + (r.low ? "!" : "H") +
+          "</span>";
     }
     return h + "</div></div>";
   }
 
-  function workerRows(s, ns) {
+  function workerRows(ns) {
     var n = ns.name, shown = 0, h = "<div class=\"scroll\"><table><thead><tr>" +
       "<th scope=\"col\">Region</th><th scope=\"col\">Worker</th><th scope=\"col\">State</th>" +
       "<th scope=\"col\">Holder</th><th scope=\"col\">Lease ends (E)</th><th scope=\"col\">Margin" +
@@ -202,28 +204,38 @@
         w.lease_end + "</td><td data-k=\"w/" + n + "/" + w.region + "/" + w.worker_id + "/margin\">";
       if (w.state === "resting")
         h += "free in " + secs(w.margin_ms);
-      else if (w.low)
-        h += "<span class=\"lv bad\">\u2716 " + secs(w.margin_ms) + ", at most " +
-          secs(s.daemon.ready_margin_ms) + "</span>";
       else
-        h += "<span class=\"lv ok\">" + secs(w.margin_ms) + "</span>";
+        h += "<span class=\"lv " + (w.low ? "bad\">\u2716 " : "ok\">") + secs(w.margin_ms) +
+          (w.low ? ", at most " + secs(w.low_ms) : "") + " of its " + secs(w.lease_ms) +
+          " lease</span>";
       h += "</td></tr>";
     });
     if (shown === 0) h += "<tr><td colspan=\"6\">No worker id is held or resting.</td></tr>";
     return h + "</tbody></table></div>";
   }
 
+  function isIdle(ns) {
+    return ns.kind === "snowflake" && ns.workers && ns.workers.error === "" && ns.workers.idle;
+  }
+
   function sectionWorkers(s) {
-    var snowflakes = 0, h = "<section id=\"s-workers\" aria-labelledby=\"h-workers\">" +
+    var d = s.daemon, idle = s.namespaces.filter(isIdle), snowflakes = 0,
+      h = "<section id=\"s-workers\" aria-labelledby=\"h-workers\">" +
       "<h2 id=\"h-workers\">Worker ids</h2><p class=\"legend\"><span class=\"c h\">H</span> held " +
       "<span class=\"c r\">r</span> resting until its E <span class=\"c f\"></span> free " +
-      "<span class=\"c h low\">!</span> held with a margin of at most " +
-      secs(s.daemon.ready_margin_ms) + " (the readiness threshold). Margins are as of the " +
-      "store's reading.</p>";
+      "<span class=\"c h low\">!</span> held with at most " + permille(d.low_share_permille) +
+      " of its own lease left: the share at which this daemon is no longer ready (" +
+      secs(d.ready_margin_ms) + " of its " + secs(d.lease_ms) + " lease). A holder's lease is " +
+      "the longest margin this daemon has seen it hold. Margins are as of the store's reading.</p>";
+    if (idle.length > 0)
+      h += "<p data-k=\"w/idle\">Idle, every worker id free: " + idle.map(function (ns) {
+        return ns.name + (ns.listed && ns.disabled ? " (disabled)" : "");
+      }).join(", ") + ".</p>";
     s.namespaces.forEach(function (ns) {
       var w = ns.workers, n = ns.name;
       if (ns.kind !== "snowflake") return;
       snowflakes++;
+      if (isIdle(ns)) return; /* on the idle line */
       h += "<h3>" + n + "</h3>";
       if (!w) { h += "<p class=\"meta\">Not read yet.</p>"; return; }
       if (w.error !== "") { h += "<p class=\"lv bad\">\u2716 " + esc(w.error) + "</p>"; return; }
@@ -242,7 +254,7 @@
         h += "<p class=\"meta\">" + count(w.ids_per_region) +
           " worker ids per region are too many to draw; the table lists every row.</p>";
       }
-      h += workerRows(s, ns);
+      h += workerRows(ns);
     });
     if (snowflakes === 0) h += "<p>No snowflake namespace.</p>";
     return h + "</section>";
@@ -251,6 +263,19 @@
   function eventRow(what, key, live) {
     return "<tr><th scope=\"row\">" + what + "</th><td data-k=\"ev/" + key + "\"" +
       (live ? " data-live=\"" + live + "\"" : "") + ">";
+  }
+
+  /* The non-zero 429 counts, as status_page.c lists them. */
+  function limitedBy(e) {
+    var parts = [];
+    if (e.rate_limited === "0") return "";
+    ["token", "address"].forEach(function (by) {
+      ["none", "mint", "generator", "admin"].forEach(function (role) {
+        var c = e.rate_limited_by[by][role];
+        if (c !== "0") parts.push(by + " bucket, " + role + " caller " + count(c));
+      });
+    });
+    return ": <span data-k=\"ev/rate_limited_by\">" + parts.join("; ") + "</span>";
   }
 
   function sectionEvents(s) {
@@ -276,10 +301,14 @@
       eventRow("Store latency", "store_latency", "store") + "mean " + count(l.mean_us) +
       " \u00b5s, p50 " + bound(l.p50_le_us) + ", p99 " + bound(l.p99_le_us) +
       "</td><td>From the idmint_store_latency_seconds buckets.</td></tr>" +
-      eventRow("Collisions", "collisions") + "not counted yet</td><td>Reserved: this version " +
-      "has no collision check to count.</td></tr>" +
-      eventRow("Rate-limited requests", "rate_limited") + "not counted yet</td><td>Reserved: " +
-      "this version does not limit request rates.</td></tr></tbody></table></div></section>";
+      eventRow("Collisions", "collisions") + event(e.collisions, LEVEL[e.collisions_level]) +
+      "</td><td>Duplicates reported to this daemon through POST /v1/collisions since it " +
+      "started.</td></tr>" +
+      eventRow("Rate-limited requests", "rate_limited") +
+      event(e.rate_limited, LEVEL[e.rate_limited_level]) +
+      "</td><td>Requests answered 429 by a [limits] rate since start" + limitedBy(e) + "." +
+      (e.limits_set ? "" : " No [limits] rate is set: no request is limited.") +
+      "</td></tr></tbody></table></div></section>";
   }
 
   function sectionAudit(s) {
@@ -296,7 +325,8 @@
     a.entries.forEach(function (e, i) {
       h += "<tr><td data-k=\"audit/" + i + "\">" + e.seq + "</td><td>" + e.time + "</td><td>" +
         esc(e.actor) + "</td><td>" + esc(e.action) + "</td><td>" + esc(e.namespace) +
-        "</td><td class=\"detail\">" + esc(e.detail) + "</td></tr>";
+        "</td><td class=\"detail\" data-k=\"audit/" + i + "/detail\">" + esc(e.detail_iso) +
+        "</td></tr>";
     });
     if (a.entries.length === 0) h += "<tr><td colspan=\"6\">No audit records yet.</td></tr>";
     return h + "</tbody></table></div></section>";
