@@ -472,7 +472,7 @@ static int key_is(const char *p, size_t len, const char *key)
  * raw figure kept beside it: "e_after=2026-05-01T10:00:00.000Z (2909834)".
  * Time units (e_before, e_after, a snowflake fence's floor; the formats of
  * src/store/store.c) need the namespace's layout @p l (NULL: left raw);
- * observed_ms is Unix ms. Everything else is copied as it is.
+ * observed_ms and epoch_ms are Unix ms. Everything else is copied as it is.
  */
 static void detail_spell(const char *detail, const idmint_layout *l, char *out, size_t size)
 {
@@ -482,7 +482,7 @@ static void detail_spell(const char *detail, const idmint_layout *l, char *out, 
     out[0] = '\0';
     while (*p != '\0') {
         size_t tok = strcspn(p, " "), key = strcspn(p, "= ");
-        int is_ms = key_is(p, key, "observed_ms");
+        int is_ms = key_is(p, key, "observed_ms") || key_is(p, key, "epoch_ms");
         int is_units = l != NULL && (key_is(p, key, "e_before") || key_is(p, key, "e_after") ||
                                      key_is(p, key, "floor"));
         const char *q = p + key + 1, *stop = p + tok;

@@ -87,15 +87,17 @@ def iso(ms):
 
 def spelled(detail, ns):
     """@detail with each time as ISO-8601 and the raw figure beside it (status.c's rule):
-    e_before, e_after and a snowflake fence's floor in @ns's time units, observed_ms in ms."""
+    e_before, e_after and a snowflake fence's floor in @ns's time units; observed_ms and
+    epoch_ms in Unix ms."""
     snowflake = ns is not None and ns["kind"] == "snowflake"
     out = []
     for tok in detail.split(" "):
         key, eq, val = tok.partition("=")
-        if eq and (key == "observed_ms" or (snowflake and key in ("e_before", "e_after", "floor"))):
+        is_ms = key in ("observed_ms", "epoch_ms")
+        if eq and (is_ms or (snowflake and key in ("e_before", "e_after", "floor"))):
             def one(m, key=key):
                 v = int(m.group(0))
-                ms = v if key == "observed_ms" else ns["epoch_ms"] + v * ns["unit_ms"]
+                ms = v if key in ("observed_ms", "epoch_ms") else ns["epoch_ms"] + v * ns["unit_ms"]
                 return "%s (%s)" % (iso(ms), m.group(0))
             tok = key + "=" + re.sub(r"\d+", one, val)
         out.append(tok)
@@ -462,7 +464,7 @@ def test_json_matches_metrics(d):
     S.ok(all(x.get("detail_iso") == spelled(x["detail"], by.get(x["namespace"])) for x in entries),
          "every audit detail is shown with its times as ISO-8601, the raw figures beside them",
          "; ".join("%r -> %r" % (x["detail"], x.get("detail_iso")) for x in entries[:3]))
-    for key in ("e_after", "observed_ms"):
+    for key in ("e_after", "observed_ms", "epoch_ms"):
         S.ok(any(re.search(r"\b%s=\d{4}-\d\d-\d\dT[\d:.]+Z \(\d+\)" % key,
                            x.get("detail_iso", ""))
                  for x in entries),
@@ -596,7 +598,7 @@ def test_page(d, b):
          "only namespaces with a worker id held or resting draw a grid (%d cells); legacy "
          "and spare are on the idle line" % cells,
          "grids of %s, %d cells" % (sorted(set(a["grids"])), a["cells"]))
-    raw = re.findall(r"\b(?:e_before|e_after|observed_ms)=\d+(?![\d-])", a["text"])
+    raw = re.findall(r"\b(?:e_before|e_after|observed_ms|epoch_ms)=\d+(?![\d-])", a["text"])
     S.ok(not raw and "e_after=" in a["text"],
          "no audit time is shown in raw units alone", repr(raw[:3]))
     os.makedirs(SHOTS, exist_ok=True)
@@ -669,6 +671,13 @@ def test_low_margin(d, b):
          "the page marks it low against its own lease", "page %r, expected %r" % (
              plain.get(key), want))
     S.ok(cells >= 1, "its cell shows '!'", str(cells))
+    # The wide screenshots again, now with a low holder in the grid (docs/status-page.md).
+    b.scripts(True)
+    b.viewport(1280, 800)
+    b.navigate(base + "/status")
+    b.evaluate("window.idmintStatus.refresh()", True)
+    for name, full in (("status-1280x800.png", False), ("status-1280-full.png", True)):
+        b.screenshot(os.path.join(SHOTS, name), full_page=full)
 
 
 def test_tokens():
