@@ -43,6 +43,7 @@ if [ ! -x "$cache/root/usr/bin/node-gyp" ]; then
     done
 fi
 
+# shellcheck disable=SC2016 # expanded by the inner bash
 exec unshare -m --propagation private -- bash -c \
     'mount -t overlay overlay -o "lowerdir=$1/root/usr:/usr" /usr && shift && exec "$@"' \
     bash "$cache" "$@"
