@@ -16,9 +16,8 @@ trap 'rm -rf "$scratch"' EXIT
 # shellcheck source=../bindings/node/tools/prepare.sh
 . "$here/tools/prepare.sh"
 # The probe addon: Node-API's own costs, for the breakdown of a next() call.
-(cd "$here" && node node_modules/node-gyp/bin/node-gyp.js rebuild --release \
-    --nodedir="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")" -C bench) \
-    >"$scratch/probe.log" 2>&1 || {
+# tools/build.js finds node-gyp (Debian's, or the one npm bundles) and the headers.
+(cd "$here" && node tools/build.js -C bench) >"$scratch/probe.log" 2>&1 || {
     cat "$scratch/probe.log" >&2
     exit 1
 }
