@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs BUILD_DIR into a temporary prefix and checks every file there,
 # builds examples/c/hello.c against it four ways (pkg-config and
-# find_package, shared and static) and runs them; then builds the .deb,
-# inspects it, installs it with apt-get, uses it, removes and purges it.
+# find_package, shared and static) and runs them; then builds the four
+# Debian packages twice (revision R and R+1, $IDMINT_DEB_REVISION),
+# inspects them, runs lintian on all eight (any error or warning fails),
+# installs the first build with apt-get, uses it, upgrades to the second,
+# uses it again, then removes and purges each package.
 # It runs as root on the CI machine itself (register it RUN_SERIAL): the
 # package part only runs where it can leave the machine as it found it, and
 # prints "SKIP: reason" otherwise.
@@ -34,9 +37,11 @@ skip() {
     echo "**********************************************************************"
     exit 0
 }
-skip_package() { skip "the .deb's install, remove and purge: $*"; }
-# "" or "un " when dpkg does not know idmint (it forgets a purged package).
-pkg_state() { dpkg-query -W -f='${db:Status-Abbrev}' idmint 2>/dev/null || true; }
+skip_package() { skip "the packages' install, upgrade, remove and purge: $*"; }
+# "" or "un " when dpkg does not know PKG (it forgets a purged package).
+pkg_state() { dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null || true; }
+pkg_gone() { case "$(pkg_state "$1")" in "" | "un ") return 0 ;; *) return 1 ;; esac; }
+PKGS=() # the four package names, once known (section 3)
 
 # Undoes what the package part did, whatever point it failed at. Only runs
 # when every path and name it deletes was absent before (checked below).
@@ -46,15 +51,16 @@ restore_machine() {
         wait "$daemon_pid" 2>/dev/null || true
     fi
     [ "$pkg_touched" -eq 1 ] || return 0
-    case "$(pkg_state)" in
-    "" | "un ") ;;
-    *) "${APT[@]}" purge idmint >/dev/null 2>&1 || dpkg --purge idmint >/dev/null 2>&1 || true ;;
-    esac
+    local p left=()
+    for p in "${PKGS[@]}"; do pkg_gone "$p" || left+=("$p"); done
+    if [ "${#left[@]}" -gt 0 ]; then
+        "${APT[@]}" purge "${left[@]}" >/dev/null 2>&1 || dpkg --purge "${left[@]}" >/dev/null 2>&1 || true
+    fi
     if getent passwd idmint >/dev/null; then userdel idmint 2>/dev/null || true; fi
     if getent group idmint >/dev/null; then groupdel idmint 2>/dev/null || true; fi
     rm -rf /var/lib/idmint /var/log/idmint /etc/idmint
     local added
-    added=$(comm -13 "$T/packages.before" <(installed_packages) | grep -vx idmint || true)
+    added=$(comm -13 "$T/packages.before" <(installed_packages) | grep -vxF -f <(printf '%s\n' "${PKGS[@]}") || true)
     if [ -n "$added" ]; then
         # shellcheck disable=SC2086 # one word per package
         "${APT[@]}" purge $added >/dev/null 2>&1 || true
@@ -105,8 +111,9 @@ ok "the installed libidmint.so exports the $(wc -l <<<"$exports") idmint_* symbo
 [ "$(nm --defined-only "$L/libidmint.a" 2>/dev/null | awk '$2 == "T" && $3 == "idmint_open"')" ] ||
     die "$L/libidmint.a does not define idmint_open"
 cmp -s "$SRC/include/idmint.h" "$P/include/idmint.h" || die "include/idmint.h not installed as is"
-cmp -s "$SRC/docs/man/idmint.1" "$P/$MANDIR/man1/idmint.1" || die "idmint.1 not in $MANDIR/man1"
-cmp -s "$SRC/docs/man/idmintd.8" "$P/$MANDIR/man8/idmintd.8" || die "idmintd.8 not in $MANDIR/man8"
+for page in man1/idmint.1 man8/idmintd.8; do
+    cmp -s "$SRC/docs/man/${page#*/}" <(gzip -dc "$P/$MANDIR/$page.gz") || die "$page.gz in $MANDIR is not docs/man/${page#*/}"
+done
 [ "$("$P/bin/idmint" --version)" = "idmint $VERSION" ] || die "bin/idmint --version: $("$P/bin/idmint" --version)"
 grep -qx "idmintd $VERSION (libidmint $VERSION)" <<<"$("$P/bin/idmintd" --version)" ||
     die "bin/idmintd --version: $("$P/bin/idmintd" --version)"
@@ -176,54 +183,115 @@ grep -q "^hello: sqlite:$T/no-such-dir/x.db: " "$T/bad.err" || die "hello's erro
 [ ! -s "$T/bad.out" ] || die "hello printed IDs on failure: $(cat "$T/bad.out")"
 ok "hello built 4 ways (pkg-config/find_package x shared/static) minted 20 distinct IDs; a bad authority fails"
 
-# ---- 3. the .deb: build and inspect ----
-cpack --config "$BUILD/CPackConfig.cmake" -B "$T/deb" >"$T/cpack.log" 2>&1 || die "cpack: $(cat "$T/cpack.log")"
+
+# ---- 3. the Debian packages: build twice, inspect, lintian ----
+REV=$(cache IDMINT_DEB_REVISION)
+REV=${REV:-1}
+NEXT=$((REV + 1))
 ARCH=$(dpkg --print-architecture)
-DEB=$T/deb/idmint_$VERSION-1_$ARCH.deb
-[ -f "$DEB" ] || die "no $DEB: $(ls "$T/deb")"
-field() { dpkg-deb -f "$DEB" "$1"; }
-[ "$(field Package)" = idmint ] && [ "$(field Version)" = "$VERSION-1" ] || die "Package/Version: $(field Package) $(field Version)"
-depends=$(field Depends)
-for dep in adduser libc6 libsqlite3-0 libjansson4; do
-    grep -qE "(^|, )$dep( |,|$)" <<<"$depends" || die "Depends lacks $dep: $depends"
+LIBPKG=libidmint$MAJOR # named for the soname
+PKGS=("$LIBPKG" libidmint-dev idmint idmintd)
+# The same tree packed twice, the second with the next revision: the
+# upgrade below installs one over the other.
+for rev in "$REV" "$NEXT"; do
+    IDMINT_DEB_REVISION=$rev cpack --config "$BUILD/CPackConfig.cmake" -B "$T/deb$rev" >"$T/cpack$rev.log" 2>&1 ||
+        die "cpack (revision $rev): $(cat "$T/cpack$rev.log")"
+    for p in "${PKGS[@]}"; do
+        [ -f "$T/deb$rev/${p}_$VERSION-${rev}_$ARCH.deb" ] || die "no ${p}_$VERSION-${rev}_$ARCH.deb: $(ls "$T/deb$rev")"
+    done
+    [ "$(ls "$T/deb$rev"/*.deb | wc -l)" -eq 4 ] || die "cpack made more than the four packages: $(ls "$T/deb$rev")"
 done
-if grep -qE 'libpq|libcurl' <<<"$depends"; then die "Depends names a dlopen()ed library: $depends"; fi
-for dep in libpq5 libcurl4; do
-    grep -qE "(^|, )$dep( |,|$)" <<<"$(field Recommends)" || die "Recommends lacks $dep: $(field Recommends)"
-done
+deb() { echo "$T/deb$2/${1}_$VERSION-${2}_$ARCH.deb"; } # PKG REV
+field() { dpkg-deb -f "$(deb "$1" "$NEXT")" "$2"; }
+has_dep() { grep -qE "(^|, )$2( |,|$)" <<<"$1"; } # LIST PKG
 
-dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|; s|/$||' | grep -v '^$' | sort >"$T/deb.paths"
+for p in "${PKGS[@]}"; do
+    [ "$(field "$p" Package)" = "$p" ] && [ "$(field "$p" Version)" = "$VERSION-$NEXT" ] ||
+        die "$p: Package/Version $(field "$p" Package) $(field "$p" Version)"
+    [ "$(field "$p" Source)" = idmint ] || die "$p: Source '$(field "$p" Source)'"
+done
+# A program that only links libidmint gets SQLite and Jansson, never the daemon's libraries.
+lib_depends=$(field "$LIBPKG" Depends)
+for dep in libc6 libsqlite3-0 libjansson4; do
+    has_dep "$lib_depends" $dep || die "$LIBPKG Depends lacks $dep: $lib_depends"
+done
+if grep -qE 'h2o|inih|libssl|libpq|libcurl|adduser' <<<"$lib_depends"; then die "$LIBPKG depends on more than it links: $lib_depends"; fi
+cli_depends=$(field idmint Depends)
+if grep -qE 'h2o|inih|libssl|adduser' <<<"$cli_depends"; then die "idmint depends on the daemon's libraries: $cli_depends"; fi
+d_depends=$(field idmintd Depends)
+for dep in adduser libc6 libsqlite3-0 libjansson4 'libh2o-evloop[0-9.]*' 'libinih[0-9]*'; do
+    has_dep "$d_depends" "$dep" || die "idmintd Depends lacks $dep: $d_depends"
+done
+[ "$(field libidmint-dev Depends)" = "$LIBPKG (= $VERSION-$NEXT)" ] || die "libidmint-dev Depends: $(field libidmint-dev Depends)"
+for p in "$LIBPKG" idmint idmintd; do
+    if grep -qE 'libpq|libcurl' <<<"$(field "$p" Depends)"; then die "$p Depends names a dlopen()ed library: $(field "$p" Depends)"; fi
+    for dep in libpq5 libcurl4; do
+        has_dep "$(field "$p" Recommends)" $dep || die "$p Recommends lacks $dep: $(field "$p" Recommends)"
+    done
+done
+ok "Depends: $LIBPKG ($lib_depends), idmint ($cli_depends), idmintd (+ h2o, inih), libidmint-dev on $LIBPKG (= $VERSION-$NEXT)"
+
 D=/usr/$LIBDIR
-for f in /usr/bin/idmint /usr/bin/idmintd /usr/include/idmint.h "$D/libidmint.so.$VERSION" \
-    "$D/libidmint.so.$MAJOR" "$D/libidmint.so" "$D/libidmint.a" "$D/pkgconfig/idmint.pc" \
-    "$D/cmake/idmint/idmintConfig.cmake" "$D/cmake/idmint/idmintTargets.cmake" \
-    "/usr/$MANDIR/man1/idmint.1" "/usr/$MANDIR/man8/idmintd.8" "/usr/$UNITDIR/idmintd.service" \
-    /etc/idmint/idmintd.conf; do
-    grep -qxF "$f" "$T/deb.paths" || die "the .deb lacks $f"
+declare -A FILES=(
+    [$LIBPKG]="$D/libidmint.so.$VERSION $D/libidmint.so.$MAJOR"
+    [libidmint-dev]="/usr/include/idmint.h $D/libidmint.so $D/libidmint.a $D/pkgconfig/idmint.pc $D/cmake/idmint/idmintConfig.cmake $D/cmake/idmint/idmintConfigVersion.cmake $D/cmake/idmint/idmintTargets.cmake"
+    [idmint]="/usr/bin/idmint /usr/$MANDIR/man1/idmint.1.gz"
+    [idmintd]="/usr/bin/idmintd /usr/$MANDIR/man8/idmintd.8.gz /usr/$UNITDIR/idmintd.service /etc/idmint/idmintd.conf"
+)
+: >"$T/all.paths"
+for p in "${PKGS[@]}"; do
+    dpkg-deb -c "$(deb "$p" "$NEXT")" | awk '{print $6}' | sed 's|^\./|/|; s|/$||' | grep -v '^$' | sort >"$T/$p.paths"
+    # shellcheck disable=SC2086 # one word per path
+    for f in ${FILES[$p]} /usr/share/doc/$p/copyright /usr/share/doc/$p/changelog.Debian.gz; do
+        grep -qxF "$f" "$T/$p.paths" || die "$p lacks $f"
+    done
+    if grep -vE '^/(usr|etc)(/|$)' "$T/$p.paths"; then die "$p installs outside /usr and /etc (above)"; fi
+    if grep -E '/(man[1-9]/[^/]*[1-9]|changelog(\.Debian)?)$' "$T/$p.paths"; then die "$p has an uncompressed man page or changelog (above)"; fi
+    dpkg-deb -x "$(deb "$p" "$NEXT")" "$T/root-$p"
+    cmp -s "$SRC/dist/debian/copyright" "$T/root-$p/usr/share/doc/$p/copyright" || die "$p's copyright is not dist/debian/copyright"
+    head -n 1 <(gzip -dc "$T/root-$p/usr/share/doc/$p/changelog.Debian.gz") | grep -qxF "idmint ($VERSION-$NEXT) unstable; urgency=medium" ||
+        die "$p's changelog does not start with $VERSION-$NEXT: $(gzip -dc "$T/root-$p/usr/share/doc/$p/changelog.Debian.gz" | head -n 1)"
+    dpkg-deb -e "$(deb "$p" "$NEXT")" "$T/control-$p"
+    while read -r f; do [ -d "$T/root-$p$f" ] || echo "$f"; done <"$T/$p.paths" >>"$T/all.paths"
 done
-if grep -vE '^/(usr|etc)(/|$)' "$T/deb.paths"; then die "the .deb installs outside /usr and /etc (above)"; fi
-dpkg-deb -x "$DEB" "$T/debroot"
-grep -qx "ExecStart=/usr/bin/idmintd --config /etc/idmint/idmintd.conf" "$T/debroot/usr/$UNITDIR/idmintd.service" ||
-    die "the .deb's unit: $(grep ExecStart "$T/debroot/usr/$UNITDIR/idmintd.service")"
-grep -qx "prefix=/usr" "$T/debroot$D/pkgconfig/idmint.pc" || die "the .deb's idmint.pc: $(head -1 "$T/debroot$D/pkgconfig/idmint.pc")"
+# Every file (not folder) in one package only: all.paths, what the purge must remove.
+dup=$(sort "$T/all.paths" | uniq -d)
+[ -z "$dup" ] || die "files in two packages: $dup"
+grep -qx "ExecStart=/usr/bin/idmintd --config /etc/idmint/idmintd.conf" "$T/root-idmintd/usr/$UNITDIR/idmintd.service" ||
+    die "the package's unit: $(grep ExecStart "$T/root-idmintd/usr/$UNITDIR/idmintd.service")"
+grep -qx "prefix=/usr" "$T/root-libidmint-dev$D/pkgconfig/idmint.pc" || die "the package's idmint.pc: $(head -1 "$T/root-libidmint-dev$D/pkgconfig/idmint.pc")"
+[ "$(readlink "$T/root-libidmint-dev$D/libidmint.so")" = "libidmint.so.$MAJOR" ] || die "libidmint-dev's libidmint.so -> $(readlink "$T/root-libidmint-dev$D/libidmint.so")"
 
-dpkg-deb -e "$DEB" "$T/control"
 for s in postinst prerm postrm; do
-    cmp -s "$SRC/dist/debian/$s" "$T/control/$s" || die "the .deb's $s is not dist/debian/$s"
-    [ -x "$T/control/$s" ] && sh -n "$T/control/$s" || die "$s is not an executable sh script"
+    cmp -s "$SRC/dist/debian/idmintd.$s" "$T/control-idmintd/$s" || die "idmintd's $s is not dist/debian/idmintd.$s"
+    [ -x "$T/control-idmintd/$s" ] && sh -n "$T/control-idmintd/$s" || die "idmintd's $s is not an executable sh script"
 done
-grep -qx /etc/idmint/idmintd.conf "$T/control/conffiles" || die "idmintd.conf is not a conffile"
-grep -qx "activate-noawait ldconfig" "$T/control/triggers" || die "no ldconfig trigger"
-grep -qx "libidmint $MAJOR idmint (= $VERSION-1)" "$T/control/shlibs" || die "shlibs: $(cat "$T/control/shlibs")"
-ok "$(basename "$DEB"): files, Depends ($depends), Recommends, conffile, maintainer scripts"
+grep -qx /etc/idmint/idmintd.conf "$T/control-idmintd/conffiles" || die "idmintd.conf is not a conffile"
+grep -qx "activate-noawait ldconfig" "$T/control-$LIBPKG/triggers" || die "$LIBPKG has no ldconfig trigger"
+grep -qx "libidmint $MAJOR $LIBPKG (>= $MAJOR.$MINOR.0), $LIBPKG (<< $MAJOR.$((MINOR + 1))~)" "$T/control-$LIBPKG/shlibs" ||
+    die "shlibs: $(cat "$T/control-$LIBPKG/shlibs")"
+for p in "$LIBPKG" libidmint-dev idmint; do
+    for s in preinst postinst prerm postrm; do
+        [ ! -e "$T/control-$p/$s" ] || die "$p has a $s, which it has no use for"
+    done
+done
+ok "four packages: files, copyright, changelog.Debian.gz ($VERSION-$NEXT), gzipped man pages, shlibs, trigger, conffile, maintainer scripts"
 
-# ---- 4. the .deb: install, use, remove, purge ----
+command -v lintian >/dev/null || die "no lintian (apt-get install lintian; scripts/deps.sh test installs it)"
+# Default profile; lintian warns when run as root, which is not about the packages.
+lintian "$T/deb$REV"/*.deb "$T/deb$NEXT"/*.deb >"$T/lintian.log" 2>&1 || true
+if grep -E '^[EW]: ' "$T/lintian.log"; then die "lintian found the errors and warnings above"; fi
+if grep -vE '^([IPNXO]: |running with root privileges is not recommended!$)' "$T/lintian.log"; then
+    die "lintian did not run cleanly (above)"
+fi
+ok "lintian: no error and no warning in the 8 packages ($(grep -c '^I: ' "$T/lintian.log") info tags)"
+
+# ---- 4. the packages: install, use, upgrade, use again, remove, purge ----
 [ "$(id -u)" -eq 0 ] || skip_package "not root"
 command -v apt-get >/dev/null || skip_package "no apt-get"
-case "$(pkg_state)" in
-"" | "un ") ;;
-*) skip_package "dpkg already knows a package idmint (state '$(pkg_state)')" ;;
-esac
+for p in "${PKGS[@]}"; do
+    pkg_gone "$p" || skip_package "dpkg already knows a package $p (state '$(pkg_state "$p")')"
+done
 getent passwd idmint >/dev/null && skip_package "a user idmint exists: the package would adopt it"
 getent group idmint >/dev/null && skip_package "a group idmint exists: the package would adopt it"
 [ ! -e /var/lib/idmint ] || skip_package "/var/lib/idmint exists (root's default authority, which tests never use): the package would take it over and the purge delete it"
@@ -231,104 +299,132 @@ for d in /var/log/idmint /etc/idmint; do
     [ ! -e "$d" ] || skip_package "$d exists: the purge would delete it"
 done
 while read -r f; do
-    [ ! -d "$T/debroot$f" ] || continue
-    if [ -e "$f" ] || [ -L "$f" ]; then skip_package "$f exists: the package would replace it, then remove it"; fi
-done <"$T/deb.paths"
+    if [ -e "$f" ] || [ -L "$f" ]; then skip_package "$f exists: a package would replace it, then remove it"; fi
+done <"$T/all.paths"
 installed_packages >"$T/packages.before"
 
+debs() { for p in "${PKGS[@]}"; do deb "$p" "$1"; done; } # REV
+versions() { for p in "${PKGS[@]}"; do printf '%s %s\n' "$p" "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$p")"; done; }
+want_versions() { for p in "${PKGS[@]}"; do printf '%s ii %s\n' "$p" "$VERSION-$1"; done; }
+as_idmint() { setpriv --reuid=idmint --regid=idmint --init-groups env HOME=/var/lib/idmint "$@"; }
+
+# The state the daemon package owns, after an install and after an upgrade.
+check_daemon_state() { # WHEN
+    local uid gid home shell links
+    IFS=: read -r _ _ uid gid _ home shell <<<"$(getent passwd idmint)" || die "$1: no user idmint"
+    [ "$uid" -ge 100 ] && [ "$uid" -lt 1000 ] || die "$1: idmint has uid $uid, not a system uid"
+    [ "$(getent group idmint | cut -d: -f3)" = "$gid" ] || die "$1: idmint's primary group is not idmint"
+    [ "$home" = /var/lib/idmint ] && [ "$shell" = /usr/sbin/nologin ] || die "$1: idmint: home $home, shell $shell"
+    # Not world-readable: the authority holds every lease and range granted.
+    [ "$(stat -c '%a %U %G' /var/lib/idmint)" = "750 idmint idmint" ] ||
+        die "$1: /var/lib/idmint: $(stat -c '%a %U %G' /var/lib/idmint)"
+    [ "$(stat -c '%a %U %G' /etc/idmint/idmintd.conf)" = "640 root idmint" ] ||
+        die "$1: /etc/idmint/idmintd.conf: $(stat -c '%a %U %G' /etc/idmint/idmintd.conf)"
+    [ -f "/usr/$UNITDIR/idmintd.service" ] || die "$1: no /usr/$UNITDIR/idmintd.service"
+    links=$(find /etc/systemd/system -name 'idmintd.service' 2>/dev/null || true)
+    [ -z "$links" ] || die "$1: the package enabled idmintd: $links"
+    if [ -d /run/systemd/system ]; then
+        [ "$(systemctl is-enabled idmintd.service 2>/dev/null || true)" = disabled ] ||
+            die "$1: systemctl is-enabled idmintd: $(systemctl is-enabled idmintd.service 2>&1)"
+        ! systemctl is-active -q idmintd.service || die "$1: the package started idmintd"
+    fi
+    ! pgrep -u idmint >/dev/null || die "$1: something runs as idmint: $(pgrep -a -u idmint)"
+    [ "$(/usr/bin/idmint --version)" = "idmint $VERSION" ] || die "$1: /usr/bin/idmint --version: $(/usr/bin/idmint --version)"
+    grep -q "libidmint.so.$MAJOR " <<<"$(ldconfig -p)" || die "$1: the ldconfig trigger did not run: libidmint.so.$MAJOR is not in the cache"
+}
+
+# The CLI and the daemon, as the idmint user, on the packaged config and
+# the state folder: 5 IDs each, appended to $T/pkg.ids.
+mint_both() { # WHEN
+    local url
+    as_idmint /usr/bin/idmint --authority sqlite:/var/lib/idmint/idmint.db mint -n 5 >"$T/cli.ids" ||
+        die "$1: idmint could not mint into /var/lib/idmint as the idmint user"
+    [ "$(sort -u "$T/cli.ids" | grep -cxE '[1-9][0-9]*')" -eq 5 ] || die "$1: idmint mint -n 5 printed: $(cat "$T/cli.ids")"
+    rm -f "$T/run/port"
+    # Not through as_idmint: $! must be idmintd itself (setpriv and env exec it).
+    setpriv --reuid=idmint --regid=idmint --init-groups env HOME=/var/lib/idmint \
+        /usr/bin/idmintd --config /etc/idmint/idmintd.conf --listen 127.0.0.1:0 \
+        --port-file "$T/run/port" 2>"$T/idmintd.err" &
+    daemon_pid=$!
+    for _ in $(seq 100); do
+        [ -s "$T/run/port" ] || ! kill -0 "$daemon_pid" 2>/dev/null && break
+        sleep 0.1
+    done
+    [ -s "$T/run/port" ] || die "$1: idmintd as idmint with /etc/idmint/idmintd.conf did not start: $(cat "$T/idmintd.err")"
+    url="http://127.0.0.1:$(cat "$T/run/port")"
+    curl -sf -H 'Accept: text/plain' "$url/v1/ids?count=5" >"$T/daemon.ids" || die "$1: GET /v1/ids failed: $(cat "$T/idmintd.err")"
+    kill -TERM "$daemon_pid"
+    wait "$daemon_pid" || die "$1: idmintd exited $? on SIGTERM: $(cat "$T/idmintd.err")"
+    daemon_pid=""
+    cat "$T/cli.ids" "$T/daemon.ids" >>"$T/pkg.ids"
+    [ "$(grep -cxE '[1-9][0-9]*' "$T/pkg.ids")" -eq "$(sort -u "$T/pkg.ids" | wc -l)" ] ||
+        die "$1: an ID repeated on one authority: $(sort "$T/pkg.ids" | uniq -d)"
+}
+
 pkg_touched=1
-"${APT[@]}" install "$DEB" >"$T/apt-install.log" 2>&1 || die "apt-get install: $(cat "$T/apt-install.log")"
-[ "$(pkg_state)" = "ii " ] || die "idmint is not installed after apt-get install"
-
-IFS=: read -r _ _ uid gid _ home shell <<<"$(getent passwd idmint)" || die "no user idmint"
-[ "$uid" -ge 100 ] && [ "$uid" -lt 1000 ] || die "idmint has uid $uid, not a system uid"
-[ "$(getent group idmint | cut -d: -f3)" = "$gid" ] || die "idmint's primary group is not idmint"
-[ "$home" = /var/lib/idmint ] && [ "$shell" = /usr/sbin/nologin ] || die "idmint: home $home, shell $shell"
-[ "$(stat -c '%a %U %G' /var/lib/idmint)" = "750 idmint idmint" ] ||
-    die "/var/lib/idmint: $(stat -c '%a %U %G' /var/lib/idmint)"
-[ "$(stat -c '%a %U %G' /etc/idmint/idmintd.conf)" = "640 root idmint" ] ||
-    die "/etc/idmint/idmintd.conf: $(stat -c '%a %U %G' /etc/idmint/idmintd.conf)"
-ok "system user idmint (uid $uid), /var/lib/idmint 750 idmint:idmint, idmintd.conf 640 root:idmint"
-
-[ -f "/usr/$UNITDIR/idmintd.service" ] || die "no /usr/$UNITDIR/idmintd.service"
-links=$(find /etc/systemd/system -name 'idmintd.service' 2>/dev/null || true)
-[ -z "$links" ] || die "the package enabled idmintd: $links"
-if [ -d /run/systemd/system ]; then
-    [ "$(systemctl is-enabled idmintd.service 2>/dev/null || true)" = disabled ] ||
-        die "systemctl is-enabled idmintd: $(systemctl is-enabled idmintd.service 2>&1)"
-    ! systemctl is-active -q idmintd.service || die "the package started idmintd"
-fi
-! pgrep -u idmint >/dev/null || die "something runs as idmint after the install: $(pgrep -a -u idmint)"
+# shellcheck disable=SC2046 # one path per package
+"${APT[@]}" install $(debs "$REV") >"$T/apt-install.log" 2>&1 || die "apt-get install: $(cat "$T/apt-install.log")"
+[ "$(versions)" = "$(want_versions "$REV")" ] || die "after apt-get install: $(versions)"
+check_daemon_state "install"
 if command -v systemd-analyze >/dev/null; then
     systemd-analyze verify "/usr/$UNITDIR/idmintd.service" >"$T/verify.log" 2>&1 ||
         die "systemd-analyze verify idmintd.service: $(cat "$T/verify.log")"
 fi
-ok "idmintd.service installed, not enabled, nothing running as idmint"
+ok "installed $VERSION-$REV: system user idmint, /var/lib/idmint 750 idmint:idmint, idmintd.conf 640 root:idmint, idmintd.service not enabled, nothing running as idmint"
 
-# Configure again over an operator's edit (a reinstall runs postinst as an
-# upgrade does): the edit stays, and so do the owners and modes.
-echo "; edited by test_install.sh" >>/etc/idmint/idmintd.conf
-"${APT[@]}" install --reinstall "$DEB" >"$T/apt-reinstall.log" 2>&1 || die "apt-get install --reinstall: $(cat "$T/apt-reinstall.log")"
-[ "$(tail -n 1 /etc/idmint/idmintd.conf)" = "; edited by test_install.sh" ] || die "the reinstall replaced the edited config"
-[ "$(stat -c '%a %U %G' /etc/idmint/idmintd.conf /var/lib/idmint | tr '\n' ' ')" = "640 root idmint 750 idmint idmint " ] ||
-    die "after the reinstall: $(stat -c '%n %a %U %G' /etc/idmint/idmintd.conf /var/lib/idmint)"
-ok "a reinstall keeps the edited config, its owner and modes"
-
-[ "$(/usr/bin/idmint --version)" = "idmint $VERSION" ] || die "/usr/bin/idmint --version: $(/usr/bin/idmint --version)"
-grep -q "libidmint.so.$MAJOR " <<<"$(ldconfig -p)" || die "the ldconfig trigger did not run: libidmint.so.$MAJOR is not in the cache"
 # shellcheck disable=SC2046
 env -u PKG_CONFIG_PATH cc "${CFLAGS[@]}" $(env -u PKG_CONFIG_PATH pkg-config --cflags idmint) "$HELLO" \
     -o "$T/hello_system" $(env -u PKG_CONFIG_PATH pkg-config --libs idmint) || die "hello.c against /usr"
+[ "$(needed "$T/hello_system" | grep -c libidmint)" -eq 1 ] || die "hello against /usr does not load libidmint.so.$MAJOR"
 [ "$("$T/hello_system" "sqlite:$T/system.db" | wc -l)" -eq 5 ] || die "hello against /usr did not mint 5 IDs"
-
-# As the daemon will: the idmint user, the packaged config, the state folder.
-as_idmint() { setpriv --reuid=idmint --regid=idmint --init-groups env HOME=/var/lib/idmint "$@"; }
-as_idmint /usr/bin/idmint --authority sqlite:/var/lib/idmint/idmint.db mint -n 5 >"$T/cli.ids" ||
-    die "idmint could not mint into /var/lib/idmint as the idmint user"
-[ "$(sort -u "$T/cli.ids" | grep -cxE '[1-9][0-9]*')" -eq 5 ] || die "idmint mint -n 5 printed: $(cat "$T/cli.ids")"
 mkdir "$T/run" && chown idmint:idmint "$T/run"
-# Not through as_idmint: $! must be idmintd itself (setpriv and env exec it).
-setpriv --reuid=idmint --regid=idmint --init-groups env HOME=/var/lib/idmint \
-    /usr/bin/idmintd --config /etc/idmint/idmintd.conf --listen 127.0.0.1:0 \
-    --port-file "$T/run/port" 2>"$T/idmintd.err" &
-daemon_pid=$!
-for _ in $(seq 100); do
-    [ -s "$T/run/port" ] || ! kill -0 "$daemon_pid" 2>/dev/null && break
-    sleep 0.1
-done
-[ -s "$T/run/port" ] || die "idmintd as idmint with /etc/idmint/idmintd.conf did not start: $(cat "$T/idmintd.err")"
-url="http://127.0.0.1:$(cat "$T/run/port")"
-curl -sf -H 'Accept: text/plain' "$url/v1/ids?count=5" >"$T/daemon.ids" || die "GET /v1/ids failed: $(cat "$T/idmintd.err")"
-kill -TERM "$daemon_pid"
-wait "$daemon_pid" || die "idmintd exited $? on SIGTERM: $(cat "$T/idmintd.err")"
-daemon_pid=""
-[ "$(cat "$T/cli.ids" "$T/daemon.ids" | sort -u | grep -cxE '[1-9][0-9]*')" -eq 10 ] ||
-    die "CLI and daemon on one authority: $(cat "$T/cli.ids" "$T/daemon.ids")"
-ok "/usr/bin/idmint and idmintd (as idmint, packaged config) mint 10 distinct IDs from /var/lib/idmint/idmint.db"
+: >"$T/pkg.ids"
+mint_both "$VERSION-$REV"
+ok "$VERSION-$REV: hello.c built against /usr; idmint and idmintd (as idmint, packaged config) mint 10 distinct IDs from /var/lib/idmint/idmint.db"
 
-"${APT[@]}" remove idmint >"$T/apt-remove.log" 2>&1 || die "apt-get remove: $(cat "$T/apt-remove.log")"
-[ "$(pkg_state)" = "rc " ] || die "idmint is not in state config-files after remove"
-[ ! -e /usr/bin/idmint ] && [ ! -e "$D/libidmint.so.$VERSION" ] || die "remove left the programs"
+# The upgrade keeps an operator's edit, the owners and modes, the authority
+# (IDs minted after it are new ones) and a stopped daemon stopped.
+echo "; edited by test_install.sh" >>/etc/idmint/idmintd.conf
+# shellcheck disable=SC2046
+"${APT[@]}" install $(debs "$NEXT") >"$T/apt-upgrade.log" 2>&1 || die "apt-get install (upgrade): $(cat "$T/apt-upgrade.log")"
+[ "$(versions)" = "$(want_versions "$NEXT")" ] || die "after the upgrade: $(versions)"
+[ "$(tail -n 1 /etc/idmint/idmintd.conf)" = "; edited by test_install.sh" ] || die "the upgrade replaced the edited config"
+check_daemon_state "upgrade"
+mint_both "$VERSION-$NEXT"
+ok "upgraded to $VERSION-$NEXT: the edited config, owners and modes kept, not enabled or started; 20 distinct IDs across the upgrade"
+
+# Remove the daemon first, then the CLI, then the library with its -dev.
+"${APT[@]}" remove idmintd >"$T/apt-remove.log" 2>&1 || die "apt-get remove idmintd: $(cat "$T/apt-remove.log")"
+[ "$(pkg_state idmintd)" = "rc " ] || die "idmintd is not in state config-files after remove: '$(pkg_state idmintd)'"
+[ ! -e /usr/bin/idmintd ] || die "remove left /usr/bin/idmintd"
 [ -f /etc/idmint/idmintd.conf ] && [ -s /var/lib/idmint/idmint.db ] || die "remove deleted the config or the authority"
-ok "apt-get remove: programs gone, config and authority kept"
+[ -x /usr/bin/idmint ] && [ "$(pkg_state "$LIBPKG")" = "ii " ] || die "removing idmintd removed the CLI or the library"
+"${APT[@]}" remove idmint libidmint-dev "$LIBPKG" >>"$T/apt-remove.log" 2>&1 || die "apt-get remove: $(cat "$T/apt-remove.log")"
+for p in idmint libidmint-dev "$LIBPKG"; do
+    case "$(pkg_state "$p")" in "" | "un " | "rc ") ;; *) die "$p: state '$(pkg_state "$p")' after remove" ;; esac
+done
+[ ! -e /usr/bin/idmint ] && [ ! -e "$D/libidmint.so.$VERSION" ] && [ ! -e /usr/include/idmint.h ] || die "remove left the programs or the library"
+if ldconfig -p | grep "libidmint.so"; then die "the linker cache still lists libidmint after remove (above)"; fi
+ok "apt-get remove, package by package: files gone, config and authority kept"
 
-"${APT[@]}" purge idmint >"$T/apt-purge.log" 2>&1 || die "apt-get purge: $(cat "$T/apt-purge.log")"
-case "$(pkg_state)" in
-"" | "un ") ;;
-*) die "dpkg still knows idmint after purge: '$(pkg_state)'" ;;
-esac
+# dpkg forgets a removed package that left no conffile behind: purge the rest.
+left=()
+for p in "${PKGS[@]}"; do pkg_gone "$p" || left+=("$p"); done
+[ "${#left[@]}" -gt 0 ] || die "no package is left in state config-files, not even idmintd"
+"${APT[@]}" purge "${left[@]}" >"$T/apt-purge.log" 2>&1 || die "apt-get purge ${left[*]}: $(cat "$T/apt-purge.log")"
+for p in "${PKGS[@]}"; do
+    pkg_gone "$p" || die "dpkg still knows $p after purge: '$(pkg_state "$p")'"
+done
 while read -r f; do
-    [ ! -d "$T/debroot$f" ] || continue
     if [ -e "$f" ] || [ -L "$f" ]; then die "$f survived the purge"; fi
-done <"$T/deb.paths"
+done <"$T/all.paths"
 for d in /var/lib/idmint /var/log/idmint /etc/idmint; do
     [ ! -e "$d" ] || die "$d survived the purge: $(ls -la "$d")"
 done
 [ ! -e /var/lib/systemd/deb-systemd-helper-enabled/idmintd.service.dsh-also ] || die "deb-systemd-helper state survived"
-if ldconfig -p | grep "libidmint.so"; then die "the linker cache still lists libidmint (above)"; fi
 ok "apt-get purge: files, config, /var/lib/idmint and /var/log/idmint gone"
 
-# The user stays after a purge (dist/debian/postrm says why); this test made it, so it goes.
+# The user stays after a purge (dist/debian/idmintd.postrm says why); this test made it, so it goes.
 getent passwd idmint >/dev/null || die "the purge removed the user idmint, which postrm says it keeps"
 restore_machine
 pkg_touched=0
