@@ -106,6 +106,41 @@ const char *args_authority(const struct args_common *common)
     return NULL;
 }
 
+void cli_authority_text(const char *url, char *buf, size_t size)
+{
+    if (idmint_authority_resolve(url, buf, size) != 0)
+        snprintf(buf, size, "%s", url != NULL && url[0] != '\0' ? url : "the default authority");
+}
+
+#define SQLITE_SCHEME "sqlite:"
+
+int cli_authority_is_new(const char *url)
+{
+    char text[IDMINT_AUTHORITY_TEXT_MAX];
+    idmint_authority *a = NULL;
+    int rc;
+
+    if (idmint_authority_resolve(url, text, sizeof(text)) != 0 ||
+        strncmp(text, SQLITE_SCHEME, strlen(SQLITE_SCHEME)) != 0)
+        return 0;
+    rc = idmint_authority_open_existing(&a, url, 0);
+    idmint_authority_close(a);
+    return rc == IDMINT_ENOTFOUND;
+}
+
+void cli_note_new_authority(const char *url)
+{
+    char text[IDMINT_AUTHORITY_TEXT_MAX];
+
+    cli_authority_text(url, text, sizeof(text));
+    fprintf(stderr,
+            "idmint: creating a new, empty authority at %s (every process that mints these "
+            "namespaces must use this same authority: --authority %s)\n",
+            strncmp(text, SQLITE_SCHEME, strlen(SQLITE_SCHEME)) == 0 ? text + strlen(SQLITE_SCHEME)
+                                                                     : text,
+            text);
+}
+
 const char *args_authority_name(const struct args_common *common)
 {
     const char *url = args_authority(common);

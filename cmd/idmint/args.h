@@ -68,6 +68,30 @@ const char *args_authority(const struct args_common *common);
 /* The same for messages; "the default authority" instead of NULL. */
 const char *args_authority_name(const struct args_common *common);
 
+/*
+ * The authority @p url stands for (NULL: $IDMINT_AUTHORITY, else the
+ * default), written to @p buf for a person: idmint_authority_resolve()'s
+ * text with secrets masked; @p url itself or "the default authority" when it
+ * cannot be resolved (the open that follows names the problem). Overwrites
+ * idmint_errmsg(): call it before a failing call's cli_fail(), never between.
+ */
+void cli_authority_text(const char *url, char *buf, size_t size);
+
+/*
+ * 1 if opening @p url would create a new authority: it stands for an SQLite
+ * file that is not there yet (idmint_authority_open_existing() says
+ * IDMINT_ENOTFOUND). Other stores are not probed, which would cost a
+ * connection per command; they are never created by a CLI open either.
+ */
+int cli_authority_is_new(const char *url);
+
+/*
+ * After a command created the authority at @p url (cli_authority_is_new()
+ * said so before it opened): one line on stderr naming the file and how
+ * other processes share it, so a mistyped or per-folder path is seen at once.
+ */
+void cli_note_new_authority(const char *url);
+
 /* Print "idmint: <formatted>" as one line; return CLI_EXIT_USAGE. */
 int cli_usage(const char *fmt, ...) CLI_PRINTF(1, 2);
 

@@ -21,7 +21,7 @@
 #define MAX_SECONDS (UINT32_MAX / 1000u)
 
 static const char mint_usage[] =
-    "usage: idmint mint [-n N] [--ns NS] [--authority URL] [--region N]\n"
+    "usage: idmint mint [-n N | --count N] [--ns NS] [--authority URL] [--region N]\n"
     "                   [--lease SECONDS] [--renew SECONDS] [--max-borrow-ms N] [--rate N]\n"
     "                   [--verbose]\n"
     "\n"
@@ -32,10 +32,14 @@ static const char mint_usage[] =
     "ahead of the clock a full sequence may run (default 0). --rate paces the\n"
     "output to N IDs a second, in batches of N/100, each written out at once (a\n"
     "steady generator for drills; default: as fast as possible). --verbose names\n"
-    "the lease or range supply on stderr as 'idmint trace' names its grants:\n"
-    "  mint: namespace=NS pid=P incarnation=FP [worker=R/W generation=G]\n";
+    "the authority (secrets masked) and the lease or range taken on stderr, with\n"
+    "the holder as 'idmint trace' names its grants, in one line:\n"
+    "  mint: authority=URL namespace=NS kind=snowflake pid=P incarnation=FP\n"
+    "        worker=R/W generation=G lease_end=TIME\n"
+    "  mint: authority=URL namespace=NS kind=range pid=P incarnation=FP block=N\n"
+    "A command that creates the authority says so on stderr first.\n";
 
-static const char uuid7_usage[] = "usage: idmint uuid7 [-n N]\n"
+static const char uuid7_usage[] = "usage: idmint uuid7 [-n N | --count N]\n"
                                   "\n"
                                   "Print N UUIDv7s (default 1, at most 100000000), one per line.\n";
 
@@ -137,24 +141,36 @@ static void pace(const struct mint_args *ma, double start, uint64_t done)
 }
 
 /*
- * Name what @p m mints under on stderr, as idmint trace will name it:
- * "mint: namespace=NS pid=P incarnation=FP worker=R/W generation=G".
+ * Name what @p m mints under on stderr, one line of key=value words (tests
+ * split it so), the holder as idmint trace will name it: "mint:
+ * authority=URL namespace=NS kind=snowflake pid=P incarnation=FP worker=R/W
+ * generation=G lease_end=TIME", or for a range "kind=range ... block=N".
  */
-static void print_holder(idmint *m, const char *ns)
+static void print_holder(idmint *m, const char *authority, const char *ns)
 {
+    char text[IDMINT_AUTHORITY_TEXT_MAX], end[40];
     idmint_handle_info info;
+    uint64_t unit_ms;
 
-    idmint_handle_info_init(&info);
+    idmint_handle_info_init_v2(&info);
     if (idmint_info(m, &info) != 0)
         return;
-    if (info.is_range)
-        fprintf(stderr, "mint: namespace=%s pid=%ld incarnation=%.8s\n", ns, (long)getpid(),
-                info.incarnation);
-    else
-        fprintf(stderr,
-                "mint: namespace=%s pid=%ld incarnation=%.8s worker=%u/%u generation=%llu\n", ns,
-                (long)getpid(), info.incarnation, (unsigned)info.region, (unsigned)info.worker_id,
-                (unsigned long long)info.generation);
+    cli_authority_text(authority, text, sizeof(text));
+    fprintf(stderr, "mint: authority=%s namespace=%s kind=%s pid=%ld incarnation=%.8s", text, ns,
+            info.is_range ? "range" : "snowflake", (long)getpid(), info.incarnation);
+    if (info.is_range) {
+        fprintf(stderr, " block=%llu\n", (unsigned long long)info.range_block);
+        return;
+    }
+    /* lease_until is in the layout's time units from its epoch. */
+    unit_ms = info.layout.unit_ms == 0 ? 1 : info.layout.unit_ms;
+    if (info.layout.epoch_ms < 0 ||
+        info.lease_until > (uint64_t)(INT64_MAX - info.layout.epoch_ms) / unit_ms ||
+        idmint_format_iso8601(info.layout.epoch_ms + (int64_t)(info.lease_until * unit_ms), end,
+                              sizeof(end)) != 0)
+        snprintf(end, sizeof(end), "units:%llu", (unsigned long long)info.lease_until);
+    fprintf(stderr, " worker=%u/%u generation=%llu lease_end=%s\n", (unsigned)info.region,
+            (unsigned)info.worker_id, (unsigned long long)info.generation, end);
 }
 
 /* Mint and print; the handle is always closed so the lease is released. */
@@ -167,7 +183,8 @@ static int mint_run(const char *authority, const struct mint_args *ma)
     struct out_buf *out = malloc(sizeof(*out));
     uint64_t left = ma->count;
     idmint *m = NULL;
-    int status = CLI_EXIT_OK, rc;
+    int status = CLI_EXIT_OK, rc, is_new;
+    char where[IDMINT_AUTHORITY_TEXT_MAX];
 
     if (ids == NULL || out == NULL) {
         free(ids);
@@ -175,14 +192,17 @@ static int mint_run(const char *authority, const struct mint_args *ma)
         return cli_error("mint: out of memory");
     }
     out_init(out);
+    is_new = cli_authority_is_new(authority);
+    cli_authority_text(authority, where, sizeof(where)); /* before the open: it sets the detail */
     rc = idmint_open(&m, authority, ma->ns, &ma->opts);
     if (rc != 0) {
-        status = cli_fail(rc, "mint: cannot open namespace '%s' at %s", ma->ns,
-                          authority != NULL ? authority : "the default authority");
+        status = cli_fail(rc, "mint: cannot open namespace '%s' at %s", ma->ns, where);
         goto done;
     }
+    if (is_new)
+        cli_note_new_authority(authority);
     if (ma->is_verbose)
-        print_holder(m, ma->ns);
+        print_holder(m, authority, ma->ns);
     if (ma->rate > 0 && paced < chunk)
         chunk = paced;
     start = mono_s();

@@ -74,16 +74,24 @@ static int64_t units_to_unix_ms(const idmint_layout *l, uint64_t units)
     return l->epoch_ms + (int64_t)(units * unit);
 }
 
-/* Open the authority; @p is_read_only: never create one (a command that only looks). */
+/*
+ * Open the authority; @p is_read_only: never create one (a command that only
+ * looks). A command that creates one says so (cli_note_new_authority()).
+ */
 static int open_authority(const char *what, const struct args_common *common, int is_read_only,
                           idmint_authority **a)
 {
     const char *url = args_authority(common);
-    int rc =
-        is_read_only ? idmint_authority_open_existing(a, url, 0) : idmint_authority_open(a, url, 0);
+    char where[IDMINT_AUTHORITY_TEXT_MAX];
+    int is_new = !is_read_only && cli_authority_is_new(url), rc;
 
+    cli_authority_text(url, where, sizeof(where)); /* before the open: it sets the detail */
+    rc =
+        is_read_only ? idmint_authority_open_existing(a, url, 0) : idmint_authority_open(a, url, 0);
     if (rc != 0)
-        return cli_fail(rc, "%s: cannot open %s", what, args_authority_name(common));
+        return cli_fail(rc, "%s: cannot open %s", what, where);
+    if (is_new)
+        cli_note_new_authority(url);
     return CLI_EXIT_OK;
 }
 
@@ -423,7 +431,7 @@ static int ns_show(int argc, char **argv, struct args_common *common, char **pos
 {
     idmint_authority *a = NULL;
     idmint_ns_info ns;
-    char created[40];
+    char created[40], where[IDMINT_AUTHORITY_TEXT_MAX];
     int rc;
 
     rc = parse_exact("ns show", argc, argv, NULL, 0, common, pos, 1, "NAME");
@@ -445,7 +453,9 @@ static int ns_show(int argc, char **argv, struct args_common *common, char **pos
         goto out;
     }
     format_iso(ns.created_ms, created, sizeof(created));
+    cli_authority_text(args_authority(common), where, sizeof(where));
     printf("name: %s\n", ns.name);
+    printf("authority: %s\n", where);
     printf("kind: %s\n", ns.kind == IDMINT_KIND_SNOWFLAKE ? "snowflake" : "range");
     printf("state: %s\n", ns.is_disabled ? "disabled" : "enabled");
     printf("created: %s\n", created);

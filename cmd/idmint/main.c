@@ -23,10 +23,12 @@ static const struct command commands[] = {
 
 static const char usage_text[] =
     "usage: idmint [--authority URL] COMMAND [ARGS]\n"
+    "       idmint --version | --help\n"
     "\n"
-    "  mint [-n N] [--ns NS] [--region N] [--lease SECONDS] [--renew SECONDS]\n"
-    "       [--max-borrow-ms N]                 mint IDs, one per line\n"
-    "  uuid7 [-n N]                             UUIDv7s, one per line\n"
+    "  mint [-n N | --count N] [--ns NS] [--region N] [--lease SECONDS]\n"
+    "       [--renew SECONDS] [--max-borrow-ms N] [--rate N] [--verbose]\n"
+    "                                           mint IDs, one per line\n"
+    "  uuid7 [-n N | --count N]                 UUIDv7s, one per line\n"
     "  decode [--ns NS] [--json] ID...          take snowflake IDs apart\n"
     "  ns create NAME --kind snowflake|range [--layout T/R/W/S] [--unit MS]\n"
     "            [--epoch DATE] [--start N] [--max N] [--block N] [--max-block N]\n"
@@ -36,15 +38,16 @@ static const char usage_text[] =
     "  authority fence [--above NS=N]... [--skip NS=K]... [--max-lease SECONDS]\n"
     "                                           make a restored store safe\n"
     "  workers NS                               the worker-id leases of NS\n"
-    "  verify [--ns NS]                         IDs on stdin: count, duplicates, order;\n"
+    "  verify [--ns NS [--json]]                IDs on stdin: count, duplicates, order;\n"
     "                                           with --ns each duplicate's two owners\n"
     "  trace [--ns NS] [--json] ID... | -       which grant minted each ID\n"
     "  bench                                    minting speed of this machine\n"
     "\n"
-    "--authority URL works with every command; default $IDMINT_AUTHORITY, else one\n"
-    "fixed file: /var/lib/idmint/idmint.db for root, $XDG_STATE_HOME/idmint/idmint.db\n"
-    "or ~/.local/state/idmint/idmint.db for other users. Commands that only read\n"
-    "never create an authority. 'idmint COMMAND --help' describes one command.\n"
+    "--authority URL works with every command; default $IDMINT_AUTHORITY, else\n"
+    "one fixed file for every user of the machine, " IDMINT_DEFAULT_AUTHORITY ".\n"
+    "Commands that only read never create an authority; one that creates it\n"
+    "says so on stderr, naming the path. 'ns show' and 'mint --verbose' name the\n"
+    "authority in use. 'idmint COMMAND --help' describes one command.\n"
     "Exit status: 0 success, 1 a failed operation or check, 2 bad usage.\n";
 
 int main(int argc, char **argv)
