@@ -261,12 +261,18 @@ int minter_define(napi_env env, struct addon *ad, napi_value exports)
         const char *name;
         napi_callback cb;
     } fns[] = {
-        {"open", minter_open},          {"openAsync", open_async},
-        {"next", minter_next},          {"nextN", minter_next_n},
-        {"nextString", minter_next_string}, {"nextNStrings", minter_next_n_strings},
-        {"nextInto", minter_next_into}, {"info", minter_info},
-        {"kind", minter_kind},          {"leaseStatus", minter_lease_status},
-        {"decodeWith", minter_decode},  {"close", minter_close},
+        {"open", minter_open},
+        {"openAsync", open_async},
+        {"next", minter_next},
+        {"nextN", minter_next_n},
+        {"nextString", minter_next_string},
+        {"nextNStrings", minter_next_n_strings},
+        {"nextInto", minter_next_into},
+        {"info", minter_info},
+        {"kind", minter_kind},
+        {"leaseStatus", minter_lease_status},
+        {"decodeWith", minter_decode},
+        {"close", minter_close},
     };
     napi_value fn;
 
