@@ -70,18 +70,31 @@ static napi_value minter_open(napi_env env, napi_callback_info info)
     return out;
 }
 
-static napi_value minter_next(napi_env env, napi_callback_info info)
+/* One ID from the Minter of @p info for next() and nextString(): 0, or -1
+ * with a JavaScript exception pending. */
+static int mint_one(napi_env env, napi_callback_info info, uint64_t *id)
 {
     size_t argc = 1;
-    napi_value argv[1], out;
+    napi_value argv[1];
     struct minter *m = minter_args(env, info, &argc, argv);
-    uint64_t id;
     int rc;
 
     if (m == NULL)
+        return -1;
+    if ((rc = idmint_next(m->h, id)) != 0) {
+        errors_throw(env, rc, idmint_errmsg());
+        return -1;
+    }
+    return 0;
+}
+
+static napi_value minter_next(napi_env env, napi_callback_info info)
+{
+    napi_value out;
+    uint64_t id;
+
+    if (mint_one(env, info, &id) != 0)
         return NULL;
-    if ((rc = idmint_next(m->h, &id)) != 0)
-        return errors_throw(env, rc, idmint_errmsg());
     NAPI_CALL(env, napi_create_bigint_uint64(env, id, &out));
     return out;
 }
@@ -105,16 +118,11 @@ static napi_value minter_next_n(napi_env env, napi_callback_info info)
 
 static napi_value minter_next_string(napi_env env, napi_callback_info info)
 {
-    size_t argc = 1;
-    napi_value argv[1], out;
-    struct minter *m = minter_args(env, info, &argc, argv);
+    napi_value out;
     uint64_t id;
-    int rc;
 
-    if (m == NULL)
+    if (mint_one(env, info, &id) != 0)
         return NULL;
-    if ((rc = idmint_next(m->h, &id)) != 0)
-        return errors_throw(env, rc, idmint_errmsg());
     return convert_u64_decimal(env, id, &out) == 0 ? out : NULL;
 }
 
