@@ -24,13 +24,30 @@ test_pkgs=(git                                     # the format stage lists trac
            openssl                                 # throwaway CA and certificates: tests/daemon/test_tls.py
            chromium fonts-dejavu-core              # headless Chromium: tests/daemon/test_status.py
            golang-go                               # bindings/go
-           nodejs node-gyp python3-setuptools      # bindings/node (Debian's Node.js 18 and node-gyp)
+           python3-setuptools                      # bindings/node: node-gyp's gyp
            python3-pytest python3-venv python3-wheel python3-dev # bindings/python
            file dpkg-dev lintian)                  # the Debian packages: tests/install/test_install.sh
 
+# bindings/node builds with any Node.js >= 18 and a node-gyp (tools/build.js
+# finds Debian's, or the one npm bundles). A machine that already has such a
+# Node (NodeSource's, say) keeps it: Debian's node-gyp depends on Debian's
+# nodejs and cannot be installed beside another one.
+node_pkgs() {
+    local major
+    major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+    if [ "$major" -ge 18 ] && { command -v node-gyp >/dev/null ||
+        [ -f "$(npm root -g 2>/dev/null)/npm/node_modules/node-gyp/bin/node-gyp.js" ]; }; then
+        return
+    fi
+    echo nodejs node-gyp
+}
+
 case "${1:-}" in
 run) pkgs=("${run_pkgs[@]}") ;;
-test) pkgs=("${run_pkgs[@]}" "${test_pkgs[@]}") ;;
+test)
+    # shellcheck disable=SC2207 # two plain package names
+    pkgs=("${run_pkgs[@]}" "${test_pkgs[@]}" $(node_pkgs))
+    ;;
 *)
     echo "usage: scripts/deps.sh run|test" >&2
     exit 2
