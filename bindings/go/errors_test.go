@@ -111,6 +111,26 @@ func TestBadCountsAreRefusedWithTheLibrarysText(t *testing.T) {
 	}
 }
 
+// An empty authority is the one the environment names, else the machine's
+// default, never a URL of its own: with $IDMINT_AUTHORITY set, Open("")
+// opens that store or fails as that URL does.
+func TestEmptyAuthorityIsTheEnvironments(t *testing.T) {
+	sf := newNS(t, authority, "snowflake")
+	t.Setenv("IDMINT_AUTHORITY", authority)
+	m, err := idmint.Open("", sf, nil)
+	if err != nil {
+		t.Fatalf("Open(\"\") with IDMINT_AUTHORITY set: %v", err)
+	}
+	m.Close()
+	t.Setenv("IDMINT_AUTHORITY", "nosuch:x")
+	m, err = idmint.Open("", sf, nil)
+	if m != nil {
+		m.Close()
+		t.Fatal("Open returned a Minter beside an error")
+	}
+	wantErr(t, err, "Open", idmint.ErrInvalid, "unknown scheme 'nosuch'")
+}
+
 func TestBadOpenArgumentsAreRefused(t *testing.T) {
 	sf := newNS(t, authority, "snowflake")
 	cases := []struct {
@@ -119,7 +139,6 @@ func TestBadOpenArgumentsAreRefused(t *testing.T) {
 		code          idmint.Code
 		detail        string
 	}{
-		{"empty authority", "", sf, nil, idmint.ErrInvalid, "no scheme"},
 		{"unknown scheme", "nosuch:x", sf, nil, idmint.ErrInvalid, "unknown scheme 'nosuch'"},
 		{"private database", "sqlite::memory:", sf, nil, idmint.ErrInvalid, ""},
 		{"unknown namespace", authority, "no-such-ns", nil, idmint.ErrNotFound, "no-such-ns"},

@@ -27,7 +27,8 @@ type Minter struct {
 }
 
 // Open opens namespace ns at authority (a store URL such as
-// "sqlite:/var/lib/idmint/idmint.db"). A snowflake namespace takes a worker
+// "sqlite:/var/lib/idmint/idmint.db"; "" means $IDMINT_AUTHORITY, else the
+// machine's default, as NULL does in C). A snowflake namespace takes a worker
 // lease, a range namespace reserves its first block; both keep a library
 // thread running until Close. opts may be nil.
 func Open(authority, ns string, opts *Options) (*Minter, error) {
