@@ -8,8 +8,10 @@
  * addresses without one), then screened (header size and count, declared
  * body size; over TLS after the handshake, which this file starts itself so
  * that screening sees plain bytes) so that oversized requests get a 431/413
- * instead of the silent
- * close h2o gives past its own limits; then h2o owns the socket.
+ * instead of the silent close h2o gives past its own limits; then h2o owns
+ * the socket, and the raw head of every request it parses, the first and
+ * each later one of a kept-alive connection, is screened again
+ * (screen_parsed) before a handler sees it.
  * Connections are counted per thread to pause accepting at the limit, to
  * close idle ones early near it, and to drain at stop. A request may be
  * answered later, from another thread (http_later_new: its answer comes
@@ -597,8 +599,10 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
         l->status = l->content_type != NULL ? status : 0;
         return;
     }
-    /* RFC 9112 §6.3: after refusing a request's framing, close the
-     * connection. TODO(#16): h2o 2.2 keeps a kept-alive one open anyway. */
+    /* RFC 9112 §6.3: after refusing a request's framing, the next request
+     * cannot be found safely; a refused head closes the connection too, as
+     * it does on a first request. h2o writes Connection: close and closes
+     * once this response is out. */
     if (r->has_bad_framing || r->head_verdict != 0)
         req->http1_is_persistent = 0;
     req->res.status = status;
@@ -613,29 +617,28 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
 static void conn_on_close(void *data);
 
 /*
- * The rules of http_screen_head() that can still be checked on a request
- * h2o parsed: only a connection's first request passes the screening of
- * raw bytes, later ones on a kept-alive connection come here straight.
+ * Screen the raw head of the request h2o has just parsed, as the first
+ * request of a connection is screened before h2o sees it: h2o keeps one
+ * Content-Length of two, takes Transfer-Encoding over Content-Length, and
+ * takes Host out of the headers (filling in a missing one), so what it
+ * hands on cannot tell a smuggling attempt or a repeated Host from a good
+ * request. h2o 2.2 keeps a request's bytes at the start of sock->input
+ * until its response is written (http1.c consumes them only then; a chunked
+ * body is decoded in place after the head), so the head is there, as the
+ * client sent it, for every request of a kept-alive connection. Raw bytes
+ * that are not there fail closed.
  */
-static int later_request_verdict(h2o_req_t *req)
+static enum http_head_verdict screen_parsed(h2o_socket_t *sock, int *has_bad_framing)
 {
-    size_t k;
+    size_t lines = 0, len;
 
-    if ((req->version >> 8) != 1)
-        return HTTP_HEAD_VERSION_UNSUPPORTED;
-    /* h2o 2.2 keeps an obs-fold line as a field with an empty name. */
-    for (k = 0; k < req->headers.size; k++)
-        if (req->headers.entries[k].name->len == 0)
-            return HTTP_HEAD_BAD_FIELD;
-    /* h2o 2.2 takes Host out of the headers (the last one wins) and fills
-     * in a missing one, so here only its value can be judged. */
-    if (req->input.authority.base != NULL &&
-        !http_host_is_valid(req->input.authority.base, req->input.authority.len))
-        return HTTP_HEAD_BAD_HOST;
-    if (h2o_find_header(&req->headers, H2O_TOKEN_TRANSFER_ENCODING, -1) != -1 &&
-        req->version < 0x101)
-        return HTTP_HEAD_BAD_FRAMING;
-    return HTTP_HEAD_OK;
+    if (sock == NULL || sock->input == NULL || sock->input->size == 0)
+        return HTTP_HEAD_BAD_REQUEST_LINE;
+    len = http_header_block_len(sock->input->bytes, sock->input->size, &lines);
+    if (len == 0)
+        return HTTP_HEAD_BAD_REQUEST_LINE;
+    *has_bad_framing = http_has_bad_framing(sock->input->bytes, len);
+    return http_screen_head(sock->input->bytes, len);
 }
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
@@ -684,13 +687,9 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             r.idempotency_key_len = req->headers.entries[i].value.len;
         }
     }
-    /* RFC 9112 §6.3: a message whose length two headers state differently
-     * cannot be framed safely (request smuggling); refuse it outright. */
-    if ((i = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_LENGTH, -1)) != -1 &&
-        (h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_LENGTH, i) != -1 ||
-         h2o_find_header(&req->headers, H2O_TOKEN_TRANSFER_ENCODING, -1) != -1))
-        r.has_bad_framing = 1;
-    r.head_verdict = later_request_verdict(req);
+    /* Every request, not only a connection's first (RFC 9112 §6.3: request
+     * smuggling hides the second one). */
+    r.head_verdict = (int)screen_parsed(sock, &r.has_bad_framing);
     r.header_bytes = req->method.len + req->path.len + req->authority.len + 16;
     for (k = 0; k < req->headers.size; k++)
         r.header_bytes += req->headers.entries[k].name->len + req->headers.entries[k].value.len + 4;

@@ -34,7 +34,10 @@ struct http_req {
     unsigned idempotency_keys; /* how many Idempotency-Key headers came */
     size_t header_bytes;       /* request line and headers as received, roughly */
     int has_bad_framing;       /* several Content-Lengths, or one beside Transfer-Encoding */
-    int head_verdict; /* enum http_head_verdict (http_screen.h) of a later request; 0: fine */
+    /* enum http_head_verdict (http_screen.h) of this request's raw head; 0:
+     * fine. Any other (and has_bad_framing) closes the connection after the
+     * answer. */
+    int head_verdict;
     unsigned char client[16]; /* the peer as struct http_client_key; all zero when unknown */
     void *thread;             /* what thread_init returned for the serving thread */
     void *priv;               /* the library's request */
