@@ -40,14 +40,27 @@ void routes_batch_init(void)
     }
 }
 
-/* The key of the request into @p key. 0, or -1 after replying 400. */
+/*
+ * The key of the request into @p key, without the optional whitespace (SP,
+ * HTAB) around it: RFC 9110 §5.5 makes that no part of a field value, so
+ * "k" and " k\t" name one key. 0, or -1 after replying 400.
+ */
 static int request_key(struct http_req *r, char *key, size_t size)
 {
+    const char *v = r->idempotency_key;
+    size_t len = r->idempotency_key_len;
+
     if (r->idempotency_keys > 1) {
         routes_fail_http(r, 400, "invalid_argument", "send at most one Idempotency-Key header");
         return -1;
     }
-    if (r->idempotency_key_len == 0 || r->idempotency_key_len >= size) {
+    while (len > 0 && (v[0] == ' ' || v[0] == '\t')) {
+        v++;
+        len--;
+    }
+    while (len > 0 && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    if (len == 0 || len >= size) {
         char text[96];
 
         snprintf(text, sizeof(text), "Idempotency-Key must be 1 to %d characters",
@@ -55,8 +68,8 @@ static int request_key(struct http_req *r, char *key, size_t size)
         routes_fail_http(r, 400, "invalid_argument", text);
         return -1;
     }
-    memcpy(key, r->idempotency_key, r->idempotency_key_len);
-    key[r->idempotency_key_len] = '\0';
+    memcpy(key, v, len);
+    key[len] = '\0';
     if (idmint__batch_key_check(key) != 0) {
         routes_fail(r, IDMINT_EINVAL, NULL);
         return -1;
