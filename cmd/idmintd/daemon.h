@@ -45,6 +45,9 @@ struct config {
     struct auth_token tokens[DAEMON_MAX_TOKENS];
     size_t n_tokens;
     unsigned max_connections_per_client; /* from one address (IPv6: one /64) */
+    unsigned max_connections_per_prefix; /* from one prefix of client_prefix_v4/_v6 bits */
+    unsigned client_prefix_v4;           /* 8..32 */
+    unsigned client_prefix_v6;           /* 16..64 */
     /* [provenance]: seconds a worker grant, a range grant and an idempotent
      * batch are kept (enum idmint__retained order); 0: the library's default */
     uint32_t keep_s[3];

@@ -38,6 +38,7 @@
 static const char usage_text[] =
     "usage: idmintd [--config FILE] [--listen ADDR:PORT] [--authority URL] [--region N]\n"
     "               [--port-file PATH] [--log-level LEVEL] [--max-connections-per-client N]\n"
+    "               [--max-connections-per-prefix N]\n"
     "               [--tls-cert FILE --tls-key FILE]\n"
     "               [--store-threads N] [--store-queue N] [--store-deadline-ms MS]\n"
     "       idmintd --hash-token < token      print the sha256: hash of a token\n"
@@ -47,13 +48,15 @@ static const char usage_text[] =
     "\n"
     "Serves the idmint HTTP API (docs/http-api.md). Flags override IDMINT_LISTEN,\n"
     "IDMINT_AUTHORITY, IDMINT_REGION, IDMINT_LOG_LEVEL, IDMINT_MAX_COUNT and\n"
-    "IDMINT_MAX_CONNECTIONS_PER_CLIENT, IDMINT_TLS_CERT, IDMINT_TLS_KEY and\n"
+    "IDMINT_MAX_CONNECTIONS_PER_CLIENT, IDMINT_MAX_CONNECTIONS_PER_PREFIX,\n"
+    "IDMINT_TLS_CERT, IDMINT_TLS_KEY and\n"
     "IDMINT_STORE_THREADS, IDMINT_STORE_QUEUE, IDMINT_STORE_DEADLINE_MS, which\n"
     "override the config file (--config or\n"
     "IDMINT_CONFIG; with [tokens] it must be chmod 600 or 640). Defaults:\n"
     "127.0.0.1:8080, the default authority (sqlite:/var/lib/idmint/idmint.db, one file\n"
-    "for every user of the machine), region 0, 64 connections per\n"
-    "client address, no rate limits (IDMINT_LIMITS_<CLASS>_RATE and _BURST set them),\n"
+    "for every user of the machine), region 0, 64 connections per client address\n"
+    "and 256 per address prefix (IPv4 /24, IPv6 /48), no rate limits\n"
+    "(IDMINT_LIMITS_<CLASS>_RATE and _BURST set them),\n"
     "4 store threads with a queue of 256 and a 2000 ms deadline for store-bound calls.\n"
     "Without [tokens] only loopback addresses are served. With --tls-cert and --tls-key\n"
     "(PEM files) it serves HTTPS only, TLS 1.2 and 1.3; SIGHUP reloads both files.\n"
@@ -61,7 +64,7 @@ static const char usage_text[] =
 
 struct flags {
     const char *config, *listen, *authority, *region, *port_file, *log_level;
-    const char *max_connections_per_client, *tls_cert, *tls_key;
+    const char *max_connections_per_client, *max_connections_per_prefix, *tls_cert, *tls_key;
     const char *store_threads, *store_queue, *store_deadline_ms;
     int is_help, is_version, is_hash_token, is_self_check, is_list_routes;
 };
@@ -85,6 +88,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         {"--port-file", offsetof(struct flags, port_file)},
         {"--log-level", offsetof(struct flags, log_level)},
         {"--max-connections-per-client", offsetof(struct flags, max_connections_per_client)},
+        {"--max-connections-per-prefix", offsetof(struct flags, max_connections_per_prefix)},
         {"--tls-cert", offsetof(struct flags, tls_cert)},
         {"--tls-key", offsetof(struct flags, tls_key)},
         {"--store-threads", offsetof(struct flags, store_threads)},
@@ -196,6 +200,8 @@ static int apply_flags(struct config *cfg, const struct flags *f)
         {"--log-level", "log", "level", offsetof(struct flags, log_level)},
         {"--max-connections-per-client", "server", "max_connections_per_client",
          offsetof(struct flags, max_connections_per_client)},
+        {"--max-connections-per-prefix", "server", "max_connections_per_prefix",
+         offsetof(struct flags, max_connections_per_prefix)},
         {"--tls-cert", "server", "tls_cert", offsetof(struct flags, tls_cert)},
         {"--tls-key", "server", "tls_key", offsetof(struct flags, tls_key)},
         {"--store-threads", "store", "threads", offsetof(struct flags, store_threads)},
@@ -494,6 +500,9 @@ int main(int argc, char **argv)
     hc.threads = d.cfg.threads;
     hc.max_connections = d.cfg.max_connections;
     hc.max_connections_per_client = d.cfg.max_connections_per_client;
+    hc.max_connections_per_prefix = d.cfg.max_connections_per_prefix;
+    hc.client_prefix_v4 = d.cfg.client_prefix_v4;
+    hc.client_prefix_v6 = d.cfg.client_prefix_v6;
     hc.max_body_bytes = d.cfg.max_body_bytes;
     hc.max_header_bytes = d.cfg.max_header_bytes;
     hc.request_timeout_ms = d.cfg.request_timeout_ms;

@@ -361,7 +361,8 @@ char *metrics_render(struct daemon *d, size_t *len)
     textbuf_printf(&b,
                    "# HELP idmint_http_connections_refused_total Connections refused at accept "
                    "with 503: per_client (the address holds max_connections_per_client), reserve "
-                   "(only the reserve is left and the address holds one), full.\n"
+                   "(only the reserve is left and the address prefix holds one), full, "
+                   "per_prefix (the prefix holds max_connections_per_prefix).\n"
                    "# TYPE idmint_http_connections_refused_total counter\n");
     for (c = 0; c < HTTP_REFUSED_COUNT; c++)
         textbuf_printf(&b, "idmint_http_connections_refused_total{reason=\"%s\"} %" PRIu64 "\n",
