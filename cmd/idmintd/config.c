@@ -44,6 +44,7 @@ void config_defaults(struct config *cfg)
     cfg->ready_margin_ms = 0;
     cfg->log_level = LOG_INFO;
     cfg->store_threads = 4;
+    cfg->store_lease_threads = 1;
     cfg->store_queue = 256;
     cfg->store_deadline_ms = 2000;
 }
@@ -195,6 +196,8 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
     } else if (strcmp(section, "store") == 0) {
         if (strcmp(key, "threads") == 0)
             NUM(1, MAX_THREADS, store_threads, unsigned);
+        if (strcmp(key, "lease_threads") == 0)
+            NUM(1, MAX_THREADS, store_lease_threads, unsigned);
         if (strcmp(key, "queue") == 0)
             NUM(1, 100000, store_queue, unsigned);
         if (strcmp(key, "deadline_ms") == 0)
@@ -343,6 +346,7 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size)
         {"IDMINT_TLS_CERT", "server", "tls_cert"},
         {"IDMINT_TLS_KEY", "server", "tls_key"},
         {"IDMINT_STORE_THREADS", "store", "threads"},
+        {"IDMINT_STORE_LEASE_THREADS", "store", "lease_threads"},
         {"IDMINT_STORE_QUEUE", "store", "queue"},
         {"IDMINT_STORE_DEADLINE_MS", "store", "deadline_ms"},
     };

@@ -22,13 +22,14 @@ IDMINTD, IDMINT = H.usage_paths()
 S = H.Suite("kept_alive")
 
 GOOD = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+GOOD_LAST = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
 
 
-def hidden(name):
+def hidden(name, close=b""):
     """A request that leaves namespace @name behind if it ever runs."""
     body = b'{"name":"%s","kind":"range"}' % name.encode()
     return (b"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            b"%sContent-Length: %d\r\n\r\n%s" % (close, len(body), body))
 
 
 # (what, the refused request; the hidden one follows it on the same connection)
@@ -151,7 +152,7 @@ def test_refusals(d):
 
 def test_good_requests_still_pipeline(d):
     """The screening refuses nothing good: three requests and a create, pipelined."""
-    steps = [GOOD + GOOD + GOOD + hidden("pipelined-ok")]
+    steps = [GOOD + GOOD + GOOD + hidden("pipelined-ok", b"Connection: close\r\n")]
     resps, _ = exchange(d, steps, 4)
     S.ok([r.status for r in resps] == [200, 200, 200, 201],
          "four good pipelined requests on one connection are all served",
@@ -160,7 +161,7 @@ def test_good_requests_still_pipeline(d):
     S.ok(exists, "the pipelined create ran", r.show())
     # HTTP/1.0 without Host, kept alive: fine on a later request too.
     ten = b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
-    resps, _ = exchange(d, [GOOD + ten + GOOD], 3)
+    resps, _ = exchange(d, [GOOD + ten + GOOD_LAST], 3)
     S.ok([r.status for r in resps] == [200, 200, 200],
          "HTTP/1.0 without Host is served as a later request too",
          "; ".join(r.show() for r in resps))
