@@ -29,6 +29,9 @@ void config_defaults(struct config *cfg)
     cfg->threads = 1;
     cfg->max_connections = 1024;
     cfg->max_connections_per_client = 64;
+    cfg->max_connections_per_prefix = 256;
+    cfg->client_prefix_v4 = 24;
+    cfg->client_prefix_v6 = 48;
     cfg->max_body_bytes = 65536;
     cfg->max_header_bytes = 8192;
     cfg->request_timeout_ms = 10000;
@@ -41,6 +44,7 @@ void config_defaults(struct config *cfg)
     cfg->ready_margin_ms = 0;
     cfg->log_level = LOG_INFO;
     cfg->store_threads = 4;
+    cfg->store_lease_threads = 1;
     cfg->store_queue = 256;
     cfg->store_deadline_ms = 2000;
 }
@@ -135,6 +139,12 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
             NUM(1, 1000000, max_connections, unsigned);
         if (strcmp(key, "max_connections_per_client") == 0)
             NUM(1, 1000000, max_connections_per_client, unsigned);
+        if (strcmp(key, "max_connections_per_prefix") == 0)
+            NUM(1, 1000000, max_connections_per_prefix, unsigned);
+        if (strcmp(key, "client_prefix_v4") == 0)
+            NUM(8, 32, client_prefix_v4, unsigned);
+        if (strcmp(key, "client_prefix_v6") == 0)
+            NUM(16, 64, client_prefix_v6, unsigned);
         if (strcmp(key, "max_body_bytes") == 0)
             NUM(16, MAX_BODY_MAX, max_body_bytes, size_t);
         if (strcmp(key, "max_header_bytes") == 0)
@@ -186,6 +196,8 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
     } else if (strcmp(section, "store") == 0) {
         if (strcmp(key, "threads") == 0)
             NUM(1, MAX_THREADS, store_threads, unsigned);
+        if (strcmp(key, "lease_threads") == 0)
+            NUM(1, MAX_THREADS, store_lease_threads, unsigned);
         if (strcmp(key, "queue") == 0)
             NUM(1, 100000, store_queue, unsigned);
         if (strcmp(key, "deadline_ms") == 0)
@@ -322,6 +334,7 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size)
         {"IDMINT_LOG_LEVEL", "log", "level"},
         {"IDMINT_MAX_COUNT", "server", "max_count"},
         {"IDMINT_MAX_CONNECTIONS_PER_CLIENT", "server", "max_connections_per_client"},
+        {"IDMINT_MAX_CONNECTIONS_PER_PREFIX", "server", "max_connections_per_prefix"},
         {"IDMINT_LIMITS_MINT_RATE", "limits", "mint_rate"},
         {"IDMINT_LIMITS_MINT_BURST", "limits", "mint_burst"},
         {"IDMINT_LIMITS_GENERATOR_RATE", "limits", "generator_rate"},
@@ -333,6 +346,7 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size)
         {"IDMINT_TLS_CERT", "server", "tls_cert"},
         {"IDMINT_TLS_KEY", "server", "tls_key"},
         {"IDMINT_STORE_THREADS", "store", "threads"},
+        {"IDMINT_STORE_LEASE_THREADS", "store", "lease_threads"},
         {"IDMINT_STORE_QUEUE", "store", "queue"},
         {"IDMINT_STORE_DEADLINE_MS", "store", "deadline_ms"},
     };

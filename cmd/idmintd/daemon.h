@@ -45,6 +45,9 @@ struct config {
     struct auth_token tokens[DAEMON_MAX_TOKENS];
     size_t n_tokens;
     unsigned max_connections_per_client; /* from one address (IPv6: one /64) */
+    unsigned max_connections_per_prefix; /* from one prefix of client_prefix_v4/_v6 bits */
+    unsigned client_prefix_v4;           /* 8..32 */
+    unsigned client_prefix_v6;           /* 16..64 */
     /* [provenance]: seconds a worker grant, a range grant and an idempotent
      * batch are kept (enum idmint__retained order); 0: the library's default */
     uint32_t keep_s[3];
@@ -52,14 +55,15 @@ struct config {
     struct ratelimit_rule limits[RATELIMIT_CLASSES];
     /* [store]: the store threads that run every store-bound route (store_pool.h) */
     unsigned store_threads;
-    unsigned store_queue;       /* jobs waiting for a thread; more get 503 at once */
-    uint32_t store_deadline_ms; /* a store-bound request unanswered by then gets 503 */
+    unsigned store_lease_threads; /* more, that run only the lease routes (store_pool.h) */
+    unsigned store_queue;         /* jobs waiting for a thread, per lane; more get 503 at once */
+    uint32_t store_deadline_ms;   /* a store-bound request unanswered by then gets 503 */
 };
 
 /*
  * One namespace the daemon mints from. Written once before it is published,
  * except the handle itself, which the main thread replaces when its lease
- * can never be renewed again; use it through handles_next_n/handles_info.
+ * can never be renewed again; use it through handles_try_next_n/handles_info.
  */
 struct ns_handle {
     char name[64];
@@ -113,6 +117,15 @@ struct worker {
     const char *actor;      /* the current request's token name (audit log) */
     int status;             /* the current request's answer, for the metrics */
     int is_store;           /* a store thread's: handlers may block here */
+    /* What the stage before handed the handler running now
+     * (routes_defer_store_with, routes_defer_resume): in memory of the
+     * request's copy, valid only during the handler's call; NULL when none. */
+    const void *handoff;
+    size_t handoff_size;
+    /* Store threads: set by routes_defer_resume during a handler's call. */
+    void (*resume)(struct http_req *r, struct worker *w, const struct route_match *m);
+    const void *resume_data;
+    size_t resume_size;
     /* Loops only: the current request's row and start, and whether it is
      * answered later (then whoever answers counts it: routes_count). */
     const struct route_row *row;
@@ -124,7 +137,8 @@ struct worker {
 struct daemon {
     struct config cfg;
     struct handles handles;
-    struct worker *workers; /* cfg.threads loops', then cfg.store_threads store threads' */
+    /* cfg.threads loops', then cfg.store_threads + cfg.store_lease_threads store threads' */
+    struct worker *workers;
     unsigned n_workers;
     struct store_pool *pool;
     _Atomic int is_ready; /* the eager handles are open */
@@ -146,11 +160,11 @@ struct ns_handle *handles_find(struct handles *h, const char *ns);
 /* Open every name in cfg->namespaces. 0 or the first failure (logged). */
 int handles_open_eager(struct handles *h);
 /*
- * Mint @p n IDs from @p nh's current handle (idmint_next_n's contract).
- * Thread-safe, also while the tick replaces the handle.
+ * idmint_try_next_n on @p nh's current handle: never waits for a time unit,
+ * so neither a loop nor a store thread ever sleeps through one (a batch
+ * that needs more units is finished from a timer on its loop). Thread-safe,
+ * also while the tick replaces the handle.
  */
-int handles_next_n(struct ns_handle *nh, uint64_t *ids, size_t n);
-/* idmint_try_next_n on @p nh's current handle: never waits. Thread-safe. */
 int handles_try_next_n(struct ns_handle *nh, uint64_t *ids, size_t n, size_t *got,
                        uint32_t *wait_ms);
 /* idmint_info of @p nh's current handle (@p out from idmint_handle_info_init()). Thread-safe. */

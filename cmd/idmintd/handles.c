@@ -191,15 +191,6 @@ static void handle_leave(struct ns_handle *nh, unsigned parity)
     atomic_fetch_sub(&nh->users[parity], 1);
 }
 
-int handles_next_n(struct ns_handle *nh, uint64_t *ids, size_t n)
-{
-    unsigned parity;
-    int rc = idmint_next_n(handle_enter(nh, &parity), ids, n);
-
-    handle_leave(nh, parity);
-    return rc;
-}
-
 int handles_try_next_n(struct ns_handle *nh, uint64_t *ids, size_t n, size_t *got,
                        uint32_t *wait_ms)
 {

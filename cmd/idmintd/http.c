@@ -2,20 +2,22 @@
 /*
  * The only file that calls h2o (the evloop library, HTTP/1.1, over TLS when
  * configured: the credentials live in http_tls.c). One event loop per
- * thread, each with its own SO_REUSEPORT listener. Each
- * new connection is admitted by its client address first (http_screen.c:
- * at most max_connections_per_client each, the last slots kept for
- * addresses without one), then screened (header size and count, declared
- * body size; over TLS after the handshake, which this file starts itself so
- * that screening sees plain bytes) so that oversized requests get a 431/413
- * instead of the silent
- * close h2o gives past its own limits; then h2o owns the socket.
- * Connections are counted per thread to pause accepting at the limit, to
- * close idle ones early near it, and to drain at stop. A request may be
- * answered later, from another thread (http_later_new: its answer comes
- * back through the loop's h2o message queue) or from a timer (http_after);
- * both hang off the request's memory pool, so a client that leaves first
- * only drops them.
+ * thread, each with its own SO_REUSEPORT listener, always accepting. Each
+ * new connection is admitted by its client address and prefix first
+ * (http_screen.c: at most max_connections_per_client and
+ * max_connections_per_prefix each, the last slots kept for prefixes without
+ * one; a refused one, also one that finds every slot taken, gets 503 and is
+ * closed), then screened (header size and count, declared body size; over
+ * TLS after the handshake, which this file starts itself so that screening
+ * sees plain bytes) so that oversized requests get a 431/413 instead of the
+ * silent close h2o gives past its own limits; then h2o owns the socket, and
+ * the raw head of every request it parses, the first and each later one of
+ * a kept-alive connection, is screened again (screen_parsed) before a
+ * handler sees it. Connections are counted per thread to close idle ones
+ * early near the limit, and to drain at stop. A request may be answered
+ * later, from another thread (http_later_new: its answer comes back through
+ * the loop's h2o message queue) or from a timer (http_after); both hang off
+ * the request's memory pool, so a client that leaves first only drops them.
  */
 #define H2O_USE_LIBUV 0 /* the evloop flavour of the library */
 
@@ -47,7 +49,8 @@
 #define ACCEPTS_PER_WAKE 32
 #define IDLE_SWEEP_MS    250  /* how often a loop near its limit looks for idle connections */
 #define IDLE_SHORT_MS    1000 /* near the limit, the keep-alive idle time */
-#define REFUSED_MAX      32   /* refusals answered at once per thread; more are just closed */
+#define REFUSED_MAX      32   /* refusals that linger per thread; more are answered and closed */
+#define REFUSED_DRAIN    4    /* reads of what a refused client sent, before closing it */
 
 #ifndef SO_REUSEPORT
 #define SO_REUSEPORT 15 /* Linux; hidden from strict POSIX builds */
@@ -81,13 +84,12 @@ struct http_thread {
     void *user;
     pthread_t thread;
     int has_thread;
-    unsigned n_conns;   /* admitted connections of this thread */
-    unsigned n_refused; /* refused ones still sending their 503; <= REFUSED_MAX */
-    unsigned n_closing; /* admitted ones shut for reading, waiting for h2o to close them */
-    unsigned max_conns;
+    unsigned n_conns;       /* admitted connections of this thread */
+    unsigned n_refused;     /* refused ones still sending their 503; <= REFUSED_MAX */
+    unsigned n_closing;     /* admitted ones shut for reading, waiting for h2o to close them */
+    unsigned max_conns;     /* this thread's share of max_connections: the idle sweep's */
     uint64_t next_sweep_ms; /* monotonic */
-    int is_paused;
-    struct conn head; /* list sentinel */
+    struct conn head;       /* list sentinel */
     h2o_timeout_t screen_timeout;
     h2o_timeout_t linger_timeout;
     h2o_timeout_t later_timeout; /* later_timeout_ms: answers nobody else gave */
@@ -597,8 +599,10 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
         l->status = l->content_type != NULL ? status : 0;
         return;
     }
-    /* RFC 9112 §6.3: after refusing a request's framing, close the
-     * connection. TODO(#16): h2o 2.2 keeps a kept-alive one open anyway. */
+    /* RFC 9112 §6.3: after refusing a request's framing, the next request
+     * cannot be found safely; a refused head closes the connection too, as
+     * it does on a first request. h2o writes Connection: close and closes
+     * once this response is out. */
     if (r->has_bad_framing || r->head_verdict != 0)
         req->http1_is_persistent = 0;
     req->res.status = status;
@@ -613,29 +617,28 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
 static void conn_on_close(void *data);
 
 /*
- * The rules of http_screen_head() that can still be checked on a request
- * h2o parsed: only a connection's first request passes the screening of
- * raw bytes, later ones on a kept-alive connection come here straight.
+ * Screen the raw head of the request h2o has just parsed, as the first
+ * request of a connection is screened before h2o sees it: h2o keeps one
+ * Content-Length of two, takes Transfer-Encoding over Content-Length, and
+ * takes Host out of the headers (filling in a missing one), so what it
+ * hands on cannot tell a smuggling attempt or a repeated Host from a good
+ * request. h2o 2.2 keeps a request's bytes at the start of sock->input
+ * until its response is written (http1.c consumes them only then; a chunked
+ * body is decoded in place after the head), so the head is there, as the
+ * client sent it, for every request of a kept-alive connection. Raw bytes
+ * that are not there fail closed.
  */
-static int later_request_verdict(h2o_req_t *req)
+static enum http_head_verdict screen_parsed(h2o_socket_t *sock, int *has_bad_framing)
 {
-    size_t k;
+    size_t lines = 0, len;
 
-    if ((req->version >> 8) != 1)
-        return HTTP_HEAD_VERSION_UNSUPPORTED;
-    /* h2o 2.2 keeps an obs-fold line as a field with an empty name. */
-    for (k = 0; k < req->headers.size; k++)
-        if (req->headers.entries[k].name->len == 0)
-            return HTTP_HEAD_BAD_FIELD;
-    /* h2o 2.2 takes Host out of the headers (the last one wins) and fills
-     * in a missing one, so here only its value can be judged. */
-    if (req->input.authority.base != NULL &&
-        !http_host_is_valid(req->input.authority.base, req->input.authority.len))
-        return HTTP_HEAD_BAD_HOST;
-    if (h2o_find_header(&req->headers, H2O_TOKEN_TRANSFER_ENCODING, -1) != -1 &&
-        req->version < 0x101)
-        return HTTP_HEAD_BAD_FRAMING;
-    return HTTP_HEAD_OK;
+    if (sock == NULL || sock->input == NULL || sock->input->size == 0)
+        return HTTP_HEAD_BAD_REQUEST_LINE;
+    len = http_header_block_len(sock->input->bytes, sock->input->size, &lines);
+    if (len == 0)
+        return HTTP_HEAD_BAD_REQUEST_LINE;
+    *has_bad_framing = http_has_bad_framing(sock->input->bytes, len);
+    return http_screen_head(sock->input->bytes, len);
 }
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
@@ -684,13 +687,9 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             r.idempotency_key_len = req->headers.entries[i].value.len;
         }
     }
-    /* RFC 9112 §6.3: a message whose length two headers state differently
-     * cannot be framed safely (request smuggling); refuse it outright. */
-    if ((i = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_LENGTH, -1)) != -1 &&
-        (h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_LENGTH, i) != -1 ||
-         h2o_find_header(&req->headers, H2O_TOKEN_TRANSFER_ENCODING, -1) != -1))
-        r.has_bad_framing = 1;
-    r.head_verdict = later_request_verdict(req);
+    /* Every request, not only a connection's first (RFC 9112 §6.3: request
+     * smuggling hides the second one). */
+    r.head_verdict = (int)screen_parsed(sock, &r.has_bad_framing);
     r.header_bytes = req->method.len + req->path.len + req->authority.len + 16;
     for (k = 0; k < req->headers.size; k++)
         r.header_bytes += req->headers.entries[k].name->len + req->headers.entries[k].value.len + 4;
@@ -706,8 +705,6 @@ static struct conn *conn_of_timeout(h2o_timeout_entry_t *entry)
 {
     return (struct conn *)(void *)((char *)entry - offsetof(struct conn, timeout));
 }
-
-static void listener_on_accept(h2o_socket_t *listener, const char *err);
 
 static void conn_on_close(void *data)
 {
@@ -730,12 +727,6 @@ static void conn_on_close(void *data)
     /* After h2o freed the connection's SSL, which held its own reference. */
     http_tls_release(c->ssl_ctx);
     free(c);
-    if (!was_admitted)
-        return;
-    if (th->is_paused && th->listener != NULL && !atomic_load(&th->srv->is_stopping)) {
-        th->is_paused = 0;
-        h2o_socket_read_start(th->listener, listener_on_accept);
-    }
 }
 
 static void conn_close(struct conn *c)
@@ -860,10 +851,36 @@ static void tls_on_handshake(h2o_socket_t *sock, const char *err)
 }
 
 /*
- * Take connection @p c into the thread's list. A refused one is answered at
- * once with 503 and Retry-After, and lingers like any early reply; it holds
- * no slot, and at most REFUSED_MAX of them per thread hold a socket, so a
- * flood of refusals costs bounded memory: beyond that they are closed unanswered.
+ * A refusal past REFUSED_MAX, answered without lingering (lingering is what
+ * would cost memory in a flood): the 503 is written straight to the socket,
+ * which a fresh connection has room for, and the socket is closed. What
+ * the client had sent already is read first, so that the close is a FIN and
+ * not a reset that could destroy the answer in flight. Over TLS no answer
+ * can be read without a handshake: the client gets the close alone, at once.
+ */
+static void refuse_at_once(struct http_thread *th, h2o_socket_t *sock, enum http_refusal why)
+{
+    if (th->srv->cfg.tls == NULL) {
+        const char *text = th->srv->reply_503[why];
+        int fd = h2o_socket_get_fd(sock), i;
+        char drain[4096];
+        ssize_t sent;
+
+        for (i = 0; i < REFUSED_DRAIN && recv(fd, drain, sizeof(drain), MSG_DONTWAIT) > 0; i++)
+            ;
+        sent = send(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)sent; /* best effort: the close below is the answer either way */
+        shutdown(fd, SHUT_WR);
+    }
+    h2o_socket_close(sock);
+}
+
+/*
+ * Take connection @p c into the thread's list. A refused one (over a bound,
+ * or every slot taken) is answered at once with 503 and Retry-After, and
+ * lingers like any early reply; it holds no slot, and at most REFUSED_MAX
+ * of them per thread hold a socket, so a flood of refusals costs bounded
+ * memory: beyond that each is answered and closed at once (refuse_at_once).
  * Over TLS both first complete a handshake within request_timeout_ms; the
  * context is taken now, so a reload during the handshake does not matter.
  */
@@ -873,7 +890,7 @@ static void conn_start(struct http_thread *th, struct conn *c, int is_refused,
     h2o_socket_t *sock = c->sock;
 
     if (is_refused && th->n_refused >= REFUSED_MAX) {
-        h2o_socket_close(sock);
+        refuse_at_once(th, sock, why);
         free(c);
         return;
     }
@@ -922,12 +939,9 @@ static void listener_on_accept(h2o_socket_t *listener, const char *err)
         struct conn *c;
         int is_refused;
 
-        if (th->n_conns >= th->max_conns) {
-            /* Leave the rest in the kernel's backlog until one closes. */
-            h2o_socket_read_stop(listener);
-            th->is_paused = 1;
-            return;
-        }
+        /* Always accept: a full server answers 503 (HTTP_REFUSED_FULL) and
+         * closes, rather than leaving a client in the listen backlog with
+         * no answer at all until a slot frees. */
         if ((sock = h2o_evloop_socket_accept(listener)) == NULL)
             return;
         memset(&peer, 0, sizeof(peer));
@@ -1218,9 +1232,19 @@ int http_server_open(struct http_server **out, const struct http_server_config *
         "{\"error\":{\"code\":\"unavailable\",\"message\":\"this address holds "
         "max_connections_per_client connections already\"}}",
         "{\"error\":{\"code\":\"unavailable\",\"message\":\"the server is near "
-        "max_connections; its last slots are kept for addresses without a connection\"}}",
+        "max_connections; its last slots are kept for address prefixes without a "
+        "connection\"}}",
         "{\"error\":{\"code\":\"unavailable\",\"message\":\"the server holds "
         "max_connections connections\"}}",
+        "{\"error\":{\"code\":\"unavailable\",\"message\":\"this address prefix holds "
+        "max_connections_per_prefix connections already\"}}",
+    };
+    const struct http_admit_limits limits = {
+        .max_conns = cfg->max_connections,
+        .max_per_client = cfg->max_connections_per_client,
+        .max_per_prefix = cfg->max_connections_per_prefix,
+        .prefix_v4_bits = cfg->client_prefix_v4,
+        .prefix_v6_bits = cfg->client_prefix_v6,
     };
     static const char head[] = "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
                                "Connection: close\r\nContent-Length: %zu\r\n\r\n%s";
@@ -1238,7 +1262,7 @@ int http_server_open(struct http_server **out, const struct http_server_config *
     }
     srv = calloc(1, sizeof(*srv));
     if (srv == NULL || (srv->threads = calloc(threads, sizeof(*srv->threads))) == NULL ||
-        http_admit_new(&srv->admit, cfg->max_connections, cfg->max_connections_per_client) != 0) {
+        http_admit_new(&srv->admit, &limits) != 0) {
         if (srv != NULL)
             free(srv->threads);
         free(srv);

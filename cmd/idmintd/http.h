@@ -34,7 +34,10 @@ struct http_req {
     unsigned idempotency_keys; /* how many Idempotency-Key headers came */
     size_t header_bytes;       /* request line and headers as received, roughly */
     int has_bad_framing;       /* several Content-Lengths, or one beside Transfer-Encoding */
-    int head_verdict; /* enum http_head_verdict (http_screen.h) of a later request; 0: fine */
+    /* enum http_head_verdict (http_screen.h) of this request's raw head; 0:
+     * fine. Any other (and has_bad_framing) closes the connection after the
+     * answer. */
+    int head_verdict;
     unsigned char client[16]; /* the peer as struct http_client_key; all zero when unknown */
     void *thread;             /* what thread_init returned for the serving thread */
     void *priv;               /* the library's request */
@@ -47,11 +50,15 @@ struct http_server_config {
     struct sockaddr_storage addr;
     socklen_t addr_len;
     unsigned threads;         /* event loops, one listener each (SO_REUSEPORT) */
-    unsigned max_connections; /* over all threads; above it accepting pauses */
+    unsigned max_connections; /* over all threads; more get 503 and are closed */
     /* From one client address (IPv6: one /64); more get 503 (http_screen.h); 0: no bound. */
     unsigned max_connections_per_client;
-    size_t max_body_bytes;   /* the library may drop far larger bodies itself */
-    size_t max_header_bytes; /* checked before the library parses a connection's first request */
+    /* From one address prefix (client_prefix_v4/_v6 bits); more get 503; 0: no bound. */
+    unsigned max_connections_per_prefix;
+    unsigned client_prefix_v4; /* 8..32; 0: 24 */
+    unsigned client_prefix_v6; /* 16..64; 0: 48 */
+    size_t max_body_bytes;     /* the library may drop far larger bodies itself */
+    size_t max_header_bytes;   /* checked before the library parses a connection's first request */
     uint32_t request_timeout_ms; /* a request must arrive within this (and a TLS handshake) */
     uint32_t later_timeout_ms;   /* http_later_new: on_unanswered after this; 0: never */
     struct http_tls *tls;        /* NULL: plain HTTP; borrowed, must outlive the server */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Screening of a new connection (see http_screen.h): the per-client
- * admission table, and the checks of a raw request head (moved out of
- * http.c unchanged so the fuzz targets can call them without h2o).
+ * Screening of a new connection (see http_screen.h): the admission table
+ * by client address and prefix, and the checks of a raw request head (out
+ * of http.c so the fuzz targets can call them without h2o).
  */
 #include "http_screen.h"
 
@@ -21,61 +21,85 @@
 
 /*
  * Who gets a connection slot. With M = max_connections, P =
- * max_connections_per_client and R = http_admit_reserve(M), n connections
- * open in all and c of them from the newcomer's address, the newcomer is
- * admitted when
+ * max_connections_per_client, Q = max_connections_per_prefix and R =
+ * http_admit_reserve(M), n connections open in all, c of them from the
+ * newcomer's address and p from its prefix (an IPv4 /24, an IPv6 /48 by
+ * default), the newcomer is admitted when
  *
- *     c < P,  and  n < M,  and  (c == 0 or n < M - R).
+ *     c < P,  and  p < Q,  and  n < M,  and  (p == 0 or n < M - R).
  *
- * That is, the last R slots go only to addresses that hold no connection.
+ * That is, the last R slots go only to prefixes that hold no connection.
  * Why this is fair, and enough:
- *  1. No address ever holds more than P connections.
- *  2. An address that holds one gets another only while n < M - R, and its
- *     own c <= n, so it never holds more than max(1, M - R): however large
- *     P is, one address cannot take the reserve, let alone every slot.
- *  3. Each reserve slot goes to an address that held nothing when it took
- *     it, so filling the last R slots takes R distinct addresses; until all
- *     M are taken, a client arriving afresh (a health checker, or a client
- *     whose idle connections were closed) is always let in.
- *  4. The rule reads two counts and nothing else: no timing, no order, no
+ *  1. No address ever holds more than P connections, no prefix more than Q.
+ *  2. A prefix that holds one gets another only while n < M - R, and its
+ *     own p <= n, so it never holds more than max(1, M - R): however large
+ *     P and Q are, one prefix cannot take the reserve, let alone every slot.
+ *  3. Each reserve slot goes to a prefix that held nothing when it took it,
+ *     so filling the last R slots takes R distinct prefixes: an attacker
+ *     with many addresses in a few prefixes (a /24, a cloud /48) leaves the
+ *     reserve to everyone else. Until all M are taken, a client arriving
+ *     from a fresh prefix (a health checker elsewhere) is always let in.
+ *  4. The rule reads three counts and nothing else: no timing, no order, no
  *     history to game, O(1) under one lock.
  * What the reserve cannot do is tell a health checker from an attacker
- * that owns many addresses; the per-client bound makes that attacker need
- * M / P + R of them.
+ * that owns many prefixes; the bounds make that attacker need M / Q + R of
+ * them. When every slot is taken anyway, a newcomer is answered 503 and
+ * closed at once (http.c), never left waiting in the listen backlog.
  */
 
-/* One address and how many connections it holds; n == 0: the slot is free. */
+/* One address or prefix and how many connections it holds; n == 0: free. */
 struct admit_slot {
     struct http_client_key key;
     unsigned n;
 };
 
+/* Open addressing, linear probing; at most max_conns keys, so at most half full. */
+struct admit_table {
+    struct admit_slot *slots;
+    size_t mask; /* slots - 1; slots is a power of two >= 2 * max_conns */
+};
+
 struct http_admit {
     pthread_mutex_t mu;
-    struct admit_slot *slots; /* open addressing, linear probing */
-    size_t mask;              /* slots - 1; slots is a power of two >= 2 * max_conns */
-    uint64_t seed;            /* random: addresses cannot be picked to collide */
-    unsigned n;               /* admitted connections over all threads; <= max_conns */
-    unsigned max_conns, max_per_client, reserve;
+    struct admit_table addrs;    /* by struct http_client_key */
+    struct admit_table prefixes; /* by http_client_prefix_of() */
+    uint64_t seed;               /* random: addresses cannot be picked to collide */
+    unsigned n;                  /* admitted connections over all threads; <= max_conns */
+    unsigned max_conns, max_per_client, max_per_prefix, reserve;
+    unsigned prefix_v4_bits, prefix_v6_bits;
 };
 
 static _Atomic uint64_t refused[HTTP_REFUSED_COUNT];
+
+static const unsigned char v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 unsigned http_admit_reserve(unsigned max_conns)
 {
     return max_conns / 16 > 0 ? max_conns / 16 : 1;
 }
 
-int http_admit_new(struct http_admit **out, unsigned max_conns, unsigned max_per_client)
+static unsigned clamp_bits(unsigned bits, unsigned lo, unsigned hi, unsigned fallback)
+{
+    if (bits == 0)
+        return fallback;
+    return bits < lo ? lo : bits > hi ? hi : bits;
+}
+
+int http_admit_new(struct http_admit **out, const struct http_admit_limits *lim)
 {
     struct http_admit *a;
+    unsigned max_conns = lim->max_conns > 0 ? lim->max_conns : 1;
     size_t cap = 16;
 
     while (cap < 2 * (size_t)max_conns)
         cap *= 2;
     if ((a = calloc(1, sizeof(*a))) == NULL)
         return -1;
-    if ((a->slots = calloc(cap, sizeof(*a->slots))) == NULL) {
+    a->addrs.slots = calloc(cap, sizeof(*a->addrs.slots));
+    a->prefixes.slots = calloc(cap, sizeof(*a->prefixes.slots));
+    if (a->addrs.slots == NULL || a->prefixes.slots == NULL) {
+        free(a->addrs.slots);
+        free(a->prefixes.slots);
         free(a);
         return -1;
     }
@@ -88,10 +112,13 @@ int http_admit_new(struct http_admit **out, unsigned max_conns, unsigned max_per
         a->seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)getpid();
     }
     pthread_mutex_init(&a->mu, NULL);
-    a->mask = cap - 1;
-    a->max_conns = max_conns > 0 ? max_conns : 1;
-    a->max_per_client = max_per_client > 0 ? max_per_client : a->max_conns;
-    a->reserve = http_admit_reserve(a->max_conns);
+    a->addrs.mask = a->prefixes.mask = cap - 1;
+    a->max_conns = max_conns;
+    a->max_per_client = lim->max_per_client > 0 ? lim->max_per_client : max_conns;
+    a->max_per_prefix = lim->max_per_prefix > 0 ? lim->max_per_prefix : max_conns;
+    a->reserve = http_admit_reserve(max_conns);
+    a->prefix_v4_bits = clamp_bits(lim->prefix_v4_bits, 8, 32, 24);
+    a->prefix_v6_bits = clamp_bits(lim->prefix_v6_bits, 16, 64, 48);
     *out = a;
     return 0;
 }
@@ -101,27 +128,40 @@ void http_admit_free(struct http_admit *a)
     if (a == NULL)
         return;
     pthread_mutex_destroy(&a->mu);
-    free(a->slots);
+    free(a->addrs.slots);
+    free(a->prefixes.slots);
     free(a);
 }
 
 void http_client_key_of(const struct sockaddr_storage *ss, struct http_client_key *key)
 {
-    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
     memset(key, 0, sizeof(*key));
     if (ss->ss_family == AF_INET) {
-        memcpy(key->b, mapped, sizeof(mapped));
+        memcpy(key->b, v4_mapped, sizeof(v4_mapped));
         memcpy(key->b + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
     } else if (ss->ss_family == AF_INET6) {
         const unsigned char *b = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
 
         /* A dual-stack listener sees IPv4 clients as ::ffff:a.b.c.d. */
-        if (memcmp(b, mapped, sizeof(mapped)) == 0)
+        if (memcmp(b, v4_mapped, sizeof(v4_mapped)) == 0)
             memcpy(key->b, b, 16);
         else
             memcpy(key->b, b, 8);
     }
+}
+
+void http_client_prefix_of(const struct http_client_key *key, unsigned v4_bits, unsigned v6_bits,
+                           struct http_client_key *prefix)
+{
+    int is_v4 = memcmp(key->b, v4_mapped, sizeof(v4_mapped)) == 0;
+    unsigned bits = is_v4 ? 96 + clamp_bits(v4_bits, 8, 32, 24) : clamp_bits(v6_bits, 16, 64, 48);
+    unsigned i;
+
+    *prefix = *key;
+    for (i = bits / 8; i < 16; i++)
+        prefix->b[i] = 0;
+    if (bits % 8 != 0)
+        prefix->b[bits / 8] = (unsigned char)(key->b[bits / 8] & (0xffu << (8 - bits % 8)));
 }
 
 static uint64_t mix64(uint64_t x)
@@ -134,65 +174,86 @@ static uint64_t mix64(uint64_t x)
     return x;
 }
 
-static size_t admit_home(const struct http_admit *a, const struct http_client_key *key)
+static size_t admit_home(const struct admit_table *t, uint64_t seed,
+                         const struct http_client_key *key)
 {
     uint64_t hi, lo;
 
     memcpy(&hi, key->b, 8);
     memcpy(&lo, key->b + 8, 8);
-    return (size_t)mix64(mix64(hi ^ a->seed) ^ lo) & a->mask;
+    return (size_t)mix64(mix64(hi ^ seed) ^ lo) & t->mask;
 }
 
 /* The slot holding @p key, or the free slot where it would go. The table is
  * at most half full (distinct keys <= n <= max_conns), so a free slot exists. */
-static size_t admit_find(const struct http_admit *a, const struct http_client_key *key)
+static size_t admit_find(const struct admit_table *t, uint64_t seed,
+                         const struct http_client_key *key)
 {
-    size_t i = admit_home(a, key);
+    size_t i = admit_home(t, seed, key);
 
-    while (a->slots[i].n != 0 && memcmp(&a->slots[i].key, key, sizeof(*key)) != 0)
-        i = (i + 1) & a->mask;
+    while (t->slots[i].n != 0 && memcmp(&t->slots[i].key, key, sizeof(*key)) != 0)
+        i = (i + 1) & t->mask;
     return i;
 }
 
 /* Empty slot @p i, shifting later members of its probe run back so that
  * every key stays reachable from its home slot (no tombstones). */
-static void admit_remove(struct http_admit *a, size_t i)
+static void admit_remove(struct admit_table *t, uint64_t seed, size_t i)
 {
     size_t j = i;
 
     for (;;) {
         size_t home;
 
-        j = (j + 1) & a->mask;
-        if (a->slots[j].n == 0)
+        j = (j + 1) & t->mask;
+        if (t->slots[j].n == 0)
             break;
-        home = admit_home(a, &a->slots[j].key);
+        home = admit_home(t, seed, &t->slots[j].key);
         /* Slot j may fill the hole at i unless its home lies cyclically in (i, j]. */
         if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-            a->slots[i] = a->slots[j];
+            t->slots[i] = t->slots[j];
             i = j;
         }
     }
-    memset(&a->slots[i], 0, sizeof(a->slots[i]));
+    memset(&t->slots[i], 0, sizeof(t->slots[i]));
+}
+
+static void admit_count(struct admit_table *t, size_t i, const struct http_client_key *key)
+{
+    if (t->slots[i].n == 0)
+        t->slots[i].key = *key;
+    t->slots[i].n++;
+}
+
+static void admit_uncount(struct admit_table *t, uint64_t seed, const struct http_client_key *key)
+{
+    size_t i = admit_find(t, seed, key);
+
+    if (t->slots[i].n > 0 && --t->slots[i].n == 0)
+        admit_remove(t, seed, i);
 }
 
 int http_admit_take(struct http_admit *a, const struct http_client_key *key, enum http_refusal *why)
 {
     enum http_refusal reason = HTTP_REFUSED_COUNT;
-    size_t i;
+    struct http_client_key prefix;
+    size_t i, k;
 
+    http_client_prefix_of(key, a->prefix_v4_bits, a->prefix_v6_bits, &prefix);
     pthread_mutex_lock(&a->mu);
-    i = admit_find(a, key);
-    if (a->slots[i].n >= a->max_per_client)
+    i = admit_find(&a->addrs, a->seed, key);
+    k = admit_find(&a->prefixes, a->seed, &prefix);
+    if (a->addrs.slots[i].n >= a->max_per_client)
         reason = HTTP_REFUSED_PER_CLIENT;
+    else if (a->prefixes.slots[k].n >= a->max_per_prefix)
+        reason = HTTP_REFUSED_PER_PREFIX;
     else if (a->n >= a->max_conns)
         reason = HTTP_REFUSED_FULL;
-    else if (a->slots[i].n > 0 && a->n >= a->max_conns - a->reserve)
+    else if (a->prefixes.slots[k].n > 0 && a->n >= a->max_conns - a->reserve)
         reason = HTTP_REFUSED_RESERVE;
     if (reason == HTTP_REFUSED_COUNT) {
-        if (a->slots[i].n == 0)
-            a->slots[i].key = *key;
-        a->slots[i].n++;
+        admit_count(&a->addrs, i, key);
+        admit_count(&a->prefixes, k, &prefix);
         a->n++;
     }
     pthread_mutex_unlock(&a->mu);
@@ -205,14 +266,17 @@ int http_admit_take(struct http_admit *a, const struct http_client_key *key, enu
 
 void http_admit_release(struct http_admit *a, const struct http_client_key *key)
 {
+    struct http_client_key prefix;
     size_t i;
 
+    http_client_prefix_of(key, a->prefix_v4_bits, a->prefix_v6_bits, &prefix);
     pthread_mutex_lock(&a->mu);
-    i = admit_find(a, key);
-    if (a->slots[i].n > 0) {
+    i = admit_find(&a->addrs, a->seed, key);
+    if (a->addrs.slots[i].n > 0) {
         a->n--;
-        if (--a->slots[i].n == 0)
-            admit_remove(a, i);
+        if (--a->addrs.slots[i].n == 0)
+            admit_remove(&a->addrs, a->seed, i);
+        admit_uncount(&a->prefixes, a->seed, &prefix);
     }
     pthread_mutex_unlock(&a->mu);
 }
@@ -231,6 +295,8 @@ const char *http_refusal_name(enum http_refusal why)
         return "reserve";
     case HTTP_REFUSED_FULL:
         return "full";
+    case HTTP_REFUSED_PER_PREFIX:
+        return "per_prefix";
     default:
         return "other";
     }

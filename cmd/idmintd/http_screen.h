@@ -2,9 +2,9 @@
 /*
  * The screening of a new connection (http.c) in two parts that need no
  * socket, so that fuzz/fuzz_http.c and tests can drive them: its admission
- * (how many connections one client address may hold, and who may take the
- * last slots), and its raw request head before h2o parses it (pure
- * functions over bytes).
+ * (how many connections one client address and one address prefix may
+ * hold, and who may take the last slots), and the raw head of each of its
+ * requests (pure functions over bytes).
  */
 #ifndef IDMINTD_HTTP_SCREEN_H
 #define IDMINTD_HTTP_SCREEN_H
@@ -25,30 +25,46 @@ struct http_client_key {
  * idmint_http_connections_refused_total). */
 enum http_refusal {
     HTTP_REFUSED_PER_CLIENT = 0, /* the address holds max_connections_per_client */
-    HTTP_REFUSED_RESERVE = 1,    /* only the reserve is left and the address holds one */
+    HTTP_REFUSED_RESERVE = 1,    /* only the reserve is left and the prefix holds one */
     HTTP_REFUSED_FULL = 2,       /* every slot is taken */
+    HTTP_REFUSED_PER_PREFIX = 3, /* the address's prefix holds max_connections_per_prefix */
     HTTP_REFUSED_COUNT
+};
+
+/* The bounds of one admission table (http_admit_new copies them). */
+struct http_admit_limits {
+    unsigned max_conns;      /* over all threads; 0 is taken as 1 */
+    unsigned max_per_client; /* from one address (struct http_client_key); 0: no own bound */
+    unsigned max_per_prefix; /* from one prefix (below); 0: no own bound */
+    unsigned prefix_v4_bits; /* an IPv4 client's prefix: 8..32; 0: 24 */
+    unsigned prefix_v6_bits; /* an IPv6 client's prefix: 16..64; 0: 48 */
 };
 
 /* The open connections of one server by client; thread-safe (one lock). */
 struct http_admit;
 
-/* The slots kept back for addresses without a connection: max_conns / 16, at least 1. */
+/* The slots kept back for prefixes without a connection: max_conns / 16, at least 1. */
 unsigned http_admit_reserve(unsigned max_conns);
 /*
- * A table for at most @p max_conns connections, at most @p max_per_client of
- * them from one client (0: only the reserve bounds a client). 0, or -1 when
- * out of memory (*out untouched).
+ * A table for @p lim (copied; prefix lengths out of range are clamped into
+ * it). 0, or -1 when out of memory (*out untouched).
  */
-int http_admit_new(struct http_admit **out, unsigned max_conns, unsigned max_per_client);
+int http_admit_new(struct http_admit **out, const struct http_admit_limits *lim);
 /* NULL is a no-op. */
 void http_admit_free(struct http_admit *a);
 /* The key of peer @p ss (AF_INET or AF_INET6; anything else is all zeros). */
 void http_client_key_of(const struct sockaddr_storage *ss, struct http_client_key *key);
 /*
- * Admit one more connection from @p key: 0, counted until
- * http_admit_release(); or -1 with the reason in *why, counted in
- * http_refused_total() and nothing else changed.
+ * The prefix @p key belongs to: an IPv4 (or IPv4-mapped) key cut to its
+ * first @p v4_bits bits (8..32), an IPv6 key to its first @p v6_bits
+ * (16..64); the bits after them are zero. Pure.
+ */
+void http_client_prefix_of(const struct http_client_key *key, unsigned v4_bits, unsigned v6_bits,
+                           struct http_client_key *prefix);
+/*
+ * Admit one more connection from @p key: 0, counted (by address and by
+ * prefix) until http_admit_release(); or -1 with the reason in *why,
+ * counted in http_refused_total() and nothing else changed.
  */
 int http_admit_take(struct http_admit *a, const struct http_client_key *key,
                     enum http_refusal *why);
@@ -56,7 +72,7 @@ int http_admit_take(struct http_admit *a, const struct http_client_key *key,
 void http_admit_release(struct http_admit *a, const struct http_client_key *key);
 /* Connections refused for @p why since the process started, by every table. */
 uint64_t http_refused_total(enum http_refusal why);
-/* "per_client", "reserve", "full". */
+/* "per_client", "reserve", "full", "per_prefix". */
 const char *http_refusal_name(enum http_refusal why);
 
 /* ==== the request head ==== */

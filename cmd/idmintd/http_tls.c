@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define TLS_PATH_MAX 1024
 
@@ -77,15 +78,56 @@ static int tls_check_readable(const char *what, const char *path, char *err, siz
     return 0;
 }
 
-static EVP_PKEY *tls_read_key(const char *path)
+/*
+ * The private key in @p path, or NULL with @p err set. The key must be
+ * private, by the rule a config holding [tokens] is held to (config.c):
+ * no permission at all for others, no write permission for the group (the
+ * group may read: 0640, as Debian's ssl-cert group does). Whoever can read
+ * the key can pose as this server to every client, and whoever can write
+ * it decides which key the next reload serves. The mode is that of the
+ * file read, not of whatever the path names after.
+ */
+static EVP_PKEY *tls_read_key(const char *path, char *err, size_t err_size)
 {
     FILE *f = fopen(path, "r");
     EVP_PKEY *key;
+    struct stat st;
+    unsigned mode;
+    char why[256];
 
-    if (f == NULL)
+    if (f == NULL) {
+        snprintf(err, err_size, "cannot read the TLS key file '%s': %s", path, strerror(errno));
         return NULL;
+    }
+    if (fstat(fileno(f), &st) != 0) {
+        snprintf(err, err_size, "cannot check the mode of the TLS key file '%s': %s", path,
+                 strerror(errno));
+        fclose(f);
+        return NULL;
+    }
+    ERR_clear_error();
     key = PEM_read_PrivateKey(f, NULL, tls_no_password, NULL);
     fclose(f);
+    if (key == NULL) {
+        snprintf(err, err_size,
+                 "the TLS key file '%s' holds no usable PEM private key (an encrypted key is "
+                 "not supported): %s",
+                 path, tls_last_error(why, sizeof(why), "unknown error"));
+        return NULL;
+    }
+    mode = (unsigned)st.st_mode & 07777u;
+    if ((mode & 0027u) != 0) {
+        int is_others = (mode & 0007u) != 0, is_group_write = (mode & 0020u) != 0;
+
+        snprintf(err, err_size,
+                 "the TLS key file '%s' is not private: its mode is %04o (%s%s%s); make it "
+                 "private with 'chmod 600 %s' (or 640 to let its group read it)",
+                 path, mode, is_group_write ? "its group may write it" : "",
+                 is_group_write && is_others ? ", " : "", is_others ? "others have access" : "",
+                 path);
+        EVP_PKEY_free(key);
+        return NULL;
+    }
     return key;
 }
 
@@ -116,11 +158,7 @@ static SSL_CTX *tls_ctx_new(const char *cert_path, const char *key_path, char *e
         SSL_CTX_free(ctx);
         return NULL;
     }
-    if ((key = tls_read_key(key_path)) == NULL) {
-        snprintf(err, err_size,
-                 "the TLS key file '%s' holds no usable PEM private key (an encrypted key is "
-                 "not supported): %s",
-                 key_path, tls_last_error(why, sizeof(why), "unknown error"));
+    if ((key = tls_read_key(key_path, err, err_size)) == NULL) {
         SSL_CTX_free(ctx);
         return NULL;
     }

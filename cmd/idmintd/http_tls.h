@@ -19,7 +19,9 @@ struct ssl_ctx_st; /* OpenSSL's SSL_CTX */
  * Load @p cert_path (PEM, the server certificate first, then any
  * intermediates) and @p key_path (PEM private key) and check that they
  * belong together. Returns 0 and *out, or -1 with @p err naming the file
- * and the problem (missing, unreadable, not PEM, key does not match).
+ * and the problem (missing, unreadable, not PEM, key does not match, or a
+ * key file that is not private: any permission for others, or write
+ * permission for its group, as for a config holding [tokens]).
  * Both paths are copied: reloads read them again.
  */
 int http_tls_open(struct http_tls **out, const char *cert_path, const char *key_path, char *err,

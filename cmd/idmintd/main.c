@@ -38,8 +38,10 @@
 static const char usage_text[] =
     "usage: idmintd [--config FILE] [--listen ADDR:PORT] [--authority URL] [--region N]\n"
     "               [--port-file PATH] [--log-level LEVEL] [--max-connections-per-client N]\n"
+    "               [--max-connections-per-prefix N]\n"
     "               [--tls-cert FILE --tls-key FILE]\n"
-    "               [--store-threads N] [--store-queue N] [--store-deadline-ms MS]\n"
+    "               [--store-threads N] [--store-lease-threads N] [--store-queue N]\n"
+    "               [--store-deadline-ms MS]\n"
     "       idmintd --hash-token < token      print the sha256: hash of a token\n"
     "       idmintd --self-check              check the error and route tables, exit 0 or 1\n"
     "       idmintd --list-routes             print the route table as JSON lines, exit 0\n"
@@ -47,22 +49,26 @@ static const char usage_text[] =
     "\n"
     "Serves the idmint HTTP API (docs/http-api.md). Flags override IDMINT_LISTEN,\n"
     "IDMINT_AUTHORITY, IDMINT_REGION, IDMINT_LOG_LEVEL, IDMINT_MAX_COUNT and\n"
-    "IDMINT_MAX_CONNECTIONS_PER_CLIENT, IDMINT_TLS_CERT, IDMINT_TLS_KEY and\n"
-    "IDMINT_STORE_THREADS, IDMINT_STORE_QUEUE, IDMINT_STORE_DEADLINE_MS, which\n"
+    "IDMINT_MAX_CONNECTIONS_PER_CLIENT, IDMINT_MAX_CONNECTIONS_PER_PREFIX,\n"
+    "IDMINT_TLS_CERT, IDMINT_TLS_KEY and\n"
+    "IDMINT_STORE_THREADS, IDMINT_STORE_LEASE_THREADS, IDMINT_STORE_QUEUE,\n"
+    "IDMINT_STORE_DEADLINE_MS, which\n"
     "override the config file (--config or\n"
     "IDMINT_CONFIG; with [tokens] it must be chmod 600 or 640). Defaults:\n"
     "127.0.0.1:8080, the default authority (sqlite:/var/lib/idmint/idmint.db, one file\n"
-    "for every user of the machine), region 0, 64 connections per\n"
-    "client address, no rate limits (IDMINT_LIMITS_<CLASS>_RATE and _BURST set them),\n"
-    "4 store threads with a queue of 256 and a 2000 ms deadline for store-bound calls.\n"
+    "for every user of the machine), region 0, 64 connections per client address\n"
+    "and 256 per address prefix (IPv4 /24, IPv6 /48), no rate limits\n"
+    "(IDMINT_LIMITS_<CLASS>_RATE and _BURST set them),\n"
+    "4 store threads and 1 more for the lease routes, each kind with a queue of 256,\n"
+    "and a 2000 ms deadline for store-bound calls.\n"
     "Without [tokens] only loopback addresses are served. With --tls-cert and --tls-key\n"
     "(PEM files) it serves HTTPS only, TLS 1.2 and 1.3; SIGHUP reloads both files.\n"
     "Exit status: 0 stopped cleanly, 1 a runtime failure, 2 bad usage or configuration.\n";
 
 struct flags {
     const char *config, *listen, *authority, *region, *port_file, *log_level;
-    const char *max_connections_per_client, *tls_cert, *tls_key;
-    const char *store_threads, *store_queue, *store_deadline_ms;
+    const char *max_connections_per_client, *max_connections_per_prefix, *tls_cert, *tls_key;
+    const char *store_threads, *store_lease_threads, *store_queue, *store_deadline_ms;
     int is_help, is_version, is_hash_token, is_self_check, is_list_routes;
 };
 
@@ -85,9 +91,11 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         {"--port-file", offsetof(struct flags, port_file)},
         {"--log-level", offsetof(struct flags, log_level)},
         {"--max-connections-per-client", offsetof(struct flags, max_connections_per_client)},
+        {"--max-connections-per-prefix", offsetof(struct flags, max_connections_per_prefix)},
         {"--tls-cert", offsetof(struct flags, tls_cert)},
         {"--tls-key", offsetof(struct flags, tls_key)},
         {"--store-threads", offsetof(struct flags, store_threads)},
+        {"--store-lease-threads", offsetof(struct flags, store_lease_threads)},
         {"--store-queue", offsetof(struct flags, store_queue)},
         {"--store-deadline-ms", offsetof(struct flags, store_deadline_ms)},
     };
@@ -196,9 +204,13 @@ static int apply_flags(struct config *cfg, const struct flags *f)
         {"--log-level", "log", "level", offsetof(struct flags, log_level)},
         {"--max-connections-per-client", "server", "max_connections_per_client",
          offsetof(struct flags, max_connections_per_client)},
+        {"--max-connections-per-prefix", "server", "max_connections_per_prefix",
+         offsetof(struct flags, max_connections_per_prefix)},
         {"--tls-cert", "server", "tls_cert", offsetof(struct flags, tls_cert)},
         {"--tls-key", "server", "tls_key", offsetof(struct flags, tls_key)},
         {"--store-threads", "store", "threads", offsetof(struct flags, store_threads)},
+        {"--store-lease-threads", "store", "lease_threads",
+         offsetof(struct flags, store_lease_threads)},
         {"--store-queue", "store", "queue", offsetof(struct flags, store_queue)},
         {"--store-deadline-ms", "store", "deadline_ms", offsetof(struct flags, store_deadline_ms)},
     };
@@ -465,7 +477,7 @@ int main(int argc, char **argv)
         http_tls_close(tls);
         return rc;
     }
-    d.n_workers = d.cfg.threads + d.cfg.store_threads;
+    d.n_workers = d.cfg.threads + d.cfg.store_threads + d.cfg.store_lease_threads;
     d.workers = calloc(d.n_workers, sizeof(*d.workers));
     if (d.workers == NULL) {
         fprintf(stderr, "idmintd: out of memory\n");
@@ -483,9 +495,10 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
     /* Before the loops: the first request may need a store thread. */
-    if (store_pool_open(&d.pool, d.cfg.store_threads, d.cfg.store_queue, routes_store_thread_init,
-                        routes_store_thread_fini, &d) != 0) {
-        fprintf(stderr, "idmintd: cannot start %u store threads\n", d.cfg.store_threads);
+    if (store_pool_open(&d.pool, d.cfg.store_threads, d.cfg.store_lease_threads, d.cfg.store_queue,
+                        routes_store_thread_init, routes_store_thread_fini, &d) != 0) {
+        fprintf(stderr, "idmintd: cannot start %u store threads\n",
+                d.cfg.store_threads + d.cfg.store_lease_threads);
         http_tls_close(tls);
         free(d.workers);
         return 1;
@@ -494,6 +507,9 @@ int main(int argc, char **argv)
     hc.threads = d.cfg.threads;
     hc.max_connections = d.cfg.max_connections;
     hc.max_connections_per_client = d.cfg.max_connections_per_client;
+    hc.max_connections_per_prefix = d.cfg.max_connections_per_prefix;
+    hc.client_prefix_v4 = d.cfg.client_prefix_v4;
+    hc.client_prefix_v6 = d.cfg.client_prefix_v6;
     hc.max_body_bytes = d.cfg.max_body_bytes;
     hc.max_header_bytes = d.cfg.max_header_bytes;
     hc.request_timeout_ms = d.cfg.request_timeout_ms;
@@ -526,11 +542,12 @@ int main(int argc, char **argv)
 
         snprintf(msg, sizeof(msg), "listening on %s", addr);
         log_write(LOG_INFO, msg,
-                  "authority=\"%s\" region=%u threads=%u store_threads=%u store_queue=%u "
+                  "authority=\"%s\" region=%u threads=%u store_threads=%u store_lease_threads=%u "
+                  "store_queue=%u "
                   "store_deadline_ms=%u tokens=%zu tls=%s version=%s",
                   d.handles.authority_text, d.cfg.region, d.cfg.threads, d.cfg.store_threads,
-                  d.cfg.store_queue, d.cfg.store_deadline_ms, d.cfg.n_tokens,
-                  tls != NULL ? "on" : "off", DAEMON_VERSION);
+                  d.cfg.store_lease_threads, d.cfg.store_queue, d.cfg.store_deadline_ms,
+                  d.cfg.n_tokens, tls != NULL ? "on" : "off", DAEMON_VERSION);
         if (tls != NULL) {
             char desc[600];
 

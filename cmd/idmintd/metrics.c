@@ -186,12 +186,20 @@ static void put_store_pool(struct textbuf *b, struct daemon *d)
                    "# HELP idmint_store_pool_threads Store threads running store-bound routes.\n"
                    "# TYPE idmint_store_pool_threads gauge\n"
                    "idmint_store_pool_threads %u\n"
-                   "# HELP idmint_store_pool_queue_max Store calls that may wait for a thread.\n"
+                   "# HELP idmint_store_pool_lease_threads Of those, the threads kept for the "
+                   "lease routes (/internal/workers/lease, /internal/ranges/lease).\n"
+                   "# TYPE idmint_store_pool_lease_threads gauge\n"
+                   "idmint_store_pool_lease_threads %u\n"
+                   "# HELP idmint_store_pool_queue_max Store calls that may wait for a thread, "
+                   "in each of the two queues (general, lease).\n"
                    "# TYPE idmint_store_pool_queue_max gauge\n"
                    "idmint_store_pool_queue_max %u\n"
                    "# HELP idmint_store_pool_queue_depth Store calls waiting for a thread now.\n"
                    "# TYPE idmint_store_pool_queue_depth gauge\n"
                    "idmint_store_pool_queue_depth %" PRIu64 "\n"
+                   "# HELP idmint_store_pool_lease_queue_depth Of those, lease calls.\n"
+                   "# TYPE idmint_store_pool_lease_queue_depth gauge\n"
+                   "idmint_store_pool_lease_queue_depth %" PRIu64 "\n"
                    "# HELP idmint_store_pool_running Store calls a thread is running now.\n"
                    "# TYPE idmint_store_pool_running gauge\n"
                    "idmint_store_pool_running %" PRIu64 "\n"
@@ -210,8 +218,8 @@ static void put_store_pool(struct textbuf *b, struct daemon *d)
                    "their deadline, so never made.\n"
                    "# TYPE idmint_store_pool_skipped_total counter\n"
                    "idmint_store_pool_skipped_total %" PRIu64 "\n",
-                   st.threads, st.queue_max, st.depth, st.running, st.jobs, st.rejected_full,
-                   st.timed_out, st.late);
+                   st.threads, st.lease_threads, st.queue_max, st.depth, st.lease_depth, st.running,
+                   st.jobs, st.rejected_full, st.timed_out, st.late);
 }
 
 char *metrics_render(struct daemon *d, size_t *len)
@@ -361,7 +369,8 @@ char *metrics_render(struct daemon *d, size_t *len)
     textbuf_printf(&b,
                    "# HELP idmint_http_connections_refused_total Connections refused at accept "
                    "with 503: per_client (the address holds max_connections_per_client), reserve "
-                   "(only the reserve is left and the address holds one), full.\n"
+                   "(only the reserve is left and the address prefix holds one), full, "
+                   "per_prefix (the prefix holds max_connections_per_prefix).\n"
                    "# TYPE idmint_http_connections_refused_total counter\n");
     for (c = 0; c < HTTP_REFUSED_COUNT; c++)
         textbuf_printf(&b, "idmint_http_connections_refused_total{reason=\"%s\"} %" PRIu64 "\n",

@@ -49,9 +49,9 @@ const struct route_row route_table[] = {
     {"POST", "/v1/collisions", AUTH_MINT, routes_collisions_report, "/v1/collisions", 1, NULL,
      f_collision},
     {"POST", "/internal/workers/lease", AUTH_GENERATOR, routes_internal_workers,
-     "/internal/workers/lease", 1, NULL, f_workers},
+     "/internal/workers/lease", ROUTE_ON_LEASE, NULL, f_workers},
     {"POST", "/internal/ranges/lease", AUTH_GENERATOR, routes_internal_ranges,
-     "/internal/ranges/lease", 1, NULL, f_ranges},
+     "/internal/ranges/lease", ROUTE_ON_LEASE, NULL, f_ranges},
     {"POST", "/internal/ranges/forget", AUTH_GENERATOR, routes_internal_ranges_forget,
      "/internal/ranges/forget", 1, NULL, f_forget},
     {"GET", "/v1/namespaces", AUTH_MINT, routes_ns_list, "/v1/namespaces", 1, NULL, NULL},
@@ -213,6 +213,8 @@ int route_table_check(void)
             bad += report(i, "the role is not AUTH_NONE..AUTH_ADMIN");
         if (row->handler == NULL)
             bad += report(i, "has no handler");
+        if (row->is_store < ROUTE_ON_LOOP || row->is_store > ROUTE_ON_LEASE)
+            bad += report(i, "is_store is not an enum route_runs_on");
         if (!label_ok(row->label))
             bad += report(i, "the label is empty, \"other\", or has a character Prometheus "
                              "would need escaped");

@@ -33,13 +33,22 @@ struct route_match {
     enum auth_role role;
 };
 
+/* Where a row's handler runs (route_row.is_store; rows write 0 and 1 as such). */
+enum route_runs_on {
+    ROUTE_ON_LOOP = 0,  /* the event loop, answering before it returns */
+    ROUTE_ON_STORE = 1, /* a store thread of the general lane (routes_defer.h) */
+    /* A store thread of the lease lane (store_pool.h): a remote generator's
+     * worker lease or range, which must not wait behind other store calls. */
+    ROUTE_ON_LEASE = 2,
+};
+
 struct route_row {
     const char *method;  /* "GET", "POST": compared byte for byte */
     const char *path;    /* "/v1/ids/{id}/decode": literal segments and at most one {name} */
     enum auth_role role; /* needed; AUTH_NONE: open, no token is asked for */
     void (*handler)(struct http_req *r, struct worker *w, const struct route_match *m);
     const char *label; /* route="…" of idmint_http_requests_total; rows may share one */
-    int is_store;      /* 1: the handler runs on a store thread (routes_defer.h) */
+    int is_store;      /* enum route_runs_on: nonzero on a store thread (routes_defer.h) */
     /* The query parameters the handler reads, NULL-terminated; NULL: none.
      * Any other is answered 400 before the handler runs (reply.h). */
     const char *const *params;

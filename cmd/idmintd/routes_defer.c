@@ -25,7 +25,9 @@
 #include "reply.h"
 #include "store_pool.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #define RETRY_AFTER_S "1"
 
@@ -37,6 +39,15 @@ struct store_job {
     const char *actor; /* a token name of cfg, or a literal */
     const struct route_row *row;
     uint64_t t0_ns;
+    const void *data; /* routes_defer_store_with's bytes, in the copy's memory */
+    size_t data_size;
+    /* routes_defer_resume's, written by the store thread before is_resumed,
+     * which the loop reads first (also at the deadline, while the store
+     * thread may still run). */
+    routes_handler resume;
+    const void *resume_data; /* in the copy's memory */
+    size_t resume_size;
+    _Atomic int is_resumed;
 };
 
 static void reply_unavailable(struct http_req *r, const char *text)
@@ -54,12 +65,39 @@ static void job_on_done(int status, void *arg)
         routes_count(j->loop, j->row, status, j->t0_ns);
 }
 
-/* On the loop: the deadline passed, or the job was handed back undone. */
+/* On the loop: run what the store thread handed the request back for. */
+static void job_resume(struct http_req *r, struct store_job *j)
+{
+    struct worker *w = j->loop;
+
+    w->status = 0;
+    w->row = j->row;
+    w->t0_ns = j->t0_ns;
+    w->actor = j->actor;
+    w->is_deferred = 0;
+    w->handoff = j->resume_data;
+    w->handoff_size = j->resume_size;
+    j->resume(r, w, &j->m);
+    w->handoff = NULL;
+    w->handoff_size = 0;
+    if (!w->is_deferred)
+        routes_count(w, j->row, w->status, j->t0_ns);
+}
+
+/*
+ * On the loop: the store thread handed the request back (routes_defer_resume),
+ * or the deadline passed, or the job was handed back undone.
+ */
 static void job_on_unanswered(struct http_req *r, void *arg)
 {
     struct store_job *j = arg;
     struct worker *w = j->loop;
     char text[160];
+
+    if (atomic_load_explicit(&j->is_resumed, memory_order_acquire)) {
+        job_resume(r, j);
+        return;
+    }
 
     snprintf(text, sizeof(text),
              "the store did not answer within store_deadline_ms (%u ms); retry in " RETRY_AFTER_S
@@ -81,26 +119,82 @@ static void job_run(void *thread, void *arg, int is_late)
     if (!is_late) {
         sw->actor = j->actor;
         sw->status = 0;
+        sw->handoff = j->data;
+        sw->handoff_size = j->data_size;
+        sw->resume = NULL;
         j->copy->thread = sw;
         j->handler(j->copy, sw, &j->m);
+        if (sw->resume != NULL) {
+            j->resume = sw->resume;
+            j->resume_data = sw->resume_data;
+            j->resume_size = sw->resume_size;
+            atomic_store_explicit(&j->is_resumed, 1, memory_order_release);
+        }
+        sw->handoff = NULL;
+        sw->resume = NULL;
     }
     http_later_post(j->copy); /* j lives in the copy: not touched after */
+}
+
+int routes_defer_resume(struct http_req *r, struct worker *w, routes_handler next, const void *data,
+                        size_t size)
+{
+    char *copy = size > 0 ? http_alloc(r, size) : NULL;
+
+    if (size > 0 && copy == NULL)
+        return -1;
+    if (size > 0)
+        memcpy(copy, data, size);
+    w->resume = next;
+    w->resume_data = copy;
+    w->resume_size = size;
+    return 0;
 }
 
 void routes_defer_store(struct http_req *r, struct worker *w, const struct route_match *m,
                         routes_handler handler)
 {
+    routes_defer_store_with(r, w, m, handler, NULL, 0);
+}
+
+/* No store threads (fuzz/daemon_stub.h): run @p handler here, as a store thread would. */
+static void run_here(struct http_req *r, struct worker *w, const struct route_match *m,
+                     routes_handler handler, const void *data, size_t size)
+{
+    routes_handler next;
+
+    w->is_store = 1;
+    w->handoff = data;
+    w->handoff_size = size;
+    w->resume = NULL;
+    handler(r, w, m);
+    w->is_store = 0;
+    w->handoff = NULL;
+    w->handoff_size = 0;
+    if ((next = w->resume) == NULL)
+        return;
+    w->resume = NULL;
+    w->handoff = w->resume_data;
+    w->handoff_size = w->resume_size;
+    next(r, w, m);
+    w->handoff = NULL;
+    w->handoff_size = 0;
+}
+
+void routes_defer_store_with(struct http_req *r, struct worker *w, const struct route_match *m,
+                             routes_handler handler, const void *data, size_t size)
+{
     static const struct http_later_cbs cbs = {job_on_done, job_on_unanswered};
     const struct config *cfg = &w->d->cfg;
+    enum store_pool_lane lane = w->row != NULL && w->row->is_store == ROUTE_ON_LEASE
+                                    ? STORE_POOL_LEASE
+                                    : STORE_POOL_GENERAL;
     struct http_req *copy;
     struct store_job *j;
     void *arg;
 
     if (w->d->pool == NULL) {
-        /* No store threads (fuzz/daemon_stub.h): run it here, as a store thread would. */
-        w->is_store = 1;
-        handler(r, w, m);
-        w->is_store = 0;
+        run_here(r, w, m, handler, data, size);
         return;
     }
     if (http_later_new(r, &cbs, sizeof(*j), &copy, &arg) != 0) {
@@ -115,7 +209,21 @@ void routes_defer_store(struct http_req *r, struct worker *w, const struct route
     j->actor = w->actor;
     j->row = w->row;
     j->t0_ns = w->t0_ns;
-    if (store_pool_submit(w->d->pool, job_run, j,
+    atomic_init(&j->is_resumed, 0);
+    if (size > 0) {
+        /* Into the copy's memory: the store thread may outlive the request. */
+        char *d = http_alloc(copy, size);
+
+        if (d == NULL) {
+            http_later_cancel(copy);
+            routes_fail(r, IDMINT_ENOMEM, "out of memory queueing a store call");
+            return;
+        }
+        memcpy(d, data, size);
+        j->data = d;
+        j->data_size = size;
+    }
+    if (store_pool_submit(w->d->pool, lane, job_run, j,
                           metrics_now_ns() + (uint64_t)cfg->store_deadline_ms * 1000000u) != 0) {
         char text[160];
 

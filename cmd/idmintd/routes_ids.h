@@ -13,19 +13,42 @@
 
 struct worker;
 struct ns_handle;
+struct route_match;
 
 /* Answer 200 with @p count IDs of @p ns: JSON, or one per line for Accept: text/plain. */
 void routes_ids_reply(struct http_req *r, const char *ns, const uint64_t *ids, size_t count);
 
 /*
- * GET /v1/ids with an Idempotency-Key: the first request with a key mints
- * @p count IDs of @p ns from @p nh and saves them in the authority before it
- * answers; every repeat of the key (on any node of that authority, also
- * one racing the first) gets the saved IDs; the key with another count,
- * namespace or caller is a 409 conflict; a malformed key is a 400.
+ * On a store thread: hand @p r back to its loop (routes_defer_resume) to
+ * mint the rest of a batch there from a timer, so that no store thread
+ * waits for a time unit; ids[0..done) of the @p count IDs of @p ns are
+ * minted already. The loop answers once all are, or with @p is_keyed saves
+ * them first (routes_batch_save). 0, or -1 when out of memory (then answer
+ * @p r; the IDs minted are a gap).
+ */
+int routes_ids_finish_on_loop(struct http_req *r, struct worker *w, const char *ns,
+                              const uint64_t *ids, size_t done, size_t count, int is_keyed);
+
+/*
+ * GET /v1/ids with an Idempotency-Key, on a store thread: the first request
+ * with a key mints @p count IDs of @p ns from @p nh and saves them in the
+ * authority before it answers; every repeat of the key (on any node of that
+ * authority, also one racing the first) gets the saved IDs; the key with
+ * another count, namespace or caller is a 409 conflict; a malformed key
+ * (spaces and tabs around it aside) is a 400. A batch that needs more time
+ * units than the current one is finished on the loop and saved from a
+ * store thread again (routes_batch_save): no store thread waits for a unit.
  */
 void routes_batch_mint(struct http_req *r, struct worker *w, const char *ns, struct ns_handle *nh,
                        uint32_t count);
+
+/*
+ * On a loop: the keyed batch @p ids (@p count, all minted) goes to a store
+ * thread to be saved, and @p r is answered with the batch saved under its
+ * key (its own, or a racing first request's). @p ids is copied.
+ */
+void routes_batch_save(struct http_req *r, struct worker *w, const struct route_match *m,
+                       const uint64_t *ids, size_t count);
 
 /*
  * Read the test-only fault point from IDMINTD_TEST_FAULT (logged loudly when

@@ -3,7 +3,8 @@
 # Connection limits (issue 10): one client address holds at most
 # max_connections_per_client connections and the next get 503 unavailable
 # with Retry-After, while another address is still served; the last slots
-# of max_connections are kept for addresses that hold none; near the limit,
+# of max_connections are kept for address prefixes (/24) that hold none
+# (test_connection_prefixes.py has the prefix rules); near the limit,
 # idle kept-alive connections are closed, oldest first, down to 3/4. The
 # other loopback addresses (127.0.0.2, ...) stand in for other clients.
 
@@ -21,6 +22,7 @@ IDMINTD, IDMINT = H.usage_paths()
 S = H.Suite("connections")
 
 FIRST, SECOND, THIRD, FOURTH = "127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"
+ELSEWHERE = "127.0.1.2"  # another /24: a prefix that holds no connection
 HEALTHZ = "GET /healthz HTTP/1.1\r\nHost: idmint\r\n\r\n"
 PARTIAL = "GET /healthz HTTP/1.1\r\nHost: idmint\r\n"  # a head without its end: not idle
 
@@ -165,25 +167,27 @@ def test_per_client(d):
 
 
 def test_reserve(d):
-    """max_connections 16: the last slot (16/16 = 1) is only for an address holding none."""
+    """max_connections 16: the last slot (16/16 = 1) is only for a prefix holding none."""
     create_ns(d)
     # Held connections each carry half a request, so they are busy, not idle:
     # the idle sweep near the limit leaves them alone.
     held = hold(d, FIRST, 15, "reserve", leave_partial=True)
     try:
-        expect_refused(d, FIRST, "kept for addresses without a connection",
+        expect_refused(d, FIRST, "kept for address prefixes without a connection",
                        "with 15 of 16 slots taken, a 16th from the same address is refused")
-        s = connect_from(d, SECOND)
+        expect_refused(d, SECOND, "kept for address prefixes without a connection",
+                       "with 15 of 16 slots taken, another address of the same /24 is refused")
+        s = connect_from(d, ELSEWHERE)
         try:
             S.status(ask(s, HEALTHZ, "reserve slot /healthz"), 200,
-                     "127.0.0.2, holding nothing, gets the reserved slot: /healthz")
+                     "127.0.1.2, whose /24 holds nothing, gets the reserved slot: /healthz")
             r = ask(s, get("/v1/ids?namespace=orders&count=2"), "reserve slot /v1/ids")
-            S.json_ok(r, 200, "127.0.0.2 in the reserved slot: /v1/ids")
+            S.json_ok(r, 200, "127.0.1.2 in the reserved slot: /v1/ids")
         finally:
             s.close()
-        # The slot 127.0.0.2 held frees once the server has read its close.
-        H.wait_for(lambda: refused_metric(d, THIRD, "reserve")[0] is not None, 5.0, 0.1)
-        n, detail = refused_metric(d, THIRD, "reserve")
+        # The slot 127.0.1.2 held frees once the server has read its close.
+        H.wait_for(lambda: refused_metric(d, ELSEWHERE, "reserve")[0] is not None, 5.0, 0.1)
+        n, detail = refused_metric(d, ELSEWHERE, "reserve")
         S.ok(n is not None and n >= 1, "/metrics counts the reserve refusal", detail)
     finally:
         close_all(held)

@@ -4,7 +4,8 @@
 # a node that dies after saving a batch and before replying (test fault
 # exit-after-batch-save) loses no IDs, since another node answers the retry
 # with the saved batch; racing first requests on two nodes all get one answer;
-# a key names one request (409 otherwise). Then the provenance routes: trace,
+# a key names one request (409 otherwise), whitespace around it excepted
+# (RFC 9110 §5.5). Then the provenance routes: trace,
 # collision reports, and hostile inputs that must change nothing. Every ID
 # handed out in the test is checked for duplicates at the end.
 
@@ -223,6 +224,28 @@ def test_hostile_keys_are_refused_and_count_nothing(b):
             remember(key, got)
 
 
+def test_whitespace_around_a_key_is_not_part_of_it(b):
+    """RFC 9110 §5.5: SP and HTAB around a field value are not part of it."""
+    def raw_keyed(value, count=6):
+        data = ("GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                "Idempotency-Key:%s\r\nConnection: close\r\n\r\n"
+                % (ids_path(count), MINT, value)).encode()
+        return b.raw(data, desc="Idempotency-Key:%r" % value)
+    first = S.json_ok(raw_keyed(" \tows-key \t"), 200,
+                      "a key with spaces and tabs around it is accepted")
+    got = ids_of(first)
+    if got:
+        remember("ows-key", got)
+    for value in ("ows-key", "ows-key\t", "  ows-key"):
+        j = S.json_ok(raw_keyed(value), 200, "key %r after ' \\tows-key \\t'" % value)
+        S.ok(got is not None and ids_of(j) == got,
+             "key %r is the same key: the same IDs are replayed" % value,
+             "%r vs %r" % (ids_of(j), got))
+    S.error(raw_keyed(" \t "), 400, "invalid_argument", "a key of whitespace only is refused")
+    S.error(raw_keyed(" ows key "), 400, "invalid_argument",
+            "whitespace inside a key is still refused")
+
+
 def test_hostile_collision_reports_change_nothing(b):
     before = collisions(b)
     S.ok(isinstance(before, list), "GET /v1/collisions lists", repr(before))
@@ -332,6 +355,7 @@ def main():
     mint_plain(a, 500, "plain mint on node A after the race")
     mint_plain(b, 500, "plain mint on node B after the race")
     S.run("hostile keys", test_hostile_keys_are_refused_and_count_nothing, b)
+    S.run("whitespace around a key", test_whitespace_around_a_key_is_not_part_of_it, b)
     S.run("hostile collisions", test_hostile_collision_reports_change_nothing, b)
     S.run("collision report", test_a_reported_collision_is_recorded_audited_counted_and_logged,
           b)

@@ -7,8 +7,9 @@
 # https://...?ca=, while a wrong CA is refused with an error naming the
 # verification failure; SIGHUP with a new certificate serves the new one and
 # a broken replacement keeps the old one. Bad certificate or key files stop
-# the daemon at start (exit 2, naming the file), and tokens on a non-loopback
-# listener without TLS log a warning.
+# the daemon at start (exit 2, naming the file), so does a key file others
+# may read or its group may write (issue 28 item 8, the rule of a [tokens]
+# config), and tokens on a non-loopback listener without TLS log a warning.
 
 import os
 import shutil
@@ -114,6 +115,27 @@ def test_start_errors(tmp, ca):
         S.ok(p.returncode == 2 and all(w in err for w in words),
              "idmintd refuses to start with %s (exit 2, names %s)" % (what, ", ".join(words)),
              "status %s, stderr %s" % (p.returncode, H.snip(err)))
+    # The key must be private, by the rule a [tokens] config is held to.
+    exposed = os.path.join(tmp, "exposed.key")
+    shutil.copy(key, exposed)
+    for mode, why in ((0o644, "others have access"), (0o604, "others have access"),
+                      (0o660, "its group may write it"),
+                      (0o666, "its group may write it, others have access")):
+        os.chmod(exposed, mode)
+        p = run(base + ["--tls-cert", cert, "--tls-key", exposed], timeout=10, env=H.clean_env())
+        err = p.stderr.decode("utf-8", "replace")
+        what = "idmintd refuses a TLS key file with mode %04o" % mode
+        S.ok(p.returncode == 2 and exposed in err and ("%04o" % mode) in err and why in err,
+             what + " (exit 2, names the file, the mode and why)",
+             "status %s, stderr %s" % (p.returncode, H.snip(err)))
+        S.ok("chmod 600 " + exposed in err and "640" in err, what + " (says how to fix it)",
+             H.snip(err))
+    for mode in (0o640, 0o400):
+        os.chmod(exposed, mode)
+        d = tls_daemon(tmp, cert, exposed)
+        S.ok("tls=on" in d.log(), "a TLS key file with mode %04o is served" % mode,
+             H.snip(d.log(), 800))
+        S.stop_daemon(d, "mode %04o TLS daemon: SIGTERM exits 0" % mode)
     env = H.clean_env()
     env["IDMINT_TLS_CERT"], env["IDMINT_TLS_KEY"] = other_cert, other_key
     d = S.daemon(IDMINTD, env=env)
@@ -228,7 +250,16 @@ def test_reload(tmp, ca):
         time.sleep(0.05)
     S.ok("does not match" in d.log() and served_serial(d.port) == second,
          "a mismatched key on reload keeps the old pair", H.snip(d.log()[-800:], 800))
-    S.ok(d.alive(), "the daemon is still running after two failed reloads")
+    shutil.copy(new_key, key)
+    os.chmod(key, 0o644)  # the right key, readable by everyone
+    d.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 5 * H.SCALE
+    while time.monotonic() < deadline and "is not private" not in d.log():
+        time.sleep(0.05)
+    S.ok("is not private" in d.log() and served_serial(d.port) == second,
+         "a key file others may read is refused on reload too; the old pair stays",
+         H.snip(d.log()[-800:], 800))
+    S.ok(d.alive(), "the daemon is still running after three failed reloads")
     S.stop_daemon(d, "reload daemon: SIGTERM exits 0")
 
 
