@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "log.h"
+#include "secret_file.h"
 
 #include <ini.h>
 
@@ -263,27 +264,6 @@ static int file_handler(void *user, const char *section, const char *name, const
     return 0;
 }
 
-/*
- * A file with token hashes must be private: anyone who can write it can add
- * a token of their own, and anyone who can read it can guess weak tokens
- * offline against the hashes. Refused: any permission for others, and
- * write permission for the group (the group may read: 0640).
- */
-static int check_secret_mode(const char *path, const struct stat *st, char *err, size_t err_size)
-{
-    unsigned mode = (unsigned)st->st_mode & 07777u;
-    int is_others = (mode & 0007u) != 0, is_group_write = (mode & 0020u) != 0;
-
-    if (!is_others && !is_group_write)
-        return 0;
-    snprintf(err, err_size,
-             "%s: holds [tokens] but its mode is %04o (%s%s%s); make it private with "
-             "'chmod 600 %s' (or 640 to let its group read it)",
-             path, mode, is_group_write ? "its group may write it" : "",
-             is_group_write && is_others ? ", " : "", is_others ? "others have access" : "", path);
-    return -1;
-}
-
 int config_load_file(struct config *cfg, const char *path, char *err, size_t err_size)
 {
     struct file_ctx fc;
@@ -311,7 +291,7 @@ int config_load_file(struct config *cfg, const char *path, char *err, size_t err
             snprintf(err, err_size, "%s: cannot check its mode: %s", path, strerror(stat_errno));
             return -1;
         }
-        return check_secret_mode(path, &st, err, err_size);
+        return secret_file_check("the config file with [tokens]", path, &st, err, err_size);
     }
     if (fc.err_line != 0 && (rc <= 0 || fc.err_line <= rc))
         snprintf(err, err_size, "%s:%d: %s", path, fc.err_line, fc.err);

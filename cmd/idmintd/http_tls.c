@@ -9,6 +9,7 @@
 #define H2O_USE_LIBUV 0 /* the evloop flavour of the library */
 
 #include "http_tls.h"
+#include "secret_file.h"
 
 #include <h2o.h>
 
@@ -92,7 +93,6 @@ static EVP_PKEY *tls_read_key(const char *path, char *err, size_t err_size)
     FILE *f = fopen(path, "r");
     EVP_PKEY *key;
     struct stat st;
-    unsigned mode;
     char why[256];
 
     if (f == NULL) {
@@ -115,16 +115,7 @@ static EVP_PKEY *tls_read_key(const char *path, char *err, size_t err_size)
                  path, tls_last_error(why, sizeof(why), "unknown error"));
         return NULL;
     }
-    mode = (unsigned)st.st_mode & 07777u;
-    if ((mode & 0027u) != 0) {
-        int is_others = (mode & 0007u) != 0, is_group_write = (mode & 0020u) != 0;
-
-        snprintf(err, err_size,
-                 "the TLS key file '%s' is not private: its mode is %04o (%s%s%s); make it "
-                 "private with 'chmod 600 %s' (or 640 to let its group read it)",
-                 path, mode, is_group_write ? "its group may write it" : "",
-                 is_group_write && is_others ? ", " : "", is_others ? "others have access" : "",
-                 path);
+    if (secret_file_check("the TLS key file", path, &st, err, err_size) != 0) {
         EVP_PKEY_free(key);
         return NULL;
     }
