@@ -142,12 +142,17 @@ static int process_clock_is_ticking(void)
     return atomic_load(&idmint__clock_system()->is_ticking);
 }
 
-/* Read densely (busy) until the ticker runs; 0 if it did not within 3 s. */
+/*
+ * Read densely (busy) until the ticker runs; 0 if it did not within 30 s.
+ * The bound is for a machine so loaded that this thread rarely holds a core
+ * for the 48 of 64 ms the ticker waits for (a CI run beside a CPU-bound
+ * loop missed 3 s); an idle one passes in milliseconds.
+ */
 static int ticks_when_read_densely(void)
 {
     uint64_t start = idmint__deadline_now_ms();
 
-    while (idmint__deadline_now_ms() - start < 3000) {
+    while (idmint__deadline_now_ms() - start < 30000) {
         if (!tracks_realtime(idmint__clock_system(), 20))
             return 0;
         if (process_clock_is_ticking())
@@ -156,10 +161,10 @@ static int ticks_when_read_densely(void)
     return 0;
 }
 
-/* Read every @p gap_ms until the ticker parks; 0 if it did not within 3 s. */
+/* Read every @p gap_ms until the ticker parks; 0 if it did not within 30 s. */
 static int parks_when_read_sparsely(uint32_t gap_ms)
 {
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < 100; i++) {
         read_sparsely(300, gap_ms);
         if (!process_clock_is_ticking())
             return 1;
