@@ -169,6 +169,8 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
             NUM(1, 315576000, keep_s[1], uint32_t);
         if (strcmp(key, "batches_s") == 0)
             NUM(1, 315576000, keep_s[2], uint32_t);
+        if (strcmp(key, "collisions_s") == 0)
+            NUM(1, 315576000, keep_s[3], uint32_t);
     } else if (strcmp(section, "limits") == 0) {
         static const char *const names[RATELIMIT_CLASSES] = {"mint", "generator", "admin",
                                                              "address"};

@@ -45,9 +45,10 @@ struct config {
     struct auth_token tokens[DAEMON_MAX_TOKENS];
     size_t n_tokens;
     unsigned max_connections_per_client; /* from one address (IPv6: one /64) */
-    /* [provenance]: seconds a worker grant, a range grant and an idempotent
-     * batch are kept (enum idmint__retained order); 0: the library's default */
-    uint32_t keep_s[3];
+    /* [provenance]: seconds a worker grant, a range grant, an idempotent
+     * batch and a collision record are kept (enum idmint__retained order);
+     * 0: the library's default */
+    uint32_t keep_s[4];
     /* [limits]: by enum ratelimit_class; rate 0 (the default): no limit */
     struct ratelimit_rule limits[RATELIMIT_CLASSES];
     /* [store]: the store threads that run every store-bound route (store_pool.h) */
