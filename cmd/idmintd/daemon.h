@@ -49,7 +49,8 @@ struct config {
      * batch and a collision record are kept (enum idmint__retained order);
      * 0: the library's default */
     uint32_t keep_s[4];
-    /* [limits]: by enum ratelimit_class; rate 0 (the default): no limit */
+    /* [limits]: by enum ratelimit_class; rate 0: no limit (the default of
+     * the request classes; the write classes have RATELIMIT_*_RATE) */
     struct ratelimit_rule limits[RATELIMIT_CLASSES];
     /* [store]: the store threads that run every store-bound route (store_pool.h) */
     unsigned store_threads;

@@ -53,8 +53,10 @@ static const char usage_text[] =
     "IDMINT_CONFIG; with [tokens] it must be chmod 600 or 640). Defaults:\n"
     "127.0.0.1:8080, the default authority (sqlite:/var/lib/idmint/idmint.db, one file\n"
     "for every user of the machine), region 0, 64 connections per\n"
-    "client address, no rate limits (IDMINT_LIMITS_<CLASS>_RATE and _BURST set them),\n"
-    "4 store threads with a queue of 256 and a 2000 ms deadline for store-bound calls.\n"
+    "client address, no request rate limits (IDMINT_LIMITS_<CLASS>_RATE and _BURST set\n"
+    "them), 10 new Idempotency-Keys a second (100 at once) and 1 collision report a\n"
+    "second (60 at once) per caller, 4 store threads with a queue of 256 and a 2000 ms\n"
+    "deadline for store-bound calls.\n"
     "Without [tokens] only loopback addresses are served. With --tls-cert and --tls-key\n"
     "(PEM files) it serves HTTPS only, TLS 1.2 and 1.3; SIGHUP reloads both files.\n"
     "Exit status: 0 stopped cleanly, 1 a runtime failure, 2 bad usage or configuration.\n";

@@ -8,7 +8,7 @@
  * only then answers; a repeat, on this node or another, answers from what
  * was saved. Two racing first requests both mint, one save wins, and both
  * answer with the winner's IDs: the loser's become a gap, never a second
- * answer.
+ * answer. A caller saves at most batch_rate new keys a second ([limits]).
  */
 #include "daemon.h"
 
@@ -123,6 +123,9 @@ void routes_batch_mint(struct http_req *r, struct worker *w, const char *ns, str
         routes_fail(r, rc, NULL);
         return;
     }
+    /* A new key is a row the store keeps for the retention: bounded per caller. */
+    if (routes_write_allowed(r, w, RATELIMIT_BATCH) != 0)
+        return;
     ids = (uint64_t *)(void *)http_alloc(r, (size_t)count * sizeof(uint64_t));
     if (ids == NULL) {
         routes_fail(r, IDMINT_ENOMEM, "out of memory");

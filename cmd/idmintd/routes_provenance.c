@@ -4,7 +4,8 @@
  * minted an ID, by the grants the authority recorded, and duplicates that
  * systems downstream caught. The authority layer resolves the owners and
  * keeps one record per (namespace, ID, reporter); this file checks what
- * the client sent and shapes the answers.
+ * the client sent, bounds how often a caller may report
+ * (collision_rate), and shapes the answers.
  */
 #include "daemon.h"
 
@@ -164,6 +165,7 @@ void routes_collisions_report(struct http_req *r, struct worker *w, const struct
         return;
     }
     if (collision_body(r, body, &ns, &id, &observed_ms, &note) != 0 ||
+        routes_write_allowed(r, w, RATELIMIT_COLLISION) != 0 ||
         (a = routes_authority_or_fail(r, w)) == NULL)
         goto out;
     memset(&c, 0, sizeof(c));
