@@ -330,7 +330,10 @@ int idmint__store_fence(struct store *st, const struct idmint__fence_step *steps
 
 /*
  * As the version 4 ops above; IDMINT_EINVAL (with a message) when the
- * backend has none: "this store keeps no provenance".
+ * backend has none: "this store keeps no provenance" (for batch_get,
+ * batch_claim and collision_add also a backend below version 5). Batches
+ * are checked for an owner of 1..63 bytes, a valid key and a keep_ms of
+ * 1 ms .. 10 years; collision_add for a keep_ms as well.
  */
 int idmint__store_grant_find(struct store *st, const char *ns, const struct idmint__grant_query *q,
                              idmint_grant_info **out, size_t *n);
