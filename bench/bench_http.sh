@@ -152,6 +152,10 @@ max_count = 10000
 url = $DB
 [mint]
 namespaces = default,rng,sf
+# (4b) sends a fresh Idempotency-Key with every request: it measures the
+# store, not the per-caller bound on new keys (batch_rate, 10 a second).
+[limits]
+batch_rate = 0
 [log]
 level = warn
 file = $TMP/idmintd.log

@@ -885,10 +885,14 @@ static inline const idmint_collision *idmint_collision_at(const idmint_collision
  * The authority resolves the owners through provenance (idmint_trace) and
  * stores the record with its verdict, audited ("collision.report"), in one
  * transaction. Nothing else changes: a report never stops or moves a lease.
+ * One reporter's reports of one ID make one record: a repeat writes
+ * nothing (no record, no audit entry) and gets the first record back.
+ * Records are kept for the authority's collision retention (30 days by
+ * default), counted by the store's clock from the first report.
  *
- * @param[out] out  the stored record (may be NULL); out->size must be set
- *                  up (sizeof(idmint_collision) or an older one); written
- *                  only on success
+ * @param[out] out  the stored record, or the first one for a repeat (may be
+ *                  NULL); out->size must be set up (sizeof(idmint_collision)
+ *                  or an older one); written only on success
  * @return 0, IDMINT_EINVAL (NULL, a bad name, 0 or an ID past 2^63-1, an ID
  *         outside the layout, a note over 127 bytes or not printable ASCII,
  *         a negative @p observed_ms), IDMINT_ENOTFOUND (no such namespace),

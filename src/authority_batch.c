@@ -2,7 +2,9 @@
 /*
  * Idempotent batches through the authority: idmintd mints a keyed batch
  * once, saves it here before it answers, and answers every repeat of the
- * key from what was saved (src/batch.c has the runs format).
+ * key by the same caller from what was saved (src/batch.c has the runs
+ * format). How long a batch is kept is fixed when it is saved, and counted
+ * by the store's clock (store.h, prune).
  */
 #include "internal.h"
 #include "store.h"
@@ -22,7 +24,8 @@ static int local_only(idmint_authority *a)
     return 0;
 }
 
-int idmint__authority_batch_get(idmint_authority *a, const char *key, struct idmint__batch *out)
+int idmint__authority_batch_get(idmint_authority *a, const char *owner, const char *key,
+                                struct idmint__batch *out)
 {
     int rc = local_only(a);
 
@@ -31,7 +34,7 @@ int idmint__authority_batch_get(idmint_authority *a, const char *key, struct idm
     if (out == NULL)
         return idmint__fail(IDMINT_EINVAL, "batch output is NULL");
     idmint__batch_clear(out);
-    return idmint__store_batch_get(a->st, key, out);
+    return idmint__store_batch_get(a->st, owner, key, out);
 }
 
 int idmint__authority_batch_claim(idmint_authority *a, struct idmint__batch *b,
@@ -45,7 +48,7 @@ int idmint__authority_batch_claim(idmint_authority *a, struct idmint__batch *b,
     if (b == NULL || saved == NULL)
         return idmint__fail(IDMINT_EINVAL, "batch or its output is NULL");
     idmint__batch_clear(saved);
-    b->created_ms = idmint__authority_now_ms(a);
+    b->keep_ms = a->keep_ms[IDMINT__KEEP_BATCHES];
     rc = idmint__store_batch_claim(a->st, b, saved, &inserted);
     if (rc == 0 && inserted)
         idmint__authority_note_record(a, IDMINT__KEEP_BATCHES);

@@ -22,6 +22,7 @@ static const int64_t keep_default_ms[IDMINT__KEEP__COUNT] = {
     [IDMINT__KEEP_WORKER_GRANTS] = IDMINT__KEEP_WORKER_GRANTS_MS,
     [IDMINT__KEEP_RANGE_GRANTS] = IDMINT__KEEP_RANGE_GRANTS_MS,
     [IDMINT__KEEP_BATCHES] = IDMINT__KEEP_BATCHES_MS,
+    [IDMINT__KEEP_COLLISIONS] = IDMINT__KEEP_COLLISIONS_MS,
 };
 
 void idmint__authority_provenance_init(struct idmint_authority *a)
@@ -62,6 +63,9 @@ int idmint__authority_prune(idmint_authority *a, enum idmint__retained what, siz
         return idmint__fail(IDMINT_EINVAL, "a remote authority prunes its own records");
     if ((int)what < 0 || what >= IDMINT__KEEP__COUNT)
         return idmint__fail(IDMINT_EINVAL, "unknown kind of record %d", (int)what);
+    /* Batches and collision records ignore the bound: each carries its own
+     * expiry by the store's clock (an etcd store of schema 3 still prunes
+     * its old batches by it). */
     return idmint__store_prune(a->st, (int)what, idmint__authority_now_ms(a) - a->keep_ms[what],
                                limit, pruned);
 }
@@ -171,15 +175,15 @@ static int collision_size_check(const idmint_collision *out)
                                      "idmint_collision_report (size = sizeof)");
 }
 
-int idmint_collision_report(idmint_authority *a, const char *ns, uint64_t id, int64_t observed_ms,
-                            const char *note, idmint_collision *out)
+int idmint__collision_report(idmint_authority *a, const char *ns, uint64_t id, int64_t observed_ms,
+                             const char *note, idmint_collision *out, int *is_new)
 {
     idmint_grant_info *grants = NULL;
     idmint_ns_info info;
-    idmint_collision c;
+    idmint_collision c, saved;
     int64_t now_ms;
     size_t n = 0;
-    int rc = idmint__authority_check(a);
+    int inserted = 1, rc = idmint__authority_check(a);
 
     if (rc != 0 || (rc = idmint__ns_name_check(ns)) != 0 || (rc = note_check(note)) != 0)
         return rc;
@@ -214,11 +218,25 @@ int idmint_collision_report(idmint_authority *a, const char *ns, uint64_t id, in
         c.observed_ms = observed_ms == 0 || observed_ms > now_ms ? now_ms : observed_ms;
         c.reported_ms = now_ms;
         snprintf(c.note, sizeof(c.note), "%s", note != NULL ? note : "");
-        rc = idmint__store_collision_add(a->st, &c, c.reporter, now_ms, &c.seq);
+        /* One record per (namespace, ID, reporter): a repeat, however often, writes nothing. */
+        rc = idmint__store_collision_add(a->st, &c, c.reporter, now_ms,
+                                         a->keep_ms[IDMINT__KEEP_COLLISIONS], &saved, &inserted);
+        if (rc == 0)
+            c = saved;
+        if (rc == 0 && inserted)
+            idmint__authority_note_record(a, IDMINT__KEEP_COLLISIONS);
     }
     if (rc == 0 && out != NULL)
         idmint__struct_copy_out(out, &c);
+    if (rc == 0 && is_new != NULL)
+        *is_new = inserted;
     return rc;
+}
+
+int idmint_collision_report(idmint_authority *a, const char *ns, uint64_t id, int64_t observed_ms,
+                            const char *note, idmint_collision *out)
+{
+    return idmint__collision_report(a, ns, id, observed_ms, note, out, NULL);
 }
 
 int idmint_collisions_list(idmint_authority *a, int64_t after_seq, size_t limit,

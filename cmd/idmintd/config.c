@@ -48,6 +48,11 @@ void config_defaults(struct config *cfg)
     cfg->store_lease_threads = 1;
     cfg->store_queue = 256;
     cfg->store_deadline_ms = 2000;
+    /* What one caller can make the store keep is bounded unless an operator lifts it. */
+    cfg->limits[RATELIMIT_BATCH].rate = RATELIMIT_BATCH_RATE;
+    cfg->limits[RATELIMIT_BATCH].burst = RATELIMIT_BATCH_BURST;
+    cfg->limits[RATELIMIT_COLLISION].rate = RATELIMIT_COLLISION_RATE;
+    cfg->limits[RATELIMIT_COLLISION].burst = RATELIMIT_COLLISION_BURST;
 }
 
 /* Digits only, within [min, max]. */
@@ -180,9 +185,11 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
             NUM(1, 315576000, keep_s[1], uint32_t);
         if (strcmp(key, "batches_s") == 0)
             NUM(1, 315576000, keep_s[2], uint32_t);
+        if (strcmp(key, "collisions_s") == 0)
+            NUM(1, 315576000, keep_s[3], uint32_t);
     } else if (strcmp(section, "limits") == 0) {
-        static const char *const names[RATELIMIT_CLASSES] = {"mint", "generator", "admin",
-                                                             "address"};
+        static const char *const names[RATELIMIT_CLASSES] = {"mint",    "generator", "admin",
+                                                             "address", "batch",     "collision"};
         size_t c, n;
 
         for (c = 0; c < RATELIMIT_CLASSES; c++) {
@@ -323,6 +330,10 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size)
         {"IDMINT_LIMITS_ADMIN_BURST", "limits", "admin_burst"},
         {"IDMINT_LIMITS_ADDRESS_RATE", "limits", "address_rate"},
         {"IDMINT_LIMITS_ADDRESS_BURST", "limits", "address_burst"},
+        {"IDMINT_LIMITS_BATCH_RATE", "limits", "batch_rate"},
+        {"IDMINT_LIMITS_BATCH_BURST", "limits", "batch_burst"},
+        {"IDMINT_LIMITS_COLLISION_RATE", "limits", "collision_rate"},
+        {"IDMINT_LIMITS_COLLISION_BURST", "limits", "collision_burst"},
         {"IDMINT_TLS_CERT", "server", "tls_cert"},
         {"IDMINT_TLS_KEY", "server", "tls_key"},
         {"IDMINT_STORE_THREADS", "store", "threads"},

@@ -20,8 +20,8 @@ int config_load_file(struct config *cfg, const char *path, char *err, size_t err
 /*
  * Apply IDMINT_LISTEN, _AUTHORITY, _REGION, _LOG_LEVEL, _MAX_COUNT,
  * _MAX_CONNECTIONS_PER_CLIENT, _MAX_CONNECTIONS_PER_PREFIX, _TLS_CERT,
- * _TLS_KEY, _STORE_* and _LIMITS_<CLASS>_RATE / _BURST ([limits]). 0 or -1
- * with @p err.
+ * _TLS_KEY, _STORE_* and _LIMITS_<CLASS>_RATE / _BURST ([limits]; CLASS also
+ * BATCH and COLLISION). 0 or -1 with @p err.
  */
 int config_apply_env(struct config *cfg, char *err, size_t err_size);
 /*

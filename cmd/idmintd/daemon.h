@@ -48,10 +48,12 @@ struct config {
     unsigned max_connections_per_prefix; /* from one prefix of client_prefix_v4/_v6 bits */
     unsigned client_prefix_v4;           /* 8..32 */
     unsigned client_prefix_v6;           /* 16..64 */
-    /* [provenance]: seconds a worker grant, a range grant and an idempotent
-     * batch are kept (enum idmint__retained order); 0: the library's default */
-    uint32_t keep_s[3];
-    /* [limits]: by enum ratelimit_class; rate 0 (the default): no limit */
+    /* [provenance]: seconds a worker grant, a range grant, an idempotent
+     * batch and a collision record are kept (enum idmint__retained order);
+     * 0: the library's default */
+    uint32_t keep_s[4];
+    /* [limits]: by enum ratelimit_class; rate 0: no limit (the default of
+     * the request classes; the write classes have RATELIMIT_*_RATE) */
     struct ratelimit_rule limits[RATELIMIT_CLASSES];
     /* [store]: the store threads that run every store-bound route (store_pool.h) */
     unsigned store_threads;

@@ -56,15 +56,12 @@ static uint64_t gcra(uint64_t tat, uint64_t now, uint64_t t, uint64_t limit, uin
     return 0;
 }
 
-uint64_t ratelimit_take_token(struct ratelimit *rl, size_t index, const struct ratelimit_rule *rule,
-                              uint64_t now_ns)
+/* Take one request from the bucket whose tat is @p word; see ratelimit_take_token. */
+static uint64_t take_word(_Atomic uint64_t *word, const struct ratelimit_rule *rule,
+                          uint64_t now_ns)
 {
-    _Atomic uint64_t *word;
     uint64_t tat, t, limit;
 
-    if (rule->rate == 0 || index >= RATELIMIT_TOKENS_MAX)
-        return 0;
-    word = &rl->token_tat_ns[index];
     t = interval_of(rule);
     limit = burst_of(rule) * t;
     tat = atomic_load_explicit(word, memory_order_relaxed);
@@ -78,6 +75,23 @@ uint64_t ratelimit_take_token(struct ratelimit *rl, size_t index, const struct r
                                                   memory_order_relaxed))
             return 0;
     }
+}
+
+uint64_t ratelimit_take_token(struct ratelimit *rl, size_t index, const struct ratelimit_rule *rule,
+                              uint64_t now_ns)
+{
+    if (rule->rate == 0 || index >= RATELIMIT_TOKENS_MAX)
+        return 0;
+    return take_word(&rl->token_tat_ns[index], rule, now_ns);
+}
+
+uint64_t ratelimit_take_write(struct ratelimit *rl, enum ratelimit_class c, size_t caller,
+                              const struct ratelimit_rule *rule, uint64_t now_ns)
+{
+    if (rule->rate == 0 || c < RATELIMIT_BATCH || c >= RATELIMIT_CLASSES ||
+        caller > RATELIMIT_ANONYMOUS)
+        return 0;
+    return take_word(&rl->write_tat_ns[c - RATELIMIT_BATCH][caller], rule, now_ns);
 }
 
 static uint64_t mix64(uint64_t x)
@@ -193,6 +207,10 @@ const char *ratelimit_class_name(enum ratelimit_class c)
         return "admin";
     case RATELIMIT_ADDRESS:
         return "address";
+    case RATELIMIT_BATCH:
+        return "batch";
+    case RATELIMIT_COLLISION:
+        return "collision";
     default:
         return "none";
     }

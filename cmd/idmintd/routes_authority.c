@@ -2,13 +2,17 @@
 /*
  * The thread's authority for the handlers: opened on first use, naming the
  * caller of the request in audited changes, with its calls timed for
- * /metrics.
+ * /metrics; and the bound on what each caller can make it keep.
  */
 #include "routes_authority.h"
 
 #include "daemon.h"
+#include "errors_http.h"
 #include "idmint_service.h"
 #include "reply.h"
+
+#include <inttypes.h>
+#include <stdio.h>
 
 void routes_store_done(struct worker *w, uint64_t t0)
 {
@@ -71,4 +75,33 @@ int routes_snowflake_ns(struct http_req *r, struct worker *w, const char *ns, id
         return -1;
     }
     return 0;
+}
+
+int routes_write_allowed(struct http_req *r, struct worker *w, enum ratelimit_class c)
+{
+    const struct config *cfg = &w->d->cfg;
+    size_t caller = RATELIMIT_ANONYMOUS, i;
+    unsigned role = cfg->n_tokens > 0 ? AUTH_NONE : AUTH_ADMIN;
+    uint64_t wait;
+    char value[24], text[200];
+
+    /* w->actor is the name of one of cfg's tokens, or a literal for the anonymous caller. */
+    for (i = 0; i < cfg->n_tokens; i++)
+        if (w->actor == cfg->tokens[i].name) {
+            caller = i;
+            role = cfg->tokens[i].role;
+        }
+    wait = ratelimit_take_write(&w->d->limits, c, caller, &cfg->limits[c], metrics_now_ns());
+    if (wait == 0)
+        return 0;
+    ratelimit_count(&w->d->limits, 0, role);
+    snprintf(value, sizeof(value), "%" PRIu64, ratelimit_retry_after_s(wait));
+    http_add_header(r, "retry-after", value);
+    snprintf(text, sizeof(text), "%s '%s' is over %s_rate (%s); retry in %s s",
+             caller == RATELIMIT_ANONYMOUS ? "caller" : "token", w->actor, ratelimit_class_name(c),
+             c == RATELIMIT_BATCH ? "new Idempotency-Keys a second" : "collision reports a second",
+             value);
+    routes_fail_http(r, errors_http_lookup(ERRORS_HTTP_RATE_LIMITED)->status,
+                     errors_http_lookup(ERRORS_HTTP_RATE_LIMITED)->code, text);
+    return -1;
 }

@@ -9,6 +9,7 @@
 #include "idmint.h"
 
 #include "http.h"
+#include "ratelimit.h"
 
 #include <stdint.h>
 
@@ -25,6 +26,13 @@ idmint_authority *routes_authority_or_fail(struct http_req *r, struct worker *w)
  */
 int routes_snowflake_ns(struct http_req *r, struct worker *w, const char *ns, idmint_authority **a,
                         idmint_ns_info *info, const char *not_snowflake);
+/*
+ * Take one write of class @p c (RATELIMIT_BATCH, RATELIMIT_COLLISION) from
+ * the bucket of the request's caller: its token, or the one anonymous
+ * caller when no tokens are configured. 0 to go on, or -1 after answering
+ * 429 rate_limited with Retry-After (counted as the token's 429s are).
+ */
+int routes_write_allowed(struct http_req *r, struct worker *w, enum ratelimit_class c);
 /* Time a store call started at @p t0 (metrics_now_ns()). */
 void routes_store_done(struct worker *w, uint64_t t0);
 

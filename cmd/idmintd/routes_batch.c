@@ -3,14 +3,16 @@
  * GET /v1/ids with an Idempotency-Key (docs/http-api.md). A client whose
  * reply was lost cannot know whether the IDs it asked for are in use
  * somewhere; asking again with the same key returns exactly those IDs. The
- * first request mints, saves the batch in the authority (durable, one key
- * per store) and only then answers; a repeat, on this node or another,
- * answers from what was saved. Two racing first requests both mint, one
- * save wins, and both answer with the winner's IDs: the loser's become a
- * gap, never a second answer. A store thread looks the key up and mints
- * what the current time unit holds; a batch that needs more units goes
- * back to its loop, which mints the rest from a timer, and comes to a store
- * thread again to be saved: a store thread never sleeps for a unit.
+ * first request mints, saves the batch in the authority (durable, keyed by
+ * the caller and the key, so that no caller's key can block another's) and
+ * only then answers; a repeat, on this node or another, answers from what
+ * was saved. Two racing first requests both mint, one save wins, and both
+ * answer with the winner's IDs: the loser's become a gap, never a second
+ * answer. A caller saves at most batch_rate new keys a second ([limits]).
+ * A store thread looks the key up and mints what the current time unit
+ * holds; a batch that needs more units goes back to its loop, which mints
+ * the rest from a timer, and comes to a store thread again to be saved: a
+ * store thread never sleeps for a unit.
  */
 #include "daemon.h"
 
@@ -82,22 +84,16 @@ static int request_key(struct http_req *r, char *key, size_t size)
 }
 
 /*
- * Answer from @p saved when it is this request's (namespace, caller,
- * count), else 409: a key names one request, and someone else's IDs are
- * never handed out.
+ * Answer from @p saved (this caller's: the store keys batches by caller)
+ * when it is this request's (namespace, count), else 409: a key names one
+ * request of its caller.
  */
 static void reply_saved(struct http_req *r, const struct idmint__batch *saved, const char *ns,
-                        const char *owner, uint32_t count, enum metrics_batch_kind kind)
+                        uint32_t count, enum metrics_batch_kind kind)
 {
     uint64_t *ids;
     char text[256];
 
-    if (strcmp(saved->owner, owner) != 0) {
-        snprintf(text, sizeof(text), "Idempotency-Key '%s' was used by another caller", saved->key);
-        routes_fail_http(r, 409, "conflict", text);
-        metrics_batch(METRICS_BATCH_CONFLICT);
-        return;
-    }
     if (strcmp(saved->ns, ns) != 0 || saved->count != count) {
         snprintf(text, sizeof(text),
                  "Idempotency-Key '%s' was first used for count=%u in namespace '%s'; a key "
@@ -149,7 +145,7 @@ static void claim_and_reply(struct http_req *r, struct worker *w, idmint_authori
     }
     if (atomic_load(&fault_after_save))
         raise(SIGKILL);
-    reply_saved(r, &saved, ns, w->actor, count, METRICS_BATCH_MINTED);
+    reply_saved(r, &saved, ns, count, METRICS_BATCH_MINTED);
     idmint__batch_clear(&saved);
 }
 
@@ -168,10 +164,10 @@ void routes_batch_mint(struct http_req *r, struct worker *w, const char *ns, str
     if (request_key(r, key, sizeof(key)) != 0 || (a = routes_authority_or_fail(r, w)) == NULL)
         return;
     t0 = metrics_now_ns();
-    rc = idmint__authority_batch_get(a, key, &saved);
+    rc = idmint__authority_batch_get(a, w->actor, key, &saved);
     routes_store_done(w, t0);
     if (rc == 0) {
-        reply_saved(r, &saved, ns, w->actor, count, METRICS_BATCH_REPLAYED);
+        reply_saved(r, &saved, ns, count, METRICS_BATCH_REPLAYED);
         idmint__batch_clear(&saved);
         return;
     }
@@ -179,6 +175,9 @@ void routes_batch_mint(struct http_req *r, struct worker *w, const char *ns, str
         routes_fail(r, rc, NULL);
         return;
     }
+    /* A new key is a row the store keeps for the retention: bounded per caller. */
+    if (routes_write_allowed(r, w, RATELIMIT_BATCH) != 0)
+        return;
     ids = (uint64_t *)(void *)http_alloc(r, (size_t)count * sizeof(uint64_t));
     if (ids == NULL) {
         routes_fail(r, IDMINT_ENOMEM, "out of memory");

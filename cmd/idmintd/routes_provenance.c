@@ -2,8 +2,10 @@
 /*
  * GET /v1/ids/{id}/trace, POST /v1/collisions and GET /v1/collisions: who
  * minted an ID, by the grants the authority recorded, and duplicates that
- * systems downstream caught. The authority layer resolves the owners; this
- * file checks what the client sent and shapes the answers.
+ * systems downstream caught. The authority layer resolves the owners and
+ * keeps one record per (namespace, ID, reporter); this file checks what
+ * the client sent, bounds how often a caller may report
+ * (collision_rate), and shapes the answers.
  */
 #include "daemon.h"
 
@@ -155,7 +157,7 @@ void routes_collisions_report(struct http_req *r, struct worker *w, const struct
     idmint_authority *a;
     int64_t observed_ms;
     uint64_t id, t0;
-    int rc;
+    int rc, is_new = 0;
 
     (void)m;
     if (body == NULL) {
@@ -163,28 +165,36 @@ void routes_collisions_report(struct http_req *r, struct worker *w, const struct
         return;
     }
     if (collision_body(r, body, &ns, &id, &observed_ms, &note) != 0 ||
+        routes_write_allowed(r, w, RATELIMIT_COLLISION) != 0 ||
         (a = routes_authority_or_fail(r, w)) == NULL)
         goto out;
     memset(&c, 0, sizeof(c));
     c.size = sizeof(c);
     t0 = metrics_now_ns();
-    rc = idmint_collision_report(a, ns, id, observed_ms, note, &c);
+    rc = idmint__collision_report(a, ns, id, observed_ms, note, &c, &is_new);
     routes_store_done(w, t0);
     if (rc != 0) {
         routes_fail(r, rc, NULL);
         goto out;
     }
-    metrics_collision();
-    log_write(LOG_ERROR, "duplicate ID reported",
-              "namespace=%s id=%llu verdict=%s reporter=%s seq=%lld first_owner=\"%s\" "
-              "second_owner=\"%s\"",
-              c.ns, (unsigned long long)c.id, c.verdict, c.reporter, (long long)c.seq,
-              c.first_owner, c.second_owner);
+    if (is_new) {
+        metrics_collision();
+        log_write(LOG_ERROR, "duplicate ID reported",
+                  "namespace=%s id=%llu verdict=%s reporter=%s seq=%lld first_owner=\"%s\" "
+                  "second_owner=\"%s\"",
+                  c.ns, (unsigned long long)c.id, c.verdict, c.reporter, (long long)c.seq,
+                  c.first_owner, c.second_owner);
+    } else {
+        /* Recorded, counted and logged once already: a repeat is no news. */
+        log_write(LOG_INFO, "duplicate ID report repeated",
+                  "namespace=%s id=%llu reporter=%s seq=%lld", c.ns, (unsigned long long)c.id,
+                  c.reporter, (long long)c.seq);
+    }
     {
         struct json *o = json_new_object();
 
         json_set(o, "collision", collision_json(&c));
-        routes_json_tree(r, 201, o);
+        routes_json_tree(r, is_new ? 201 : 200, o);
     }
 out:
     json_free(body);

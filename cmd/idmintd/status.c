@@ -668,7 +668,8 @@ int status_view_take(struct daemon *d, int is_admin, struct status_view *out)
     /* A reported duplicate is what idmint exists to prevent; a 429 is a limit doing its job. */
     out->collision_level = out->live.collisions > 0 ? STATUS_BAD : STATUS_OK;
     out->rate_limited_level = out->live.rate_limited_total > 0 ? STATUS_WARN : STATUS_OK;
-    for (i = 0; i < RATELIMIT_CLASSES; i++)
+    /* The request limits: the write limits (RATELIMIT_BATCH on) are on by default. */
+    for (i = 0; i <= RATELIMIT_ADDRESS; i++)
         out->has_limits |= d->cfg.limits[i].rate > 0;
     if (out->live.store_latency.count > 0)
         out->store_mean_us = out->live.store_latency.sum_ns / out->live.store_latency.count / 1000;

@@ -532,7 +532,9 @@ static void section_events(struct textbuf *b, const struct status_view *v)
         P("</span>");
     }
     P(".%s</td></tr></tbody></table></div></section>",
-      v->has_limits ? "" : " No [limits] rate is set: no request is limited.");
+      v->has_limits ? ""
+                    : " No request rate is set in [limits]: only new keys and collision reports"
+                      " are limited.");
 }
 
 static void section_audit(struct textbuf *b, const struct status_view *v)

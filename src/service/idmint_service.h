@@ -132,17 +132,23 @@ enum idmint__retained {
     IDMINT__KEEP_WORKER_GRANTS, /* a worker grant, from its last renewal or release */
     IDMINT__KEEP_RANGE_GRANTS,  /* a range grant, from its reservation */
     IDMINT__KEEP_BATCHES,       /* an idempotent batch, from its first request */
+    IDMINT__KEEP_COLLISIONS,    /* a collision record, from its first report */
     IDMINT__KEEP__COUNT
 };
 #define IDMINT__KEEP_WORKER_GRANTS_MS (30LL * 86400000) /* defaults: 30 days, */
 #define IDMINT__KEEP_RANGE_GRANTS_MS  (7LL * 86400000)  /* 7 days, */
-#define IDMINT__KEEP_BATCHES_MS       (86400000LL)      /* 24 hours */
+#define IDMINT__KEEP_BATCHES_MS       (86400000LL)      /* 24 hours, */
+#define IDMINT__KEEP_COLLISIONS_MS    (30LL * 86400000) /* 30 days */
 
 /*
  * Keep @p what for @p ms (1 s .. 10 years) from now on: @p a prunes older
  * records in bounded batches as it grants (so that a table grows no
- * faster than it shrinks), and in idmint__authority_prune. Every process
- * prunes at its own retention, so the shortest one in a fleet wins.
+ * faster than it shrinks), and in idmint__authority_prune. Grants are
+ * judged by this process's clock and retention, so the shortest one in a
+ * fleet wins. Batches and collision records are not: each gets its
+ * expiry from the store's own clock when it is written (now + the
+ * retention of the process that wrote it), and no process removes one
+ * before that, whatever its clock or retention (store.h, prune).
  * 0 or IDMINT_EINVAL.
  */
 int idmint__authority_set_retention(idmint_authority *a, enum idmint__retained what, int64_t ms);
@@ -162,14 +168,18 @@ int idmint__authority_prune(idmint_authority *a, enum idmint__retained what, siz
 /*
  * A batch minted under an idempotency key, as the store keeps it: the IDs
  * as runs of consecutive values, "START+LEN" joined by ',' in mint order.
+ * A key is scoped to its owner: (owner, key) names one batch, so another
+ * caller's use of the same key is another batch, never a conflict.
  */
 struct idmint__batch {
     char ns[64];
     char key[IDMINT_BATCH_KEY_MAX + 1]; /* idmint__batch_key_check */
-    char owner[64];                     /* the caller (its token's name); another is a conflict */
+    char owner[64];                     /* the caller (its token's name, or "anonymous") */
     uint32_t count;
-    char *runs; /* malloc'd, owned by the struct: idmint__batch_clear */
-    int64_t created_ms;
+    char *runs;         /* malloc'd, owned by the struct: idmint__batch_clear */
+    int64_t keep_ms;    /* claim: how long the store keeps it (> 0) */
+    int64_t created_ms; /* Unix ms by the store's clock, set by the store */
+    int64_t expires_ms; /* created_ms + keep_ms, set by the store; kept at least until then */
 };
 
 /* 0 when @p key is 1..IDMINT_BATCH_KEY_MAX of [A-Za-z0-9._:-]; else IDMINT_EINVAL. */
@@ -184,21 +194,38 @@ int idmint__batch_runs_encode(struct idmint__batch *b, const uint64_t *ids, size
  */
 int idmint__batch_runs_decode(const struct idmint__batch *b, uint64_t *ids);
 /*
- * The batch saved under @p key (in whatever namespace: compare out->ns)
- * into @p out (cleared first). 0, IDMINT_ENOTFOUND (none: mint it),
- * IDMINT_EINVAL (a bad key; a remote authority), IDMINT_ENOMEM,
+ * The batch @p owner saved under @p key (in whatever namespace: compare
+ * out->ns) into @p out (cleared first); another owner's batch of the same
+ * key is never found. 0, IDMINT_ENOTFOUND (none: mint it), IDMINT_EINVAL
+ * (a bad key or owner; a remote authority), IDMINT_ENOMEM,
  * IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
  */
-int idmint__authority_batch_get(idmint_authority *a, const char *key, struct idmint__batch *out);
+int idmint__authority_batch_get(idmint_authority *a, const char *owner, const char *key,
+                                struct idmint__batch *out);
 /*
- * Save @p b (its created_ms is set here) unless a batch of b->key is saved
- * already; @p saved gets the one that is (b's or the earlier one: compare
- * its namespace, owner and count before answering). Durable before it
- * returns. Every so often also prunes batches past their retention.
+ * Save @p b (its keep_ms is set here, to this authority's batch retention)
+ * unless a batch of (b->owner, b->key) is saved already; @p saved gets the
+ * one that is (b's or the earlier one: compare its namespace and count
+ * before answering). Durable before it returns. Every so often also
+ * prunes batches past their expiry.
  * 0, IDMINT_EINVAL, IDMINT_ENOMEM, IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
  */
 int idmint__authority_batch_claim(idmint_authority *a, struct idmint__batch *b,
                                   struct idmint__batch *saved);
+
+/* ==== collision reports (authority_provenance.c) ==== */
+
+/*
+ * idmint_collision_report(), also saying whether the report made a record:
+ * *is_new 1, or 0 when the same reporter reported (@p ns, @p id) before,
+ * and then @p out is that first record, unchanged, and nothing was written
+ * (no audit record either). Kept for this authority's collision retention
+ * from the first report. Through a remote authority *is_new is always 1:
+ * the remote daemon keeps the records and decides. Same codes as
+ * idmint_collision_report().
+ */
+int idmint__collision_report(idmint_authority *a, const char *ns, uint64_t id, int64_t observed_ms,
+                             const char *note, idmint_collision *out, int *is_new);
 
 /* ==== the authority's history (history.c) ==== */
 

@@ -451,23 +451,48 @@ int idmint__store_prune(struct store *st, int what, int64_t before_ms, size_t li
     return st->ops->prune(st, what, before_ms, limit, pruned);
 }
 
-static int check_batch_key(const struct store *st, const char *key)
-{
-    int rc = check_v4(st, HAS_V4(st, batch_get) && HAS_V4(st, batch_claim), "idempotent batches");
+/* Whether the backend of @p st has version 5 member @p m (its signature changed in 5). */
+#define HAS_V5(st, m)                                                                              \
+    ((st) != NULL && (st)->ops != NULL && (st)->ops->version >= STORE_OPS_V5 &&                    \
+     (st)->ops->m != NULL)
 
+/* The longest a batch or collision record is kept: as idmint__authority_set_retention's bound. */
+#define STORE_KEEP_MAX_MS (INT64_C(3653) * 86400000)
+
+/*
+ * An owner (a token's name, or "anonymous") is half of a batch's key, so an
+ * empty or unterminated one must never reach a store: 1..63 bytes.
+ */
+static int check_owner(const char *owner)
+{
+    size_t len = owner != NULL ? strnlen(owner, sizeof(((struct idmint__batch *)0)->owner)) : 0;
+
+    if (len == 0 || len == sizeof(((struct idmint__batch *)0)->owner))
+        return idmint__fail(IDMINT_EINVAL, "a batch's owner must be 1 to %zu bytes",
+                            sizeof(((struct idmint__batch *)0)->owner) - 1);
+    return 0;
+}
+
+static int check_batch_key(const struct store *st, const char *owner, const char *key)
+{
+    int rc = check_v4(st, HAS_V5(st, batch_get) && HAS_V5(st, batch_claim), "idempotent batches");
+
+    if (rc == 0)
+        rc = check_owner(owner);
     return rc != 0 ? rc : idmint__batch_key_check(key);
 }
 
-int idmint__store_batch_get(struct store *st, const char *key, struct idmint__batch *out)
+int idmint__store_batch_get(struct store *st, const char *owner, const char *key,
+                            struct idmint__batch *out)
 {
-    int rc = check_batch_key(st, key);
+    int rc = check_batch_key(st, owner, key);
 
     if (rc != 0)
         return rc;
     if (out == NULL)
         return idmint__fail(IDMINT_EINVAL, "batch output is NULL");
     memset(out, 0, sizeof(*out));
-    return st->ops->batch_get(st, key, out);
+    return st->ops->batch_get(st, owner, key, out);
 }
 
 int idmint__store_batch_claim(struct store *st, const struct idmint__batch *b,
@@ -477,26 +502,32 @@ int idmint__store_batch_claim(struct store *st, const struct idmint__batch *b,
 
     if (b == NULL || saved == NULL || inserted == NULL)
         return idmint__fail(IDMINT_EINVAL, "batch, its output or the flag is NULL");
-    if ((rc = check_batch_key(st, b->key)) != 0 || (rc = idmint__ns_name_check(b->ns)) != 0)
+    if ((rc = check_batch_key(st, b->owner, b->key)) != 0 ||
+        (rc = idmint__ns_name_check(b->ns)) != 0)
         return rc;
-    if (b->count == 0 || b->count > IDMINT_BATCH_MAX || b->runs == NULL || b->runs[0] == '\0' ||
-        memchr(b->owner, '\0', sizeof(b->owner)) == NULL)
-        return idmint__fail(IDMINT_EINVAL, "batch of %u IDs without runs or owner",
-                            (unsigned)b->count);
+    if (b->count == 0 || b->count > IDMINT_BATCH_MAX || b->runs == NULL || b->runs[0] == '\0')
+        return idmint__fail(IDMINT_EINVAL, "batch of %u IDs without runs", (unsigned)b->count);
+    if (b->keep_ms <= 0 || b->keep_ms > STORE_KEEP_MAX_MS)
+        return idmint__fail(IDMINT_EINVAL, "a batch kept %lld ms: not 1 ms .. 10 years",
+                            (long long)b->keep_ms);
     memset(saved, 0, sizeof(*saved));
     *inserted = 0;
     return st->ops->batch_claim(st, b, saved, inserted);
 }
 
 int idmint__store_collision_add(struct store *st, const idmint_collision *c, const char *actor,
-                                int64_t now_ms, int64_t *seq)
+                                int64_t now_ms, int64_t keep_ms, idmint_collision *saved,
+                                int *inserted)
 {
-    int rc = check_v4(st, HAS_V4(st, collision_add), "collisions");
+    int rc = check_v4(st, HAS_V5(st, collision_add), "collisions");
 
     if (rc != 0)
         return rc;
-    if (c == NULL || actor == NULL || seq == NULL)
-        return idmint__fail(IDMINT_EINVAL, "collision, actor or seq is NULL");
+    if (c == NULL || actor == NULL || saved == NULL || inserted == NULL)
+        return idmint__fail(IDMINT_EINVAL, "collision, actor or output is NULL");
+    if (keep_ms <= 0 || keep_ms > STORE_KEEP_MAX_MS)
+        return idmint__fail(IDMINT_EINVAL, "a collision record kept %lld ms: not 1 ms .. 10 years",
+                            (long long)keep_ms);
     if ((rc = idmint__ns_name_check(c->ns)) != 0 || (rc = check_u63(c->id, "collision id")) != 0)
         return rc;
     if (memchr(c->first_owner, '\0', sizeof(c->first_owner)) == NULL ||
@@ -505,7 +536,9 @@ int idmint__store_collision_add(struct store *st, const idmint_collision *c, con
         memchr(c->reporter, '\0', sizeof(c->reporter)) == NULL ||
         memchr(c->note, '\0', sizeof(c->note)) == NULL)
         return idmint__fail(IDMINT_EINVAL, "collision record with an unterminated field");
-    return st->ops->collision_add(st, c, actor, now_ms, seq);
+    memset(saved, 0, sizeof(*saved));
+    *inserted = 0;
+    return st->ops->collision_add(st, c, actor, now_ms, keep_ms, saved, inserted);
 }
 
 int idmint__store_collision_list(struct store *st, int64_t after_seq, size_t limit,

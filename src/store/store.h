@@ -22,6 +22,9 @@
 #define STORE_OPS_V2 2u /* range_forget */
 #define STORE_OPS_V3 3u /* backup, fence; history in every lease and range write */
 #define STORE_OPS_V4 4u /* provenance, idempotent batches, collisions, prune */
+/* batch_get, batch_claim and collision_add as below: batches by (owner, key),
+ * collisions deduplicated, both expiring by the store's clock */
+#define STORE_OPS_V5 5u
 
 #define STORE_GRANTS_MAX 16 /* grants one grant_find returns at most */
 
@@ -200,6 +203,14 @@ struct store_ops {
      */
 
     /*
+     * Version 5 gave batch_get, batch_claim and collision_add the
+     * signatures and contracts below (in version 4 a key named one batch
+     * in the whole store, and collisions were neither deduplicated nor
+     * kept for a bounded time). They are read only when version >=
+     * STORE_OPS_V5: a backend of version 4 keeps no batches or collisions.
+     */
+
+    /*
      * The grants of @p ns that cover @p q (store.h's idmint__grant_query):
      * snowflake, those of (region, worker_id) with first <= unit < last;
      * range, those with start <= value < end; oldest granted first, at most
@@ -210,33 +221,44 @@ struct store_ops {
     int (*grant_find)(struct store *st, const char *ns, const struct idmint__grant_query *q,
                       idmint_grant_info **out, size_t *n);
     /*
-     * Delete up to @p limit records of @p what (enum idmint__retained) whose
-     * age stamp is below @p before_ms, oldest first: worker grants by
-     * updated_ms, range grants by granted_ms, batches by created_ms. A
-     * worker grant whose lease is still held is renewed, so never that old.
-     * *pruned (if not NULL) gets how many.
+     * Delete up to @p limit records of @p what (enum idmint__retained),
+     * oldest first. Worker grants whose updated_ms and range grants whose
+     * granted_ms is below @p before_ms (the caller's clock). A worker grant
+     * whose lease is still held is renewed, so never that old. Batches and
+     * collision records whose expiry has passed by the store's own clock
+     * (the SQLite host's, the PostgreSQL server's; etcd deletes them itself
+     * when their lease runs out): @p before_ms does not move their end, so
+     * no caller's clock or retention removes one early. *pruned (if not
+     * NULL) gets how many.
      */
     int (*prune)(struct store *st, int what, int64_t before_ms, size_t limit, uint64_t *pruned);
     /*
-     * The batch saved under @p key into @p out (runs malloc'd), whatever its
-     * namespace: a key names one batch in the whole store, so a repeat with
-     * another namespace can be refused. ENOTFOUND if none.
+     * The batch @p owner saved under @p key into @p out (runs malloc'd),
+     * whatever its namespace, so a repeat with another namespace can be
+     * refused; another owner's batch of the same key is not it. A batch past
+     * its expiry but not yet pruned may still be found. ENOTFOUND if none.
      */
-    int (*batch_get)(struct store *st, const char *key, struct idmint__batch *out);
+    int (*batch_get)(struct store *st, const char *owner, const char *key,
+                     struct idmint__batch *out);
     /*
-     * Insert @p b unless a batch of b->key exists, in one transaction; @p saved
-     * gets the stored record either way (runs malloc'd), and *inserted 1 when
-     * it is @p b's. Durable on return.
+     * Insert @p b unless a batch of (b->owner, b->key) exists, in one
+     * transaction, stamped created_ms = the store's clock now and
+     * expires_ms = created_ms + b->keep_ms (b->created_ms and b->expires_ms
+     * are not read); @p saved gets the stored record either way (runs
+     * malloc'd), and *inserted 1 when it is @p b's. Durable on return.
      */
     int (*batch_claim)(struct store *st, const struct idmint__batch *b, struct idmint__batch *saved,
                        int *inserted);
     /*
-     * Append collision record @p c (its seq is assigned: *seq gets it) and a
-     * "collision.report" audit record naming @p actor at @p now_ms, in one
-     * transaction. c->reported_ms is @p now_ms.
+     * Unless a record of (c->ns, c->id, c->reporter) exists: append
+     * collision record @p c (its seq is assigned; reported_ms is @p now_ms),
+     * to be kept @p keep_ms by the store's clock, and a "collision.report"
+     * audit record naming @p actor at @p now_ms, in one transaction, with
+     * *inserted 1. Else change nothing, *inserted 0. Either way @p saved
+     * gets the stored record (size set).
      */
     int (*collision_add)(struct store *st, const idmint_collision *c, const char *actor,
-                         int64_t now_ms, int64_t *seq);
+                         int64_t now_ms, int64_t keep_ms, idmint_collision *saved, int *inserted);
     /* Collision records with seq > @p after_seq, oldest first, at most @p limit; as audit_list. */
     int (*collision_list)(struct store *st, int64_t after_seq, size_t limit, idmint_collision **out,
                           size_t *n);
@@ -308,17 +330,22 @@ int idmint__store_fence(struct store *st, const struct idmint__fence_step *steps
 
 /*
  * As the version 4 ops above; IDMINT_EINVAL (with a message) when the
- * backend has none: "this store keeps no provenance".
+ * backend has none: "this store keeps no provenance" (for batch_get,
+ * batch_claim and collision_add also a backend below version 5). Batches
+ * are checked for an owner of 1..63 bytes, a valid key and a keep_ms of
+ * 1 ms .. 10 years; collision_add for a keep_ms as well.
  */
 int idmint__store_grant_find(struct store *st, const char *ns, const struct idmint__grant_query *q,
                              idmint_grant_info **out, size_t *n);
 int idmint__store_prune(struct store *st, int what, int64_t before_ms, size_t limit,
                         uint64_t *pruned);
-int idmint__store_batch_get(struct store *st, const char *key, struct idmint__batch *out);
+int idmint__store_batch_get(struct store *st, const char *owner, const char *key,
+                            struct idmint__batch *out);
 int idmint__store_batch_claim(struct store *st, const struct idmint__batch *b,
                               struct idmint__batch *saved, int *inserted);
 int idmint__store_collision_add(struct store *st, const idmint_collision *c, const char *actor,
-                                int64_t now_ms, int64_t *seq);
+                                int64_t now_ms, int64_t keep_ms, idmint_collision *saved,
+                                int *inserted);
 int idmint__store_collision_list(struct store *st, int64_t after_seq, size_t limit,
                                  idmint_collision **out, size_t *n);
 

@@ -12,7 +12,7 @@
  * safety. No namespace rules.
  *
  * Keys, under the prefix P (default "/idmint"):
- *   P/schema                          schema version ("3"), made on first open
+ *   P/schema                          schema version ("4"), made on first open
  *   P/history                         the authority's history id (JSON), made
  *                                     with the schema; a fence writes a new one
  *   P/ns/NAME                         a namespace (JSON); a range namespace's
@@ -42,19 +42,29 @@
  *                                     origin, granted_ms; START: 20 digits), so
  *                                     a descending range read from a value finds
  *                                     the grants starting at or below it first
- *   P/batch/KEY                       an idempotent batch (JSON, with its
- *                                     namespace: one key names one batch in the
- *                                     store); runs longer than ETCD_BATCH_INLINE
- *                                     bytes are in parts
- *   P/batch/KEY/CLAIM/PART            under it (written before the batch key)
- *   P/coll/OPID                       a collision record; its seq is the key's
- *                                     create_revision, as an audit record's
+ *   P/batch/KEY                       schema 3's idempotent batch (one key in
+ *                                     the whole store; read, never written now)
+ *   P/coll/OPID                       schema 3's collision record; its seq is
+ *                                     the key's create_revision, as an audit
+ *                                     record's
  *   P/age/F/MS/SUB                    the age index of the record P/SUB (F: w
  *                                     worker grant by updated_ms, r range grant
- *                                     by granted_ms, b batch by created_ms; MS:
- *                                     20 digits), so a prune reads the oldest
- *                                     first; written with its record, moved by
- *                                     every write of its record's stamp
+ *                                     by granted_ms, b schema 3's batch by
+ *                                     created_ms; MS: 20 digits), so a prune
+ *                                     reads the oldest first; written with its
+ *                                     record, moved by every write of its
+ *                                     record's stamp
+ * and since schema 4 (store interface version 5), records that end by
+ * themselves: each is attached to an etcd lease that the leader counts
+ * down, so no node's clock or retention decides when it goes:
+ *   P/obatch/OWNER/KEY                an idempotent batch (JSON, with its
+ *                                     namespace), one per owner and key (OWNER
+ *                                     %-escaped); runs longer than
+ *                                     ETCD_BATCH_INLINE bytes are in parts
+ *   P/obatch/OWNER/KEY/CLAIM/PART     under it (written before the batch key)
+ *   P/coll/NS/ID/REPORTER             a collision record, one per namespace, ID
+ *                                     (20 digits) and reporter (%-escaped); its
+ *                                     seq is the key's create_revision
  * Each audited write carries one random OPID for the whole call and
  * compares "P/audit/OPID does not exist": of every attempt of one call at
  * most one can apply, and reading that key tells whether one did. That is
@@ -83,7 +93,9 @@
 #include <time.h>
 
 #define ETCD_DEFAULT_PREFIX      "/idmint"
-#define ETCD_SCHEMA_VERSION      3 /* 2: P/history, floor and origin; 3: grants, batches, collisions */
+/* 2: P/history, floor and origin; 3: grants, batches, collisions; 4: batches by owner, deduplicated
+ * collisions, both on leases */
+#define ETCD_SCHEMA_VERSION      4
 #define ETCD_MAX_MEMBERS         16
 #define ETCD_CONNECT_TIMEOUT_MS  500L  /* one TCP connect */
 #define ETCD_ATTEMPT_MS          2000u /* one request to one member */
@@ -122,6 +134,11 @@
 #define ETCD_GRANT_PAGE          256            /* worker grants per range request of a trace */
 #define ETCD_BATCH_INLINE        (256u * 1024u) /* runs kept in the batch key, bytes */
 #define ETCD_BATCH_PART          (512u * 1024u) /* bytes of runs per part: --max-request-bytes 1.5 MiB */
+/* A record's lease is shared with the records of the same kind this handle
+ * writes within this long after it (at most keep / 8): one grant per
+ * window, not per record, and a record lives at most this much past its
+ * retention. */
+#define ETCD_LEASE_REUSE_MAX_MS  600000u
 
 /* etcd_write: sent, no answer (an unknown outcome): read again and decide. */
 #define ETCD_UNKNOWN 1
@@ -153,6 +170,13 @@ struct etcd_store {
     char seen_key[ETCD_KEY_MAX]; /* P/ns/NAME; "" for none */
     idmint_ns_info seen_ns;
     int64_t seen_rev; /* seen_key's mod_revision after that write */
+    /* The leases batches [0] and collision records [1] are written with (expiry_lease). */
+    struct etcd_expiry {
+        int64_t id;        /* etcd lease id; 0: none yet */
+        int64_t keep_ms;   /* the retention it was granted for */
+        uint64_t until_ms; /* monotonic: records written before then live at least keep_ms */
+    } expiry[2];
+    int is_lease_gone; /* the last request named a lease etcd does not know */
 };
 
 /* One key-value pair of a range answer. key and value are NUL-terminated copies. */
@@ -412,9 +436,28 @@ static int key_rgrant(const struct etcd_store *s, const char *ns, uint64_t start
     return key_fmt(s, out, "/rgrant/%s/%020llu", ns, (unsigned long long)start);
 }
 
-static int key_batch(const struct etcd_store *s, const char *key, char *out)
+/* P/obatch/OWNER/KEY: the batch @p owner saved under @p key. */
+static int key_batch(const struct etcd_store *s, const char *owner, const char *key, char *out)
+{
+    char esc[3 * 64 + 8];
+
+    key_escape(owner, esc, sizeof(esc));
+    return key_fmt(s, out, "/obatch/%s/%s", esc, key);
+}
+
+/* P/batch/KEY: a batch of schema 3, when one key named one batch in the store. */
+static int key_batch_v3(const struct etcd_store *s, const char *key, char *out)
 {
     return key_fmt(s, out, "/batch/%s", key);
+}
+
+/* P/coll/NS/ID/REPORTER: the record of @p c's report. */
+static int key_collision(const struct etcd_store *s, const idmint_collision *c, char *out)
+{
+    char esc[3 * 64 + 8];
+
+    key_escape(c->reporter, esc, sizeof(esc));
+    return key_fmt(s, out, "/coll/%s/%020llu/%s", c->ns, (unsigned long long)c->id, esc);
 }
 
 /* "@p key/" into @p out and the end of the range of keys under it into @p end. */
@@ -432,7 +475,11 @@ static int key_children(const struct etcd_store *s, const char *key, char *out, 
     return 0;
 }
 
-/* The families of the age index: one per enum idmint__retained. */
+/*
+ * The families of the age index, by enum idmint__retained. Collision
+ * records have none, and schema 4's batches are not in it: they end with
+ * their lease (expiry_lease).
+ */
 static const char age_family[IDMINT__KEEP__COUNT] = {
     [IDMINT__KEEP_WORKER_GRANTS] = 'w',
     [IDMINT__KEEP_RANGE_GRANTS] = 'r',
@@ -534,6 +581,18 @@ static json_t *op_put_text(const char *key, const char *text)
         b != NULL ? json_pack("{s:{s:o,s:s}}", "request_put", "key", j_key(key), "value", b) : NULL;
 
     free(b);
+    return op;
+}
+
+/* op_put with the key attached to etcd lease @p lease: etcd deletes it when the lease ends. */
+static json_t *op_put_lease(const char *key, json_t *value, int64_t lease)
+{
+    json_t *op = op_put(key, value), *put = json_object_get(op, "request_put");
+
+    if (put != NULL && json_object_set_new(put, "lease", j_i64(lease)) != 0) {
+        json_decref(op);
+        return NULL;
+    }
     return op;
 }
 
@@ -693,6 +752,13 @@ static enum etcd_outcome etcd_once(struct etcd_store *s, const char *path, const
                      msg != NULL ? msg : "(no message)");
         json_decref(doc);
         return ETCD_MAYBE;
+    }
+    if (msg != NULL && strstr(msg, "requested lease not found") != NULL) {
+        /* Revoked, or a snapshot from before its grant: expiry_lease grants another. */
+        s->is_lease_gone = 1;
+        *err = idmint__fail(IDMINT_ESTORE, "%s: %s: %s", s->name, url, msg);
+        json_decref(doc);
+        return ETCD_DEFINITE;
     }
     if (code == 16 || code == 7)
         *err = idmint__fail(IDMINT_EACCESS,
@@ -1655,9 +1721,12 @@ static int etcd_schema(struct etcd_store *s, unsigned flags)
             ranges_free(r, 2);
             return rc;
         }
-        /* Version 1 is version 2 without the history, and version 2 is
+        /* Version 1 is version 2 without the history, version 2 is
          * version 3 without the grant, batch, collision and age keys, which
-         * start empty: nothing to move. A node of an older version still
+         * start empty, and version 3 is version 4 without the leased batch
+         * and collision keys, which start empty too (version 3's batches
+         * are still read, and pruned by their age index): nothing to move.
+         * A node of an older version still
          * running meanwhile writes as before (its takes and reservations
          * record no grant; a renewal or release of such a lease finds none
          * and sets none), and none opens again: a newer schema is refused. */
@@ -3556,6 +3625,11 @@ static int prune_txn(struct etcd_store *s, int what, const struct etcd_range *r)
     return etcd_write(s, cmp, ok, json_array(), &none, 0, NULL);
 }
 
+/*
+ * Grants by their age index. Batches and collision records of schema 4 end
+ * with their lease, so there is nothing to do for them here; what is left
+ * in the age index of batches is schema 3's, pruned as it was.
+ */
 static int etcd_prune(struct store *st, int what, int64_t before_ms, size_t limit, uint64_t *pruned)
 {
     struct etcd_store *s = (struct etcd_store *)st;
@@ -3563,6 +3637,11 @@ static int etcd_prune(struct store *st, int what, int64_t before_ms, size_t limi
     uint64_t done = 0;
     int rc, lost = 0;
 
+    if (age_family[what] == '\0') {
+        if (pruned != NULL)
+            *pruned = 0;
+        return 0;
+    }
     if ((rc = key_fmt(s, key, "/age/%c/", age_family[what])) != 0 ||
         (rc = key_fmt(s, end, "/age/%c/%020llu", age_family[what], age_ms(before_ms))) != 0)
         return rc;
@@ -3608,6 +3687,62 @@ static int etcd_prune(struct store *st, int what, int64_t before_ms, size_t limi
     return rc;
 }
 
+/* ==== leases that end batches and collision records ==== */
+
+/*
+ * The etcd lease a record of kind @p kind (0 batches, 1 collision records)
+ * kept @p keep_ms is written with, into *id. One lease serves the records
+ * this handle writes within a window after its grant (keep / 8, at most
+ * ETCD_LEASE_REUSE_MAX_MS): it is granted for keep_ms + the window, and used
+ * only until the window has passed, measured on this process's monotonic
+ * clock from before the grant was sent, so every record it carries has at
+ * least keep_ms to run. etcd's leader counts the lease down (a new leader
+ * starts the count again, which only lengthens it): no node's wall clock,
+ * and no other node's retention, ends a record early. A grant whose reply
+ * is lost is sent again: the lease it made carries nothing and runs out.
+ */
+static int expiry_lease(struct etcd_store *s, int kind, int64_t keep_ms, int64_t *id)
+{
+    struct etcd_expiry *e = &s->expiry[kind];
+    uint64_t now_ms = idmint__deadline_now_ms(), window_ms, ttl_s, granted_s = 0;
+    json_t *reply = NULL;
+    int64_t lease = 0;
+    int rc;
+
+    if (s->is_lease_gone) {
+        /* Revoked, or the store went back to before the grant: the other may be too. */
+        memset(s->expiry, 0, sizeof(s->expiry));
+        s->is_lease_gone = 0;
+    }
+    if (e->id != 0 && e->keep_ms == keep_ms && now_ms < e->until_ms) {
+        *id = e->id;
+        return 0;
+    }
+    window_ms = (uint64_t)keep_ms / 8;
+    if (window_ms > ETCD_LEASE_REUSE_MAX_MS)
+        window_ms = ETCD_LEASE_REUSE_MAX_MS;
+    ttl_s = ((uint64_t)keep_ms + window_ms + 999) / 1000;
+    if ((rc = etcd_post(s, "/v3/lease/grant", json_pack("{s:o}", "TTL", j_u64(ttl_s)), 0,
+                        &reply)) != 0)
+        return rc;
+    /* etcd may grant more than asked (its minimum TTL), never less. */
+    if (get_i64(reply, "ID", &lease) != 0 || lease <= 0 || get_u64(reply, "TTL", &granted_s) != 0 ||
+        granted_s < ttl_s) {
+        const char *msg = json_string_value(json_object_get(reply, "error"));
+
+        rc = idmint__fail(IDMINT_ESTORE, "%s: a lease grant of %llu s answered no such lease (%s)",
+                          s->name, (unsigned long long)ttl_s, msg != NULL ? msg : "no message");
+        json_decref(reply);
+        return rc;
+    }
+    json_decref(reply);
+    e->id = lease;
+    e->keep_ms = keep_ms;
+    e->until_ms = now_ms + granted_s * 1000u - (uint64_t)keep_ms;
+    *id = lease;
+    return 0;
+}
+
 /* ==== batches ==== */
 
 /* The part @p i of a batch's runs under key @p hkey, claim @p claim. */
@@ -3635,11 +3770,13 @@ static int batch_from_kvs(struct etcd_store *s, const struct etcd_kv *hkv, const
     if (o == NULL)
         return IDMINT_ESTORE;
     runs = json_object_get(o, "runs");
+    /* Schema 3 stamped created_ms; schema 4's batches end with their lease and keep_ms. */
     if (get_text(o, "owner", out->owner, sizeof(out->owner)) != 0 ||
         get_text(o, "namespace", out->ns, sizeof(out->ns)) != 0 ||
         get_text(o, "claim", claim, ETCD_OPID_LEN + 1) != 0 ||
         get_small(o, "count", UINT32_MAX, &count) != 0 ||
         get_i64(o, "created_ms", &out->created_ms) != 0 ||
+        get_i64(o, "keep_ms", &out->keep_ms) != 0 ||
         get_small(o, "parts", 1000000, &n_parts) != 0 || (runs != NULL && !json_is_string(runs)) ||
         (runs == NULL) == (n_parts == 0)) {
         json_decref(o);
@@ -3705,40 +3842,54 @@ static int batch_read_ops(struct etcd_store *s, const char *hkey, json_t *ops)
     return 0;
 }
 
-static int etcd_batch_get(struct store *st, const char *key, struct idmint__batch *out)
+/*
+ * The batch of (@p owner, @p key), or else one schema 3 saved under @p key
+ * for the same owner (a retry that spans the upgrade is answered as
+ * before; another owner's is not this caller's), read at one revision.
+ */
+static int etcd_batch_get(struct store *st, const char *owner, const char *key,
+                          struct idmint__batch *out)
 {
     struct etcd_store *s = (struct etcd_store *)st;
-    char hkey[ETCD_KEY_MAX], claim[ETCD_OPID_LEN + 1];
-    struct etcd_range r[2]; /* batch key, its parts */
+    char hkey[ETCD_KEY_MAX], v3key[ETCD_KEY_MAX], claim[ETCD_OPID_LEN + 1];
+    struct etcd_range r[4]; /* batch key, its parts; schema 3's key, its parts */
     json_t *ops;
     int rc;
 
     call_begin(s);
     memset(r, 0, sizeof(r));
-    if ((rc = key_batch(s, key, hkey)) != 0)
+    if ((rc = key_batch(s, owner, key, hkey)) != 0 || (rc = key_batch_v3(s, key, v3key)) != 0)
         return rc;
     ops = json_array();
-    if ((rc = batch_read_ops(s, hkey, ops)) != 0) {
+    if ((rc = batch_read_ops(s, hkey, ops)) != 0 || (rc = batch_read_ops(s, v3key, ops)) != 0) {
         json_decref(ops);
         return rc;
     }
-    if ((rc = etcd_read(s, ops, r, 2)) == 0) {
-        if (range_one(&r[0]) == NULL)
-            rc = idmint__fail(IDMINT_ENOTFOUND, "no batch was saved under key '%s'", key);
-        else
+    if ((rc = etcd_read(s, ops, r, 4)) == 0) {
+        if (range_one(&r[0]) != NULL) {
             rc = batch_found(s, r, hkey, key, out, claim);
+        } else if (range_one(&r[2]) != NULL &&
+                   (rc = batch_found(s, &r[2], v3key, key, out, claim)) == 0 &&
+                   strcmp(out->owner, owner) != 0) {
+            idmint__batch_clear(out);
+            rc = IDMINT_ENOTFOUND;
+        } else if (range_one(&r[2]) == NULL) {
+            rc = IDMINT_ENOTFOUND;
+        }
+        if (rc == IDMINT_ENOTFOUND)
+            rc = idmint__fail(IDMINT_ENOTFOUND, "no batch was saved under key '%s'", key);
     }
-    ranges_free(r, 2);
+    ranges_free(r, 4);
     return rc;
 }
 
 /*
  * Write the @p n parts of @p runs (@p len bytes) under batch key @p hkey
- * for claim @p claim. A put of the same value is idempotent, so each is
- * retried like a read; each has its own deadline.
+ * for claim @p claim, on lease @p lease. A put of the same value is
+ * idempotent, so each is retried like a read; each has its own deadline.
  */
 static int batch_put_parts(struct etcd_store *s, const char *hkey, const char *claim,
-                           const char *runs, size_t len, size_t n)
+                           const char *runs, size_t len, size_t n, int64_t lease)
 {
     char part_key[ETCD_KEY_MAX];
     size_t i;
@@ -3754,7 +3905,7 @@ static int batch_put_parts(struct etcd_store *s, const char *hkey, const char *c
             break;
         if ((v = b64_encode(runs + at, size)) == NULL)
             return etcd_oom(s, "saving a batch");
-        req = json_pack("{s:o,s:s}", "key", j_key(part_key), "value", v);
+        req = json_pack("{s:o,s:s,s:o}", "key", j_key(part_key), "value", v, "lease", j_i64(lease));
         free(v);
         call_begin(s);
         if ((rc = etcd_post(s, "/v3/kv/put", req, 0, &reply)) == 0)
@@ -3776,7 +3927,7 @@ static void batch_drop_parts(struct etcd_store *s, const char *hkey, const char 
     call_begin(s);
     if (etcd_post(s, "/v3/kv/deleterange", req, 0, &reply) == 0)
         json_decref(reply);
-    /* Left behind, they go with the batch key when the winner's batch is pruned. */
+    /* Left behind, they end with their lease. */
 }
 
 /* The batch key's value for @p b, claim @p claim: its runs, or how many parts hold them. */
@@ -3785,7 +3936,7 @@ static json_t *batch_json(struct etcd_store *s, const struct idmint__batch *b, c
 {
     json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:s}", "owner", j_text(b->owner, sizeof(b->owner)),
                           "namespace", j_text(b->ns, sizeof(b->ns)), "count", j_u64(b->count),
-                          "created_ms", j_i64(b->created_ms), "claim", claim);
+                          "keep_ms", j_i64(b->keep_ms), "claim", claim);
 
     if (o != NULL && (n_parts > 0 ? json_object_set_new(o, "parts", j_u64(n_parts))
                                   : json_object_set_new(o, "runs", json_string(b->runs))) != 0)
@@ -3800,21 +3951,21 @@ static json_t *batch_json(struct etcd_store *s, const struct idmint__batch *b, c
  * the key and its parts: the claim in it says whether it is ours (an
  * attempt whose reply was lost applied) or another's. So a claim is resent
  * after an unknown outcome: its compare lets at most one attempt apply.
+ * The key and its parts ride on the batches' lease (expiry_lease).
  */
-static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
-                            struct idmint__batch *saved, int *inserted)
+static int batch_claim_on(struct etcd_store *s, const struct idmint__batch *b,
+                          struct idmint__batch *saved, int *inserted)
 {
-    struct etcd_store *s = (struct etcd_store *)st;
-    char hkey[ETCD_KEY_MAX], agekey[ETCD_KEY_MAX], part_key[ETCD_KEY_MAX];
+    char hkey[ETCD_KEY_MAX], part_key[ETCD_KEY_MAX];
     char claim[ETCD_OPID_LEN + 1], found[ETCD_OPID_LEN + 1];
     size_t len = strlen(b->runs), n_parts = 0, i;
     struct etcd_range r[2]; /* batch key, its parts */
+    int64_t lease = 0;
     int rc, lost, has_parts = 0;
 
     call_begin(s);
     memset(r, 0, sizeof(r));
-    if ((rc = opid_new(claim)) != 0 || (rc = key_batch(s, b->key, hkey)) != 0 ||
-        (rc = key_age(s, IDMINT__KEEP_BATCHES, b->created_ms, hkey, agekey)) != 0 ||
+    if ((rc = opid_new(claim)) != 0 || (rc = key_batch(s, b->owner, b->key, hkey)) != 0 ||
         (rc = key_batch_part(s, hkey, claim, 0, part_key)) != 0)
         return rc;
     if (len > ETCD_BATCH_INLINE)
@@ -3836,11 +3987,13 @@ static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
         if (rc != 0)
             return rc;
     }
+    if ((rc = expiry_lease(s, 0, b->keep_ms, &lease)) != 0)
+        return rc;
     for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
         json_t *cmp, *ok, *fail;
 
         if (n_parts > 0 && !has_parts) {
-            if ((rc = batch_put_parts(s, hkey, claim, b->runs, len, n_parts)) != 0)
+            if ((rc = batch_put_parts(s, hkey, claim, b->runs, len, n_parts, lease)) != 0)
                 return rc;
             has_parts = 1;
             call_begin(s);
@@ -3852,8 +4005,7 @@ static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
         for (i = 0; i < n_parts && rc == 0; i++)
             if ((rc = key_batch_part(s, hkey, claim, i, part_key)) == 0)
                 add(s, cmp, cmp_exists(part_key));
-        add(s, ok, op_put(hkey, batch_json(s, b, claim, n_parts)));
-        add(s, ok, op_put_text(agekey, ""));
+        add(s, ok, op_put_lease(hkey, batch_json(s, b, claim, n_parts), lease));
         if (rc == 0)
             rc = batch_read_ops(s, hkey, fail);
         if (rc != 0) {
@@ -3865,6 +4017,8 @@ static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
         rc = etcd_write(s, cmp, ok, fail, r, 2, NULL);
         if (rc == ETCD_APPLIED) {
             *saved = *b;
+            saved->created_ms = 0; /* etcd keeps no time: the lease ends it */
+            saved->expires_ms = 0;
             if ((saved->runs = strdup(b->runs)) == NULL)
                 return etcd_oom(s, "saving a batch");
             *inserted = 1;
@@ -3877,8 +4031,8 @@ static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
         if (rc < 0)
             break;
         if (range_one(&r[0]) == NULL) {
-            /* No batch, and our parts are gone (a prune of an earlier batch of
-             * this key took them): write them again. */
+            /* No batch, and our parts are gone (their lease ended, or a
+             * losing claim's cleanup took them): write them again. */
             ranges_free(r, 2);
             has_parts = 0;
             continue;
@@ -3896,64 +4050,121 @@ static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
     return rc < 0 ? rc : lost_too_often(s, "saving a batch");
 }
 
+static int etcd_batch_claim(struct store *st, const struct idmint__batch *b,
+                            struct idmint__batch *saved, int *inserted)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    int rc = batch_claim_on(s, b, saved, inserted);
+
+    /* Refused at once for a lease etcd no longer knows: once more on a new one. */
+    if (rc < 0 && s->is_lease_gone)
+        rc = batch_claim_on(s, b, saved, inserted);
+    return rc;
+}
+
 /* ==== collisions ==== */
 
-static json_t *collision_json(const idmint_collision *c, int64_t now_ms)
+/* A collision record's value; @p opid names the call that wrote it. */
+static json_t *collision_json(const idmint_collision *c, int64_t now_ms, const char *opid)
 {
-    return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "ns", c->ns, "id", j_u64(c->id),
+    return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s}", "ns", c->ns, "id", j_u64(c->id),
                      "first_owner", j_text(c->first_owner, sizeof(c->first_owner)), "second_owner",
                      j_text(c->second_owner, sizeof(c->second_owner)), "verdict",
                      j_text(c->verdict, sizeof(c->verdict)), "reporter",
                      j_text(c->reporter, sizeof(c->reporter)), "observed_ms", j_i64(c->observed_ms),
-                     "reported_ms", j_i64(now_ms), "note", j_text(c->note, sizeof(c->note)));
+                     "reported_ms", j_i64(now_ms), "note", j_text(c->note, sizeof(c->note)), "op",
+                     opid);
+}
+
+static int collision_from_kv(const struct etcd_store *s, const struct etcd_kv *kv,
+                             idmint_collision *out);
+
+/*
+ * The record of (c->ns, c->id, c->reporter) in @p kv into @p saved, and
+ * whether call @p opid wrote it (an attempt whose reply was lost applied).
+ */
+static int collision_found(struct etcd_store *s, const struct etcd_kv *kv, const char *opid,
+                           idmint_collision *saved, int *is_ours)
+{
+    json_t *o = kv_json(s, kv, "a collision record");
+    const char *op;
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    op = json_string_value(json_object_get(o, "op"));
+    *is_ours = op != NULL && strcmp(op, opid) == 0;
+    json_decref(o);
+    return collision_from_kv(s, kv, saved);
 }
 
 /*
- * The record and its audit record in one txn, both keyed by the call's op
- * id under the create-only compare of the audit key: a retry after a lost
- * reply is the same txn, and its failure branch finds the record an
- * earlier attempt made. seq is the record's create_revision, read back in
- * the success branch.
+ * The record, on the collision records' lease (expiry_lease), and its
+ * audit record in one txn that compares that neither exists: the record's
+ * key is the report's (namespace, ID, reporter), so a repeat finds the
+ * first in the failure branch and writes nothing; the audit key is the
+ * call's op id, kept in the record, so a retry after a lost reply is the
+ * same txn and knows its own record. seq is the record's create_revision.
  */
-static int etcd_collision_add(struct store *st, const idmint_collision *c, const char *actor,
-                              int64_t now_ms, int64_t *seq)
+static int collision_add_on(struct etcd_store *s, const idmint_collision *c, const char *actor,
+                            int64_t now_ms, int64_t keep_ms, idmint_collision *saved, int *inserted)
 {
-    struct etcd_store *s = (struct etcd_store *)st;
     char ckey[ETCD_KEY_MAX], akey[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1], detail[256];
     struct etcd_range r[1], last;
+    int64_t lease = 0;
     int rc, lost;
 
     call_begin(s);
-    if ((rc = opid_new(opid)) != 0 || (rc = key_fmt(s, ckey, "/coll/%s", opid)) != 0 ||
-        (rc = key_audit(s, opid, akey)) != 0)
+    if ((rc = opid_new(opid)) != 0 || (rc = key_collision(s, c, ckey)) != 0 ||
+        (rc = key_audit(s, opid, akey)) != 0 || (rc = expiry_lease(s, 1, keep_ms, &lease)) != 0)
         return rc;
     idmint__store_collision_detail(c, detail, sizeof(detail));
     for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
         json_t *cmp = json_array(), *ok = json_array(), *fail = json_array();
         const struct etcd_kv *kv;
 
+        add(s, cmp, cmp_absent(ckey));
         add(s, cmp, cmp_absent(akey));
-        add(s, ok, op_put(ckey, collision_json(c, now_ms)));
+        add(s, ok, op_put_lease(ckey, collision_json(c, now_ms, opid), lease));
         add(s, ok,
             op_put(akey, audit_json(now_ms, actor, "collision.report", c->ns, detail, NULL)));
         add(s, ok, op_range(ckey, NULL));
         add(s, fail, op_range(ckey, NULL));
         rc = etcd_write(s, cmp, ok, fail, r, 1, &last);
         if (rc == ETCD_UNKNOWN)
-            continue; /* the same txn again: its compare lets one attempt apply */
+            continue; /* the same txn again: its compares let one attempt apply */
         if (rc < 0)
             return rc;
         kv = rc == ETCD_APPLIED ? range_one(&last) : range_one(&r[0]);
-        if (kv != NULL)
-            *seq = kv->create_rev;
-        else
+        if (kv != NULL) {
+            int is_ours = 0;
+
+            if ((rc = collision_found(s, kv, opid, saved, &is_ours)) == 0)
+                *inserted = is_ours;
+        } else if (rc == ETCD_APPLIED) {
             rc = idmint__fail(IDMINT_ESTORE, "%s: collision record %s is missing after its write",
                               s->name, ckey);
+        } else {
+            rc = 1; /* the record ended with its lease meanwhile: write it anew */
+        }
         range_free(&last);
         ranges_free(r, 1);
-        return kv != NULL ? 0 : rc;
+        if (rc != 1)
+            return rc;
     }
     return lost_too_often(s, "recording a collision");
+}
+
+static int etcd_collision_add(struct store *st, const idmint_collision *c, const char *actor,
+                              int64_t now_ms, int64_t keep_ms, idmint_collision *saved,
+                              int *inserted)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    int rc = collision_add_on(s, c, actor, now_ms, keep_ms, saved, inserted);
+
+    /* Refused at once for a lease etcd no longer knows: once more on a new one. */
+    if (rc < 0 && s->is_lease_gone)
+        rc = collision_add_on(s, c, actor, now_ms, keep_ms, saved, inserted);
+    return rc;
 }
 
 /* The collision record in @p kv into @p out; its seq is the key's create_revision. */
@@ -4036,7 +4247,7 @@ static int etcd_collision_list(struct store *st, int64_t after_seq, size_t limit
 }
 
 const struct store_ops idmint__store_etcd = {
-    .version = STORE_OPS_V4,
+    .version = STORE_OPS_V5,
     .scheme = "etcd",
     .caps = STORE_CAP_TXN,
     .open = etcd_open,

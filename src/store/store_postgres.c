@@ -41,7 +41,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PG_SCHEMA_VERSION      4      /* 2: fence; 3: history, floor, origin; 4: provenance */
+/* 2: fence; 3: history, floor, origin; 4: provenance; 5: batches by owner and key, collisions
+ * deduplicated, both expiring by the server's clock */
+#define PG_SCHEMA_VERSION      5
 #define PG_CONNECT_TIMEOUT_S   "3"    /* libpq default when the URL names none */
 #define PG_STATEMENT_TIMEOUT   "5000" /* ms; a stuck lock or server fails the call */
 #define PG_RECONNECT_BUDGET_MS 3000   /* total time one call may spend reconnecting */
@@ -164,9 +166,11 @@ enum pg_stmt_id {
     ST_PRUNE_WGRANTS,
     ST_PRUNE_RGRANTS,
     ST_PRUNE_BATCHES,
+    ST_PRUNE_COLLISIONS,
     ST_BATCH_GET,
     ST_BATCH_INSERT,
     ST_COLLISION_INSERT,
+    ST_COLLISION_FIND,
     ST_COLLISION_LIST,
     ST__COUNT
 };
@@ -208,6 +212,24 @@ enum pg_stmt_id {
 #define PRUNE_SQL(table, age)                                                                      \
     "DELETE FROM idmint." table " WHERE ctid = ANY (ARRAY(SELECT ctid FROM idmint." table          \
     " WHERE " age " < $1::bigint ORDER BY " age " LIMIT $2::bigint)) AND " age " < $1::bigint"
+
+/*
+ * The store's clock: the server's, in Unix ms, at the start of the
+ * statement (the same for every use in it). Retention of batches and
+ * collision records is counted on it, never on a caller's now_ms.
+ */
+#define PG_NOW_MS "(extract(epoch FROM statement_timestamp()) * 1000)::bigint"
+
+/* DELETE at most $1 rows of @p table whose expiry has passed by the server's clock, oldest first.
+ */
+#define EXPIRE_SQL(table)                                                                          \
+    "DELETE FROM idmint." table " WHERE ctid = ANY (ARRAY(SELECT ctid FROM idmint." table          \
+    " WHERE expires_ms < " PG_NOW_MS " ORDER BY expires_ms LIMIT $1::bigint))"                     \
+    " AND expires_ms < " PG_NOW_MS
+
+#define COLLISION_COLUMNS                                                                          \
+    "seq, namespace, id, first_owner, second_owner, verdict, reporter, observed_ms, "              \
+    "reported_ms, note"
 
 static const char *const pg_sql[ST__COUNT] = {
     [ST_NS_INSERT] = "INSERT INTO idmint.namespaces (" NS_COLUMNS ") VALUES ($1::text, $2::text, "
@@ -397,24 +419,28 @@ static const char *const pg_sql[ST__COUNT] = {
                        "ORDER BY start_value DESC LIMIT " PG_STR(PG_GRANT_SCAN),
     [ST_PRUNE_WGRANTS] = PRUNE_SQL("worker_grants", "updated_ms"),
     [ST_PRUNE_RGRANTS] = PRUNE_SQL("range_grants", "granted_ms"),
-    [ST_PRUNE_BATCHES] = PRUNE_SQL("batches", "created_ms"),
-    [ST_BATCH_GET] = "SELECT namespace, key, owner, count, runs, created_ms FROM idmint.batches "
-                     "WHERE key = $1::text",
-    [ST_BATCH_INSERT] = "INSERT INTO idmint.batches (namespace, key, owner, count, runs, "
-                        "created_ms) VALUES ($1::text, $2::text, $3::text, $4::bigint, $5::text, "
-                        "$6::bigint) ON CONFLICT DO NOTHING",
+    [ST_PRUNE_BATCHES] = EXPIRE_SQL("batches"),
+    [ST_PRUNE_COLLISIONS] = EXPIRE_SQL("collisions"),
+    [ST_BATCH_GET] = "SELECT namespace, key, owner, count, runs, created_ms, expires_ms "
+                     "FROM idmint.batches WHERE owner = $1::text AND key = $2::text",
+    [ST_BATCH_INSERT] =
+        "INSERT INTO idmint.batches (namespace, key, owner, count, runs, "
+        "created_ms, expires_ms) VALUES ($1::text, $2::text, $3::text, $4::bigint, "
+        "$5::text, " PG_NOW_MS ", " PG_NOW_MS " + $6::bigint) ON CONFLICT DO NOTHING",
     /*
      * The audit lock first, before the seq is drawn, so that seqs commit in
      * order and a reader paging by seq never skips one (as ST_AUDIT_INSERT);
      * the audit record that follows takes the same lock again.
      */
     [ST_COLLISION_INSERT] = "INSERT INTO idmint.collisions (namespace, id, first_owner, "
-                            "second_owner, verdict, reporter, observed_ms, reported_ms, note) "
-                            "SELECT $1::text, $2::bigint, $3::text, $4::text, $5::text, $6::text, "
-                            "$7::bigint, $8::bigint, $9::text "
-                            "FROM pg_advisory_xact_lock(" PG_LOCK_AUDIT ") RETURNING seq",
-    [ST_COLLISION_LIST] = "SELECT seq, namespace, id, first_owner, second_owner, verdict, "
-                          "reporter, observed_ms, reported_ms, note FROM idmint.collisions "
+                            "second_owner, verdict, reporter, observed_ms, reported_ms, note, "
+                            "expires_ms) SELECT $1::text, $2::bigint, $3::text, $4::text, "
+                            "$5::text, $6::text, $7::bigint, $8::bigint, $9::text, " PG_NOW_MS
+                            " + $10::bigint FROM pg_advisory_xact_lock(" PG_LOCK_AUDIT ") "
+                            "ON CONFLICT (namespace, id, reporter) DO NOTHING RETURNING seq",
+    [ST_COLLISION_FIND] = "SELECT " COLLISION_COLUMNS " FROM idmint.collisions "
+                          "WHERE namespace = $1::text AND id = $2::bigint AND reporter = $3::text",
+    [ST_COLLISION_LIST] = "SELECT " COLLISION_COLUMNS " FROM idmint.collisions "
                           "WHERE seq > $1::bigint ORDER BY seq LIMIT $2::bigint",
 };
 
@@ -511,6 +537,32 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     " id bigint NOT NULL, first_owner text NOT NULL, second_owner text NOT NULL,"
     " verdict text NOT NULL, reporter text NOT NULL, observed_ms bigint NOT NULL,"
     " reported_ms bigint NOT NULL, note text NOT NULL);",
+    /*
+     * 5: a batch is keyed by (owner, key), so that one caller's key never
+     * blocks another's, and both batches and collision records carry an
+     * expiry by the server's clock. Rows saved before get the default
+     * retention (IDMINT__KEEP_BATCHES_MS, IDMINT__KEEP_COLLISIONS_MS) from
+     * the stamp they had. Collisions repeated by one reporter are folded
+     * into the first (each report stays in the audit log), so that the
+     * unique index that deduplicates them from now on can be made. The
+     * defaults serve a node of schema 4 still running meanwhile, which
+     * writes no expiry.
+     */
+    "ALTER TABLE idmint.batches ADD COLUMN expires_ms bigint;"
+    "UPDATE idmint.batches SET expires_ms = created_ms + 86400000;"
+    "ALTER TABLE idmint.batches ALTER COLUMN expires_ms SET NOT NULL,"
+    " ALTER COLUMN expires_ms SET DEFAULT " PG_NOW_MS " + 86400000,"
+    " DROP CONSTRAINT batches_pkey, ADD PRIMARY KEY (owner, key);"
+    "DROP INDEX idmint.batches_age;"
+    "CREATE INDEX batches_expiry ON idmint.batches (expires_ms);"
+    "DELETE FROM idmint.collisions c USING idmint.collisions d WHERE d.namespace = c.namespace"
+    " AND d.id = c.id AND d.reporter = c.reporter AND d.seq < c.seq;"
+    "ALTER TABLE idmint.collisions ADD COLUMN expires_ms bigint;"
+    "UPDATE idmint.collisions SET expires_ms = reported_ms + 2592000000;"
+    "ALTER TABLE idmint.collisions ALTER COLUMN expires_ms SET NOT NULL,"
+    " ALTER COLUMN expires_ms SET DEFAULT " PG_NOW_MS " + 2592000000;"
+    "CREATE UNIQUE INDEX collisions_report ON idmint.collisions (namespace, id, reporter);"
+    "CREATE INDEX collisions_expiry ON idmint.collisions (expires_ms);",
 };
 
 struct pg_store {
@@ -2148,7 +2200,7 @@ static int postgres_grant_find(struct store *st, const char *ns,
 
 struct prune_call {
     enum pg_stmt_id stmt;
-    int64_t before_ms;
+    int64_t before_ms; /* grants only: batches and collisions expire by the server's clock */
     size_t limit;
     uint64_t pruned;
 };
@@ -2159,7 +2211,8 @@ static int prune_body(struct pg_store *s, void *ctx)
     struct pg_args a = {.n = 0};
 
     c->pruned = 0;
-    arg_i64(&a, c->before_ms);
+    if (c->stmt != ST_PRUNE_BATCHES && c->stmt != ST_PRUNE_COLLISIONS)
+        arg_i64(&a, c->before_ms);
     arg_u64(&a, c->limit);
     return pg_run(s, c->stmt, &a, &c->pruned, "prune old records");
 }
@@ -2171,6 +2224,7 @@ static int postgres_prune(struct store *st, int what, int64_t before_ms, size_t 
         [IDMINT__KEEP_WORKER_GRANTS] = ST_PRUNE_WGRANTS,
         [IDMINT__KEEP_RANGE_GRANTS] = ST_PRUNE_RGRANTS,
         [IDMINT__KEEP_BATCHES] = ST_PRUNE_BATCHES,
+        [IDMINT__KEEP_COLLISIONS] = ST_PRUNE_COLLISIONS,
     };
     struct prune_call c = {stmt[what], before_ms, limit, 0};
     /* One statement. Not retried after a lost connection: a repeat of one
@@ -2182,13 +2236,16 @@ static int postgres_prune(struct store *st, int what, int64_t before_ms, size_t 
     return rc;
 }
 
-/* Read the batch of @p key into @p out (runs malloc'd): 1, 0 when none, else an error. */
-static int batch_read(struct pg_store *s, const char *key, struct idmint__batch *out)
+/* Read the batch of (@p owner, @p key) into @p out (runs malloc'd): 1, 0 when none, else an error.
+ */
+static int batch_read(struct pg_store *s, const char *owner, const char *key,
+                      struct idmint__batch *out)
 {
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
     int rc;
 
+    arg_text(&a, owner);
     arg_text(&a, key);
     if ((rc = pg_exec(s, ST_BATCH_GET, &a, &r, "read batch")) != 0)
         return rc;
@@ -2201,6 +2258,7 @@ static int batch_read(struct pg_store *s, const char *key, struct idmint__batch 
     col_text(r, 0, 2, out->owner, sizeof(out->owner));
     out->count = (uint32_t)col_u64(r, 0, 3);
     out->created_ms = col_i64(r, 0, 5);
+    out->expires_ms = col_i64(r, 0, 6);
     free(out->runs);
     out->runs = strdup(pq.getvalue(r, 0, 4));
     pq.clear(r);
@@ -2210,6 +2268,7 @@ static int batch_read(struct pg_store *s, const char *key, struct idmint__batch 
 }
 
 struct batch_get_call {
+    const char *owner;
     const char *key;
     struct idmint__batch *out;
 };
@@ -2217,16 +2276,17 @@ struct batch_get_call {
 static int batch_get_body(struct pg_store *s, void *ctx)
 {
     struct batch_get_call *c = ctx;
-    int rc = batch_read(s, c->key, c->out);
+    int rc = batch_read(s, c->owner, c->key, c->out);
 
     if (rc == 0)
         return idmint__fail(IDMINT_ENOTFOUND, "no batch was saved under key '%s'", c->key);
     return rc < 0 ? rc : 0;
 }
 
-static int postgres_batch_get(struct store *st, const char *key, struct idmint__batch *out)
+static int postgres_batch_get(struct store *st, const char *owner, const char *key,
+                              struct idmint__batch *out)
 {
-    struct batch_get_call c = {key, out};
+    struct batch_get_call c = {owner, key, out};
     int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, batch_get_body, &c);
 
     if (rc != 0)
@@ -2241,11 +2301,11 @@ struct batch_claim_call {
     unsigned runs; /* of the body: above 1, an earlier one may have committed unseen */
 };
 
-/* Whether the stored batch @p saved is @p b itself. */
+/* Whether the stored batch @p saved is @p b itself: the runs are IDs, and no two mints share one.
+ */
 static int batch_same(const struct idmint__batch *b, const struct idmint__batch *saved)
 {
-    return strcmp(saved->owner, b->owner) == 0 && saved->count == b->count &&
-           saved->created_ms == b->created_ms && strcmp(saved->runs, b->runs) == 0;
+    return saved->count == b->count && strcmp(saved->runs, b->runs) == 0;
 }
 
 static int batch_claim_body(struct pg_store *s, void *ctx)
@@ -2263,11 +2323,11 @@ static int batch_claim_body(struct pg_store *s, void *ctx)
     arg_text(&a, b->owner);
     arg_u64(&a, b->count);
     arg_text(&a, b->runs);
-    arg_i64(&a, b->created_ms);
+    arg_i64(&a, b->keep_ms);
     if ((rc = pg_run(s, ST_BATCH_INSERT, &a, &changed, "save batch")) != 0)
         return rc;
     /* Read committed: this statement sees the row that made ours do nothing. */
-    if ((rc = batch_read(s, b->key, c->saved)) < 0)
+    if ((rc = batch_read(s, b->owner, b->key, c->saved)) < 0)
         return rc;
     if (rc == 0) {
         s->failure = PGF_TRANSIENT; /* pruned in between: claim again */
@@ -2299,8 +2359,12 @@ struct collision_call {
     const idmint_collision *c;
     const char *actor;
     int64_t now_ms;
-    int64_t seq;
+    int64_t keep_ms;
+    idmint_collision *saved;
+    int inserted;
 };
+
+static void collision_row(const PGresult *r, int row, void *out);
 
 static int collision_body(struct pg_store *s, void *ctx)
 {
@@ -2320,28 +2384,41 @@ static int collision_body(struct pg_store *s, void *ctx)
     arg_i64(&a, c->observed_ms);
     arg_i64(&a, cc->now_ms);
     arg_text(&a, c->note);
+    arg_i64(&a, cc->keep_ms);
     if ((rc = pg_exec(s, ST_COLLISION_INSERT, &a, &r, "record collision")) != 0)
         return rc;
-    rows = pq.ntuples(r);
-    if (rows == 1)
-        cc->seq = col_i64(r, 0, 0);
+    cc->inserted = pq.ntuples(r) == 1; /* none: (ns, id, reporter) was reported before */
+    pq.clear(r);
+    a.n = 0;
+    arg_text(&a, c->ns);
+    arg_u64(&a, c->id);
+    arg_text(&a, c->reporter);
+    if ((rc = pg_exec(s, ST_COLLISION_FIND, &a, &r, "find collision")) != 0)
+        return rc;
+    if ((rows = pq.ntuples(r)) == 1) {
+        memset(cc->saved, 0, sizeof(*cc->saved));
+        collision_row(r, 0, cc->saved);
+    }
     pq.clear(r);
     if (rows != 1)
-        return idmint__fail(IDMINT_ESTORE, "postgres %s: record collision returned %d rows",
-                            s->where, rows);
+        return idmint__fail(IDMINT_ESTORE, "postgres %s: find collision returned %d rows", s->where,
+                            rows);
+    if (!cc->inserted)
+        return 0;
     idmint__store_collision_detail(c, detail, sizeof(detail));
     return pg_audit(s, cc->now_ms, cc->actor, "collision.report", c->ns, detail);
 }
 
 static int postgres_collision_add(struct store *st, const idmint_collision *c, const char *actor,
-                                  int64_t now_ms, int64_t *seq)
+                                  int64_t now_ms, int64_t keep_ms, idmint_collision *saved,
+                                  int *inserted)
 {
-    struct collision_call cc = {c, actor, now_ms, 0};
-    /* Not retried after a lost connection: a repeat would record and audit twice. */
+    struct collision_call cc = {c, actor, now_ms, keep_ms, saved, 0};
+    /* Not retried after a lost connection: a repeat would find its own record as a repeat. */
     int rc = pg_call((struct pg_store *)st, PG_TXN, collision_body, &cc);
 
     if (rc == 0)
-        *seq = cc.seq;
+        *inserted = cc.inserted;
     return rc;
 }
 
@@ -2382,7 +2459,7 @@ static int postgres_collision_list(struct store *st, int64_t after_seq, size_t l
 /* Two schemes, one backend: libpq accepts both URL spellings. */
 #define PG_OPS(scheme_name, open_fn)                                                               \
     {                                                                                              \
-        .version = STORE_OPS_V4, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
+        .version = STORE_OPS_V5, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
         .close = postgres_close, .ns_create = postgres_ns_create, .ns_get = postgres_ns_get,       \
         .ns_list = postgres_ns_list, .ns_set_disabled = postgres_ns_set_disabled,                  \
         .lease_take = postgres_lease_take, .lease_renew = postgres_lease_renew,                    \

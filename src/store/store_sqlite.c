@@ -29,7 +29,9 @@
 #define SQ_BUSY_AGED_MS       50
 #define SQ_BUSY_AGED_SLEEP_US 200
 #define SQ_RETRY_MS           10000 /* our extra bound on retrying BEGIN on SQLITE_BUSY */
-#define SQ_SCHEMA_VERSION     4 /* 2: worker_leases.fence; 3: history, floor, origin; 4: provenance */
+/* 2: worker_leases.fence; 3: history, floor, origin; 4: provenance; 5: batches by owner and
+ * key, expiring by the store's clock; collisions deduplicated and expiring */
+#define SQ_SCHEMA_VERSION     5
 #define SQ_GRANT_SCAN         16   /* range grants read below a traced value */
 #define SQ_FILE_MODE          0640 /* owner writes, its group reads: never others */
 
@@ -70,9 +72,11 @@ enum sq_stmt_id {
     ST_PRUNE_WGRANTS,
     ST_PRUNE_RGRANTS,
     ST_PRUNE_BATCHES,
+    ST_PRUNE_COLLISIONS,
     ST_BATCH_GET,
     ST_BATCH_INSERT,
     ST_COLLISION_INSERT,
+    ST_COLLISION_FIND,
     ST_COLLISION_LIST,
     ST__COUNT
 };
@@ -82,6 +86,18 @@ enum sq_stmt_id {
 #define GRANT_COLUMNS                                                                              \
     "region, worker_id, generation, first, last, holder, host, pid, program, token, granted_ms, "  \
     "updated_ms"
+
+/*
+ * The store's clock: SQLite's own 'now' (the host's wall clock, which every
+ * process on the file shares), in Unix ms. The same for every use within
+ * one statement step. Retention of batches and collision records is
+ * counted on it, never on a caller's now_ms.
+ */
+#define SQ_NOW_MS "CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
+
+#define COLLISION_COLUMNS                                                                          \
+    "seq, namespace, id, first_owner, second_owner, verdict, reporter, observed_ms, "              \
+    "reported_ms, note"
 
 #define NS_COLUMNS                                                                                 \
     "name, kind, time_bits, region_bits, worker_bits, sequence_bits, unit_ms, epoch_ms, "          \
@@ -166,17 +182,23 @@ static const char *const sq_sql[ST__COUNT] = {
                          "worker_grants WHERE updated_ms < ?1 ORDER BY updated_ms LIMIT ?2)",
     [ST_PRUNE_RGRANTS] = "DELETE FROM range_grants WHERE rowid IN (SELECT rowid FROM "
                          "range_grants WHERE granted_ms < ?1 ORDER BY granted_ms LIMIT ?2)",
-    [ST_PRUNE_BATCHES] = "DELETE FROM batches WHERE rowid IN (SELECT rowid FROM "
-                         "batches WHERE created_ms < ?1 ORDER BY created_ms LIMIT ?2)",
-    [ST_BATCH_GET] = "SELECT namespace, key, owner, count, runs, created_ms FROM batches "
-                     "WHERE key = ?1",
-    [ST_BATCH_INSERT] = "INSERT INTO batches (namespace, key, owner, count, runs, created_ms) "
-                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+    /* ?1 (the caller's clock) is bound but unused: the expiry is the store's. */
+    [ST_PRUNE_BATCHES] = "DELETE FROM batches WHERE rowid IN (SELECT rowid FROM batches "
+                         "WHERE expires_ms < " SQ_NOW_MS " ORDER BY expires_ms LIMIT ?2)",
+    [ST_PRUNE_COLLISIONS] = "DELETE FROM collisions WHERE rowid IN (SELECT rowid FROM collisions "
+                            "WHERE expires_ms < " SQ_NOW_MS " ORDER BY expires_ms LIMIT ?2)",
+    [ST_BATCH_GET] = "SELECT namespace, key, owner, count, runs, created_ms, expires_ms "
+                     "FROM batches WHERE owner = ?1 AND key = ?2",
+    [ST_BATCH_INSERT] = "INSERT INTO batches (namespace, key, owner, count, runs, created_ms, "
+                        "expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, " SQ_NOW_MS ", " SQ_NOW_MS
+                        " + ?6) ON CONFLICT DO NOTHING",
     [ST_COLLISION_INSERT] = "INSERT INTO collisions (namespace, id, first_owner, second_owner, "
-                            "verdict, reporter, observed_ms, reported_ms, note) "
-                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING seq",
-    [ST_COLLISION_LIST] = "SELECT seq, namespace, id, first_owner, second_owner, verdict, "
-                          "reporter, observed_ms, reported_ms, note FROM collisions "
+                            "verdict, reporter, observed_ms, reported_ms, note, expires_ms) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, " SQ_NOW_MS " + ?10) "
+                            "ON CONFLICT (namespace, id, reporter) DO NOTHING RETURNING seq",
+    [ST_COLLISION_FIND] = "SELECT " COLLISION_COLUMNS " FROM collisions "
+                          "WHERE namespace = ?1 AND id = ?2 AND reporter = ?3",
+    [ST_COLLISION_LIST] = "SELECT " COLLISION_COLUMNS " FROM collisions "
                           "WHERE seq > ?1 ORDER BY seq LIMIT ?2",
 };
 
@@ -205,6 +227,34 @@ static const char *const sq_sql[ST__COUNT] = {
     " first_owner TEXT NOT NULL, second_owner TEXT NOT NULL, verdict TEXT NOT NULL,"               \
     " reporter TEXT NOT NULL, observed_ms INTEGER NOT NULL, reported_ms INTEGER NOT NULL,"         \
     " note TEXT NOT NULL);"
+
+/*
+ * Version 4 to 5. A batch is keyed by (owner, key), so that one caller's
+ * key never blocks another's, and carries its expiry by the store's clock;
+ * SQLite cannot change a primary key in place, so the table is copied.
+ * Batches and collision records saved before get the default retention
+ * (IDMINT__KEEP_BATCHES_MS, IDMINT__KEEP_COLLISIONS_MS) from the stamp
+ * they had. Collisions repeated by the same reporter are
+ * folded into the first (each report stays in the audit log), so that the
+ * unique index that deduplicates them from now on can be made.
+ */
+#define SQ_MIGRATE_4_SQL                                                                           \
+    "CREATE TABLE batches_v5 ("                                                                    \
+    " namespace TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, count INTEGER NOT NULL,"    \
+    " runs TEXT NOT NULL, created_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL,"               \
+    " PRIMARY KEY (owner, key));"                                                                  \
+    "INSERT INTO batches_v5 SELECT namespace, key, owner, count, runs, created_ms,"                \
+    " created_ms + 86400000 FROM batches;"                                                         \
+    "DROP TABLE batches;"                                                                          \
+    "ALTER TABLE batches_v5 RENAME TO batches;"                                                    \
+    "CREATE INDEX batches_expiry ON batches (expires_ms);"                                         \
+    "DELETE FROM collisions WHERE seq NOT IN"                                                      \
+    " (SELECT min(seq) FROM collisions GROUP BY namespace, id, reporter);"                         \
+    "ALTER TABLE collisions ADD COLUMN expires_ms INTEGER NOT NULL DEFAULT 0;"                     \
+    "UPDATE collisions SET expires_ms = reported_ms + 2592000000;"                                 \
+    "CREATE UNIQUE INDEX collisions_report ON collisions (namespace, id, reporter);"               \
+    "CREATE INDEX collisions_expiry ON collisions (expires_ms);"                                   \
+    "UPDATE schema_version SET version = 5;"
 
 /*
  * Written into a private temporary file that is then linked into place
@@ -237,7 +287,7 @@ static const char sq_schema_sql[] =
     " seq INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL, actor TEXT NOT NULL,"
     " action TEXT NOT NULL, namespace TEXT NOT NULL, detail TEXT NOT NULL);"
     "CREATE TABLE history (id TEXT NOT NULL, seq INTEGER NOT NULL, backup_ms INTEGER NOT "
-    "NULL);" SQ_V4_TABLES "INSERT INTO schema_version (version) VALUES (4);";
+    "NULL);" SQ_V4_TABLES "INSERT INTO schema_version (version) VALUES (4);" SQ_MIGRATE_4_SQL;
 
 /*
  * Version 1 to 2, in one BEGIN IMMEDIATE transaction that first reads the
@@ -993,6 +1043,12 @@ static int sq_migrate(struct sqlite_store *s)
         rc = sqlite3_exec(s->db, sq_migrate_3_sql, NULL, NULL, &err);
         sqlite3_free(err);
         rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 3 to 4");
+        version = 4;
+    }
+    if (rc == 0 && version == 4) {
+        rc = sqlite3_exec(s->db, SQ_MIGRATE_4_SQL, NULL, NULL, &err);
+        sqlite3_free(err);
+        rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 4 to 5");
     }
     return sq_finish(s, rc);
 }
@@ -1880,6 +1936,7 @@ static int sqlite_prune(struct store *st, int what, int64_t before_ms, size_t li
         [IDMINT__KEEP_WORKER_GRANTS] = ST_PRUNE_WGRANTS,
         [IDMINT__KEEP_RANGE_GRANTS] = ST_PRUNE_RGRANTS,
         [IDMINT__KEEP_BATCHES] = ST_PRUNE_BATCHES,
+        [IDMINT__KEEP_COLLISIONS] = ST_PRUNE_COLLISIONS,
     };
     struct sqlite_store *s = (struct sqlite_store *)st;
     sqlite3_stmt *q = NULL;
@@ -1897,15 +1954,17 @@ static int sqlite_prune(struct store *st, int what, int64_t before_ms, size_t li
     return sq_finish(s, rc);
 }
 
-/* Read the batch of @p key into @p out: 1, 0 when none, else an error. */
-static int sq_batch_read(struct sqlite_store *s, const char *key, struct idmint__batch *out)
+/* Read the batch of (@p owner, @p key) into @p out: 1, 0 when none, else an error. */
+static int sq_batch_read(struct sqlite_store *s, const char *owner, const char *key,
+                         struct idmint__batch *out)
 {
     sqlite3_stmt *q = NULL;
     int rc = sq_prep(s, ST_BATCH_GET, &q);
 
     if (rc != 0)
         return rc;
-    bind_text(s, q, 1, key);
+    bind_text(s, q, 1, owner);
+    bind_text(s, q, 2, key);
     rc = sq_step(s, q, "read batch");
     if (rc == 1) {
         const unsigned char *runs = sqlite3_column_text(q, 4);
@@ -1915,6 +1974,7 @@ static int sq_batch_read(struct sqlite_store *s, const char *key, struct idmint_
         col_text(q, 2, out->owner, sizeof(out->owner));
         out->count = (uint32_t)sqlite3_column_int64(q, 3);
         out->created_ms = sqlite3_column_int64(q, 5);
+        out->expires_ms = sqlite3_column_int64(q, 6);
         free(out->runs);
         out->runs = strdup(runs != NULL ? (const char *)runs : "");
         if (out->runs == NULL)
@@ -1924,10 +1984,11 @@ static int sq_batch_read(struct sqlite_store *s, const char *key, struct idmint_
     return rc;
 }
 
-static int sqlite_batch_get(struct store *st, const char *key, struct idmint__batch *out)
+static int sqlite_batch_get(struct store *st, const char *owner, const char *key,
+                            struct idmint__batch *out)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    int rc = sq_batch_read(s, key, out);
+    int rc = sq_batch_read(s, owner, key, out);
 
     if (rc == 0)
         return idmint__fail(IDMINT_ENOTFOUND, "no batch was saved under key '%s'", key);
@@ -1949,12 +2010,12 @@ static int sqlite_batch_claim(struct store *st, const struct idmint__batch *b,
         bind_text(s, q, 3, b->owner);
         bind_i64(s, q, 4, b->count);
         bind_text(s, q, 5, b->runs);
-        bind_i64(s, q, 6, b->created_ms);
+        bind_i64(s, q, 6, b->keep_ms);
         rc = sq_run(s, q, "save batch");
     }
     if (rc == 0) {
         *inserted = sqlite3_changes(s->db) == 1;
-        rc = sq_batch_read(s, b->key, saved);
+        rc = sq_batch_read(s, b->owner, b->key, saved);
         rc = rc == 1 ? 0
              : rc == 0
                  ? idmint__fail(IDMINT_ESTORE, "sqlite %s: batch '%s' vanished", s->path, b->key)
@@ -1966,8 +2027,31 @@ static int sqlite_batch_claim(struct store *st, const struct idmint__batch *b,
     return rc;
 }
 
+static void collision_row(sqlite3_stmt *q, void *out);
+
+/* The record of (c->ns, c->id, c->reporter) into @p out: 1, 0 when none, else an error. */
+static int sq_collision_find(struct sqlite_store *s, const idmint_collision *c,
+                             idmint_collision *out)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_COLLISION_FIND, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, c->ns);
+    bind_u64(s, q, 2, c->id);
+    bind_text(s, q, 3, c->reporter);
+    if ((rc = sq_step(s, q, "find collision")) == 1) {
+        memset(out, 0, sizeof(*out));
+        collision_row(q, out);
+    }
+    sqlite3_reset(q);
+    return rc;
+}
+
 static int sqlite_collision_add(struct store *st, const idmint_collision *c, const char *actor,
-                                int64_t now_ms, int64_t *seq)
+                                int64_t now_ms, int64_t keep_ms, idmint_collision *saved,
+                                int *inserted)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     sqlite3_stmt *q = NULL;
@@ -1986,22 +2070,24 @@ static int sqlite_collision_add(struct store *st, const idmint_collision *c, con
         bind_i64(s, q, 7, c->observed_ms);
         bind_i64(s, q, 8, now_ms);
         bind_text(s, q, 9, c->note);
-        while ((rc = sq_step(s, q, "record collision")) == 1) {
-            row = 1;
-            *seq = sqlite3_column_int64(q, 0);
-        }
+        bind_i64(s, q, 10, keep_ms);
+        while ((rc = sq_step(s, q, "record collision")) == 1)
+            row = 1; /* none: (ns, id, reporter) was reported before */
         sqlite3_reset(q);
-        if (rc == 0 && !row)
-            rc =
-                idmint__fail(IDMINT_ESTORE, "sqlite %s: collision insert returned no seq", s->path);
     }
-    if (rc == 0) {
+    if (rc == 0 && (rc = sq_collision_find(s, c, saved)) == 0)
+        rc = idmint__fail(IDMINT_ESTORE, "sqlite %s: collision record vanished", s->path);
+    if (rc == 1 && row) {
         idmint__store_collision_detail(c, detail, sizeof(detail));
         rc = sq_audit(s, now_ms, actor, "collision.report", c->ns, detail);
     }
-    return sq_finish(s, rc);
+    rc = sq_finish(s, rc == 1 ? 0 : rc);
+    if (rc == 0)
+        *inserted = row;
+    return rc;
 }
 
+/* One row of COLLISION_COLUMNS into @p out. */
 static void collision_row(sqlite3_stmt *q, void *out)
 {
     idmint_collision *c = out;
@@ -2178,7 +2264,7 @@ static int sqlite_fence(struct store *st, const struct idmint__fence_step *steps
 }
 
 const struct store_ops idmint__store_sqlite = {
-    .version = STORE_OPS_V4,
+    .version = STORE_OPS_V5,
     .scheme = "sqlite",
     .caps = STORE_CAP_TXN,
     .open = sqlite_open,

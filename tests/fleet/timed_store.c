@@ -246,9 +246,10 @@ static int timed_prune(struct store *st, int what, int64_t before_ms, size_t lim
     return idmint__store_prune(inner(st), what, before_ms, limit, pruned);
 }
 
-static int timed_batch_get(struct store *st, const char *key, struct idmint__batch *out)
+static int timed_batch_get(struct store *st, const char *owner, const char *key,
+                           struct idmint__batch *out)
 {
-    return idmint__store_batch_get(inner(st), key, out);
+    return idmint__store_batch_get(inner(st), owner, key, out);
 }
 
 static int timed_batch_claim(struct store *st, const struct idmint__batch *b,
@@ -258,9 +259,10 @@ static int timed_batch_claim(struct store *st, const struct idmint__batch *b,
 }
 
 static int timed_collision_add(struct store *st, const idmint_collision *c, const char *actor,
-                               int64_t now_ms, int64_t *seq)
+                               int64_t now_ms, int64_t keep_ms, idmint_collision *saved,
+                               int *inserted)
 {
-    return idmint__store_collision_add(inner(st), c, actor, now_ms, seq);
+    return idmint__store_collision_add(inner(st), c, actor, now_ms, keep_ms, saved, inserted);
 }
 
 static int timed_collision_list(struct store *st, int64_t after_seq, size_t limit,
@@ -269,9 +271,9 @@ static int timed_collision_list(struct store *st, int64_t after_seq, size_t limi
     return idmint__store_collision_list(inner(st), after_seq, limit, out, n);
 }
 
-/* Version 4, every member set: what the inner store lacks, its wrapper refuses as it would. */
+/* Version 5, every member set: what the inner store lacks, its wrapper refuses as it would. */
 static const struct store_ops timed_ops = {
-    .version = STORE_OPS_V4,
+    .version = STORE_OPS_V5,
     .scheme = "timed",
     .caps = 0,
     .open = timed_open,

@@ -987,6 +987,76 @@ static void test_history__postgres_schema_2_is_upgraded_once_by_many_openers(voi
     assert_int_equal(info.next_value, 8); /* one reservation before, six during */
 }
 
+/*
+ * Schema 4 to 5 (issue 28): a batch saved under schema 4 is kept under its
+ * owner, with the default retention from its old stamp; another owner's key
+ * of that name is a batch of its own; a reporter's repeated collision
+ * records fold into the first, which answers every repeat from then on.
+ */
+static void test_history__postgres_schema_4_keeps_batches_under_their_owners(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__batch got, b, saved;
+    idmint_collision c, first;
+    char out[128], runs[] = "500+2";
+    int inserted = 0;
+
+    idmint__store_close(f->st);
+    f->st = NULL;
+    /* Back to schema 4: one key in the whole store, no expiry, no deduplication. */
+    assert_int_equal(
+        psql(f, f->pg_db,
+             "BEGIN; DROP INDEX idmint.batches_expiry; DROP INDEX idmint.collisions_report; "
+             "DROP INDEX idmint.collisions_expiry; ALTER TABLE idmint.batches DROP COLUMN "
+             "expires_ms, DROP CONSTRAINT batches_pkey, ADD PRIMARY KEY (key); "
+             "CREATE INDEX batches_age ON idmint.batches (created_ms); "
+             "ALTER TABLE idmint.collisions DROP COLUMN expires_ms; "
+             "DELETE FROM idmint.schema_version WHERE version >= 5; "
+             "INSERT INTO idmint.batches VALUES ('orders', 'k-1', 'shop', 3, '100+3', "
+             "1780000000000); "
+             "INSERT INTO idmint.collisions (namespace, id, first_owner, second_owner, verdict, "
+             "reporter, observed_ms, reported_ms, note) VALUES "
+             "('orders', 7, '', '', 'reported', 'shop', 1, 1780000000001, 'first'), "
+             "('orders', 7, '', '', 'reported', 'shop', 2, 1780000000002, 'again'), "
+             "('orders', 7, '', '', 'reported', 'db', 3, 1780000000003, 'other'); COMMIT",
+             NULL, 0),
+        0);
+    f->st = open_again(f);
+    assert_int_equal(psql(f, f->pg_db,
+                          "SELECT (SELECT max(version) FROM idmint.schema_version) || ' ' || "
+                          "(SELECT count(*) FROM idmint.collisions)",
+                          out, sizeof(out)),
+                     0);
+    assert_string_equal(out, "5 2");
+    memset(&got, 0, sizeof(got));
+    assert_int_equal(idmint__store_batch_get(f->st, "shop", "k-1", &got), 0);
+    assert_string_equal(got.runs, "100+3");
+    assert_int_equal(got.expires_ms, 1780000000000 + 86400000);
+    idmint__batch_clear(&got);
+    assert_int_equal(idmint__store_batch_get(f->st, "other", "k-1", &got), IDMINT_ENOTFOUND);
+    memset(&b, 0, sizeof(b));
+    snprintf(b.ns, sizeof(b.ns), "orders");
+    snprintf(b.key, sizeof(b.key), "k-1");
+    snprintf(b.owner, sizeof(b.owner), "other");
+    b.count = 2;
+    b.runs = runs;
+    b.keep_ms = 60000;
+    memset(&saved, 0, sizeof(saved));
+    assert_int_equal(idmint__store_batch_claim(f->st, &b, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    idmint__batch_clear(&saved);
+    memset(&c, 0, sizeof(c));
+    c.size = sizeof(c);
+    snprintf(c.ns, sizeof(c.ns), "orders");
+    c.id = 7;
+    snprintf(c.verdict, sizeof(c.verdict), "reported");
+    snprintf(c.reporter, sizeof(c.reporter), "shop");
+    assert_int_equal(
+        idmint__store_collision_add(f->st, &c, "shop", NOW_MS, 60000, &first, &inserted), 0);
+    assert_int_equal(inserted, 0);
+    assert_string_equal(first.note, "first");
+}
+
 /* ==== etcd: what an older idmint or an operator leaves under the prefix ==== */
 
 static void test_history__etcd_a_version_1_prefix_is_upgraded_once_by_many_openers(void **state)
@@ -1004,7 +1074,7 @@ static void test_history__etcd_a_version_1_prefix_is_upgraded_once_by_many_opene
     assert_int_equal(etcd_put(f, "/schema", "1"), 0);
     open_many(f, "rg", id);
     assert_int_equal(etcd_get(f, "/schema", reply, sizeof(reply)), 0);
-    assert_non_null(strstr(reply, "\"value\":\"Mw==\"")); /* "3" */
+    assert_non_null(strstr(reply, "\"value\":\"NA==\"")); /* "4" */
     f->st = open_again(f);
     assert_int_equal(idmint__store_ns_get(f->st, "rg", &info), 0);
     assert_int_equal(info.floor, 0);
@@ -1078,6 +1148,7 @@ int main(void)
         T(test_history__postgres_a_dump_restored_under_running_holders_is_caught),
         T(test_history__postgres_a_deleted_history_row_stops_grants_until_a_fence),
         T(test_history__postgres_schema_2_is_upgraded_once_by_many_openers),
+        T(test_history__postgres_schema_4_keeps_batches_under_their_owners),
     };
     const struct CMUnitTest etcd[] = {
         T(test_history__etcd_a_version_1_prefix_is_upgraded_once_by_many_openers),

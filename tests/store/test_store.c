@@ -1543,16 +1543,13 @@ static void test_store__range_grants_are_found_by_value_and_replays_add_none(voi
     assert_int_equal(grants_at_value(f, ns, IDMINT_MAX_VALUE, &g), 0);
 }
 
-/* Make a worker grant, a range grant and a batch stamped @p at_ms, in @p sf / @p rg. */
+/* Make a worker grant and a range grant stamped @p at_ms, in @p sf / @p rg. */
 static void make_old_records(struct fx *f, const char *sf, const char *rg, unsigned i,
                              int64_t at_ms)
 {
-    struct idmint__batch b;
-    struct idmint__batch saved;
     struct idmint__lease l = {0};
     struct idmint__range r = {0};
-    char req[16], runs[] = "7+3";
-    int inserted = 0;
+    char req[16];
 
     lease_init(&l, 0, HOLDER_A);
     /* Each take finds the last one's E passed: one more grant of worker 0. */
@@ -1561,26 +1558,14 @@ static void make_old_records(struct fx *f, const char *sf, const char *rg, unsig
     memset(&r, 0, sizeof(r));
     snprintf(req, sizeof(req), "q%02u", i);
     assert_int_equal(idmint__store_range_reserve(f->st, rg, HOLDER_A, req, 10, at_ms, &r), 0);
-    memset(&b, 0, sizeof(b));
-    snprintf(b.ns, sizeof(b.ns), "%s", sf);
-    snprintf(b.key, sizeof(b.key), "%s:key-%u", f->prefix, i);
-    snprintf(b.owner, sizeof(b.owner), "owner");
-    b.count = 3;
-    b.runs = runs;
-    b.created_ms = at_ms;
-    memset(&saved, 0, sizeof(saved));
-    assert_int_equal(idmint__store_batch_claim(f->st, &b, &saved, &inserted), 0);
-    assert_int_equal(inserted, 1);
-    idmint__batch_clear(&saved);
 }
 
-static void test_store__prune_deletes_only_old_records_and_at_most_its_limit(void **state)
+static void test_store__prune_deletes_only_old_grants_and_at_most_its_limit(void **state)
 {
     struct fx *f = *state;
     const int64_t day = 86400000, old_ms = NOW_MS - 10 * day;
     idmint_grant_info *g = NULL;
-    struct idmint__batch b;
-    char sf[64], rg[64], key[64];
+    char sf[64], rg[64];
     uint64_t pruned;
 
     ns_name(f, "psf", sf);
@@ -1591,7 +1576,7 @@ static void test_store__prune_deletes_only_old_records_and_at_most_its_limit(voi
         make_old_records(f, sf, rg, i, old_ms + i);
     make_old_records(f, sf, rg, 5, NOW_MS);
 
-    for (int what = 0; what < IDMINT__KEEP__COUNT; what++) {
+    for (int what = 0; what < IDMINT__KEEP_BATCHES; what++) {
         pruned = 99;
         assert_int_equal(idmint__store_prune(f->st, what, NOW_MS - 5 * day, 3, &pruned), 0);
         assert_int_equal(pruned, 3);
@@ -1608,12 +1593,6 @@ static void test_store__prune_deletes_only_old_records_and_at_most_its_limit(voi
     assert_int_equal(grants_at_value(f, rg, 51, &g), 1);
     assert_int_equal(g[0].granted_ms, NOW_MS);
     free(g);
-    memset(&b, 0, sizeof(b));
-    snprintf(key, sizeof(key), "%s:key-4", f->prefix);
-    assert_int_equal(idmint__store_batch_get(f->st, key, &b), IDMINT_ENOTFOUND);
-    snprintf(key, sizeof(key), "%s:key-5", f->prefix);
-    assert_int_equal(idmint__store_batch_get(f->st, key, &b), 0);
-    idmint__batch_clear(&b);
     assert_int_equal(idmint__store_prune(f->st, IDMINT__KEEP__COUNT, NOW_MS, 3, &pruned),
                      IDMINT_EINVAL);
     assert_int_equal(idmint__store_prune(f->st, 0, NOW_MS, 0, &pruned), IDMINT_EINVAL);
@@ -1628,7 +1607,7 @@ static void batch_set(struct idmint__batch *b, const char *ns, const char *key, 
     snprintf(b->owner, sizeof(b->owner), "tok-1");
     b->count = count;
     b->runs = runs;
-    b->created_ms = NOW_MS;
+    b->keep_ms = 3600000;
 }
 
 static void test_store__batch_claim_saves_the_first_and_returns_it_to_every_repeat(void **state)
@@ -1650,7 +1629,8 @@ static void test_store__batch_claim_saves_the_first_and_returns_it_to_every_repe
     assert_string_equal(saved.runs, "100+1000,5000+3");
     assert_int_equal(saved.count, 1003);
     assert_string_equal(saved.owner, "tok-1");
-    assert_int_equal(saved.created_ms, NOW_MS);
+    /* The store's clock stamps it (etcd keeps no time: its lease ends the batch). */
+    assert_true(saved.expires_ms == 0 || saved.expires_ms == saved.created_ms + 3600000);
     idmint__batch_clear(&saved);
 
     batch_set(&second, ns, key, 5, runs2);
@@ -1661,24 +1641,157 @@ static void test_store__batch_claim_saves_the_first_and_returns_it_to_every_repe
     idmint__batch_clear(&saved);
 
     memset(&got, 0, sizeof(got));
-    assert_int_equal(idmint__store_batch_get(f->st, key, &got), 0);
+    assert_int_equal(idmint__store_batch_get(f->st, "tok-1", key, &got), 0);
     assert_string_equal(got.runs, "100+1000,5000+3");
     assert_string_equal(got.ns, ns);
     assert_string_equal(got.key, key);
     idmint__batch_clear(&got);
-    assert_int_equal(idmint__store_batch_get(f->st, key2, &got), IDMINT_ENOTFOUND);
-    /* A key names one batch in the whole store: another namespace finds it too. */
+    assert_int_equal(idmint__store_batch_get(f->st, "tok-1", key2, &got), IDMINT_ENOTFOUND);
+    /* A key names one batch of its owner: another namespace finds it too. */
     batch_set(&second, ns2, key, 5, runs2);
     assert_int_equal(idmint__store_batch_claim(f->st, &second, &saved, &inserted), 0);
     assert_int_equal(inserted, 0);
     assert_string_equal(saved.ns, ns);
     idmint__batch_clear(&saved);
-    /* Bad keys never reach the store. */
-    assert_int_equal(idmint__store_batch_get(f->st, "has space", &got), IDMINT_EINVAL);
-    assert_int_equal(idmint__store_batch_get(f->st, "", &got), IDMINT_EINVAL);
+    /* Bad keys, owners and retentions never reach the store. */
+    assert_int_equal(idmint__store_batch_get(f->st, "tok-1", "has space", &got), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_batch_get(f->st, "tok-1", "", &got), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_batch_get(f->st, "", key, &got), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_batch_get(f->st, NULL, key, &got), IDMINT_EINVAL);
     batch_set(&second, ns, key3, 0, runs2);
     assert_int_equal(idmint__store_batch_claim(f->st, &second, &saved, &inserted), IDMINT_EINVAL);
-    assert_int_equal(idmint__store_batch_get(f->st, key3, &got), IDMINT_ENOTFOUND);
+    batch_set(&second, ns, key3, 5, runs2);
+    second.keep_ms = 0;
+    assert_int_equal(idmint__store_batch_claim(f->st, &second, &saved, &inserted), IDMINT_EINVAL);
+    batch_set(&second, ns, key3, 5, runs2);
+    second.owner[0] = '\0';
+    assert_int_equal(idmint__store_batch_claim(f->st, &second, &saved, &inserted), IDMINT_EINVAL);
+    assert_int_equal(idmint__store_batch_get(f->st, "tok-1", key3, &got), IDMINT_ENOTFOUND);
+}
+
+/*
+ * Issue 28: keys are one store-wide space no more. Another caller's use of
+ * a key is another batch (no conflict, nothing of the first owner's
+ * changes), and neither can read the other's.
+ */
+static void test_store__batch_keys_are_scoped_to_their_owner(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__batch a, b, saved, got;
+    char ns[64], ns2[64], key[64], runs_a[] = "100+3", runs_b[] = "900+7";
+    int inserted = 0;
+
+    ns_name(f, "scope", ns);
+    ns_name(f, "scope2", ns2);
+    snprintf(key, sizeof(key), "%s:shared-key", f->prefix);
+    batch_set(&a, ns, key, 3, runs_a);
+    snprintf(a.owner, sizeof(a.owner), "token-a");
+    memset(&saved, 0, sizeof(saved));
+    assert_int_equal(idmint__store_batch_claim(f->st, &a, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    idmint__batch_clear(&saved);
+    /* Token B takes the same key, in another namespace and count. */
+    batch_set(&b, ns2, key, 7, runs_b);
+    snprintf(b.owner, sizeof(b.owner), "token-b");
+    assert_int_equal(idmint__store_batch_claim(f->st, &b, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    assert_string_equal(saved.owner, "token-b");
+    assert_string_equal(saved.runs, "900+7");
+    idmint__batch_clear(&saved);
+
+    memset(&got, 0, sizeof(got));
+    assert_int_equal(idmint__store_batch_get(f->st, "token-a", key, &got), 0);
+    assert_string_equal(got.runs, "100+3");
+    assert_string_equal(got.ns, ns);
+    assert_int_equal(got.count, 3);
+    idmint__batch_clear(&got);
+    assert_int_equal(idmint__store_batch_get(f->st, "token-b", key, &got), 0);
+    assert_string_equal(got.runs, "900+7");
+    assert_string_equal(got.ns, ns2);
+    idmint__batch_clear(&got);
+    assert_int_equal(idmint__store_batch_get(f->st, "token-c", key, &got), IDMINT_ENOTFOUND);
+    /* A repeat of A's claim still gets A's batch. */
+    batch_set(&a, ns, key, 3, runs_b);
+    snprintf(a.owner, sizeof(a.owner), "token-a");
+    assert_int_equal(idmint__store_batch_claim(f->st, &a, &saved, &inserted), 0);
+    assert_int_equal(inserted, 0);
+    assert_string_equal(saved.runs, "100+3");
+    idmint__batch_clear(&saved);
+}
+
+/*
+ * Prune with @p before_ms until the batch of (@p owner, @p key) is gone or
+ * @p seconds have passed; 1 when it is gone. On etcd its lease ends it, and
+ * the prune does nothing.
+ */
+static int batch_gone_within(struct fx *f, int64_t before_ms, const char *owner, const char *key,
+                             unsigned seconds)
+{
+    struct idmint__batch got;
+
+    for (unsigned i = 0; i < seconds * 10 * ts_scale(); i++) {
+        struct timespec tenth = {0, 100000000};
+        uint64_t pruned = 0;
+        int rc;
+
+        assert_int_equal(idmint__store_prune(f->st, IDMINT__KEEP_BATCHES, before_ms, 1000, &pruned),
+                         0);
+        memset(&got, 0, sizeof(got));
+        rc = idmint__store_batch_get(f->st, owner, key, &got);
+        idmint__batch_clear(&got);
+        if (rc == IDMINT_ENOTFOUND)
+            return 1;
+        assert_int_equal(rc, 0);
+        nanosleep(&tenth, NULL);
+    }
+    return 0;
+}
+
+/*
+ * Issue 28: a replay after another node with a clock far ahead (or a
+ * retention far shorter, which is the same bound passed to the store)
+ * prunes still finds the same IDs: a batch's end is the store's, set when
+ * it was saved. And the store does end it: once its retention has passed
+ * by the store's clock, a prune whose caller's clock is far behind takes
+ * it all the same.
+ */
+static void
+test_store__batch_outlives_a_prune_by_a_skewed_clock_and_ends_by_the_stores(void **state)
+{
+    struct fx *f = *state;
+    const int64_t year = INT64_C(365) * 86400000;
+    struct idmint__batch b, saved, got;
+    char ns[64], key[64], key2[64], runs[] = "4242+5";
+    uint64_t pruned = 99;
+    int inserted = 0;
+
+    ns_name(f, "skew", ns);
+    snprintf(key, sizeof(key), "%s:replay", f->prefix);
+    snprintf(key2, sizeof(key2), "%s:short", f->prefix);
+    batch_set(&b, ns, key, 5, runs);
+    memset(&saved, 0, sizeof(saved));
+    assert_int_equal(idmint__store_batch_claim(f->st, &b, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    idmint__batch_clear(&saved);
+    for (int i = 1; i <= 3; i++) {
+        /* A node whose clock runs years ahead, or whose retention is years shorter. */
+        assert_int_equal(
+            idmint__store_prune(f->st, IDMINT__KEEP_BATCHES, NOW_MS + i * year, 1000, &pruned), 0);
+        memset(&got, 0, sizeof(got));
+        assert_int_equal(idmint__store_batch_get(f->st, "tok-1", key, &got), 0);
+        assert_string_equal(got.runs, "4242+5");
+        idmint__batch_clear(&got);
+    }
+    /* Kept 1 ms by the store's clock: gone, though every prune's clock says 1970. */
+    batch_set(&b, ns, key2, 5, runs);
+    b.keep_ms = 1;
+    assert_int_equal(idmint__store_batch_claim(f->st, &b, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    idmint__batch_clear(&saved);
+    assert_int_equal(batch_gone_within(f, 0, "tok-1", key2, 30), 1);
+    memset(&got, 0, sizeof(got));
+    assert_int_equal(idmint__store_batch_get(f->st, "tok-1", key, &got), 0);
+    idmint__batch_clear(&got);
 }
 
 /* Children claim one key at once, each with its own runs; all read back one answer. */
@@ -1744,11 +1857,12 @@ static void test_store__batch_claims_racing_from_8_processes_agree(void **state)
 static void test_store__collisions_are_listed_in_order_and_audited(void **state)
 {
     struct fx *f = *state;
-    idmint_collision c, *list = NULL;
+    idmint_collision c, saved, *list = NULL;
     idmint_audit_entry a[4];
     int64_t seq1 = 0, seq2 = 0;
     char ns[64];
     size_t n = 0, mine = 0;
+    int inserted = 0;
 
     ns_name(f, "coll", ns);
     memset(&c, 0, sizeof(c));
@@ -1761,10 +1875,19 @@ static void test_store__collisions_are_listed_in_order_and_audited(void **state)
     snprintf(c.reporter, sizeof(c.reporter), "token:db");
     c.observed_ms = NOW_MS - 5;
     snprintf(c.note, sizeof(c.note), "unique violation on orders.id");
-    assert_int_equal(idmint__store_collision_add(f->st, &c, "token:db", NOW_MS, &seq1), 0);
+    assert_int_equal(
+        idmint__store_collision_add(f->st, &c, "token:db", NOW_MS, 3600000, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    seq1 = saved.seq;
+    assert_int_equal(saved.size, sizeof(saved));
+    assert_int_equal(saved.id, 123456789);
     c.id = 42;
     snprintf(c.verdict, sizeof(c.verdict), "reported");
-    assert_int_equal(idmint__store_collision_add(f->st, &c, "token:db", NOW_MS + 1, &seq2), 0);
+    assert_int_equal(
+        idmint__store_collision_add(f->st, &c, "token:db", NOW_MS + 1, 3600000, &saved, &inserted),
+        0);
+    assert_int_equal(inserted, 1);
+    seq2 = saved.seq;
     assert_true(seq2 > seq1);
 
     assert_int_equal(idmint__store_collision_list(f->st, seq1 - 1, 100, &list, &n), 0);
@@ -1800,6 +1923,142 @@ static void test_store__collisions_are_listed_in_order_and_audited(void **state)
     assert_string_equal(a[0].action, "collision.report");
     assert_string_equal(a[0].actor, "token:db");
     assert_non_null(strstr(a[0].detail, "id=123456789"));
+}
+
+/* Records of @p ns in the collision list; the one of @p id into @p out (if not NULL). */
+static size_t collisions_of(struct fx *f, const char *ns, uint64_t id, idmint_collision *out)
+{
+    int64_t after = 0;
+    size_t k = 0, n;
+
+    do { /* page by seq: a shared server may hold more than one list's worth */
+        idmint_collision *list = NULL;
+
+        n = 0;
+        assert_int_equal(idmint__store_collision_list(f->st, after, 1000, &list, &n), 0);
+        for (size_t i = 0; i < n; i++) {
+            const idmint_collision *e = idmint_collision_at(list, i);
+
+            after = e->seq;
+            if (strcmp(e->ns, ns) != 0)
+                continue;
+            if (out != NULL && e->id == id)
+                *out = *e;
+            k++;
+        }
+        free(list);
+    } while (n == 1000);
+    return k;
+}
+
+/*
+ * Issue 28: a reporter repeating one report makes one record and one audit
+ * entry; every repeat gets the first record back, unchanged. Another
+ * reporter, or another ID, is another record.
+ */
+static void test_store__a_repeated_collision_report_is_one_record(void **state)
+{
+    struct fx *f = *state;
+    enum { REPEATS = 100 };
+    idmint_collision c, saved, first, listed;
+    idmint_audit_entry a[4];
+    char ns[64];
+    int inserted = 0;
+
+    ns_name(f, "dedupe", ns);
+    memset(&c, 0, sizeof(c));
+    c.size = sizeof(c);
+    snprintf(c.ns, sizeof(c.ns), "%s", ns);
+    c.id = 987654321;
+    snprintf(c.verdict, sizeof(c.verdict), "reported");
+    snprintf(c.reporter, sizeof(c.reporter), "token-m");
+    c.observed_ms = NOW_MS - 9;
+    snprintf(c.note, sizeof(c.note), "first");
+    assert_int_equal(
+        idmint__store_collision_add(f->st, &c, "token-m", NOW_MS, 3600000, &first, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    for (int i = 0; i < REPEATS; i++) {
+        snprintf(c.note, sizeof(c.note), "repeat %d", i);
+        c.observed_ms = NOW_MS + i;
+        assert_int_equal(idmint__store_collision_add(f->st, &c, "token-m", NOW_MS + 1 + i, 3600000,
+                                                     &saved, &inserted),
+                         0);
+        assert_int_equal(inserted, 0);
+        assert_int_equal(saved.seq, first.seq);
+        assert_string_equal(saved.note, "first");
+        assert_int_equal(saved.reported_ms, NOW_MS);
+    }
+    assert_int_equal(collisions_of(f, ns, c.id, &listed), 1);
+    assert_int_equal(listed.seq, first.seq);
+    assert_string_equal(listed.note, "first");
+    assert_int_equal(audit_of(f, ns, a, 4), 1);
+
+    /* Another reporter of the same ID, and the same reporter of another ID: two more. */
+    snprintf(c.reporter, sizeof(c.reporter), "token-n");
+    assert_int_equal(
+        idmint__store_collision_add(f->st, &c, "token-n", NOW_MS, 3600000, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    assert_true(saved.seq != first.seq);
+    snprintf(c.reporter, sizeof(c.reporter), "token-m");
+    c.id = 987654322;
+    assert_int_equal(
+        idmint__store_collision_add(f->st, &c, "token-m", NOW_MS, 3600000, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    assert_int_equal(collisions_of(f, ns, 0, NULL), 3);
+    assert_int_equal(audit_of(f, ns, a, 4), 3);
+    assert_int_equal(
+        idmint__store_collision_add(f->st, &c, "token-m", NOW_MS, 0, &saved, &inserted),
+        IDMINT_EINVAL);
+}
+
+/*
+ * Issue 28: collision records are kept for a bounded time, by the store's
+ * clock: one kept 1 ms is gone after a prune whose caller's clock says
+ * 1970 (on etcd, its lease ends it), and one kept an hour outlives a prune
+ * whose caller's clock is years ahead. After its end a report makes a new
+ * record.
+ */
+static void test_store__collision_records_end_by_the_stores_clock(void **state)
+{
+    struct fx *f = *state;
+    const int64_t year = INT64_C(365) * 86400000;
+    idmint_collision c, saved;
+    char ns[64];
+    uint64_t pruned = 0;
+    int inserted = 0, gone = 0;
+
+    ns_name(f, "cexp", ns);
+    memset(&c, 0, sizeof(c));
+    c.size = sizeof(c);
+    snprintf(c.ns, sizeof(c.ns), "%s", ns);
+    snprintf(c.verdict, sizeof(c.verdict), "reported");
+    snprintf(c.reporter, sizeof(c.reporter), "token-m");
+    c.id = 1;
+    assert_int_equal(
+        idmint__store_collision_add(f->st, &c, "token-m", NOW_MS, 3600000, &saved, &inserted), 0);
+    c.id = 2;
+    assert_int_equal(
+        idmint__store_collision_add(f->st, &c, "token-m", NOW_MS, 1, &saved, &inserted), 0);
+    assert_int_equal(collisions_of(f, ns, 0, NULL), 2);
+    for (unsigned i = 0; i < 30 * 10 * ts_scale() && !gone; i++) {
+        struct timespec tenth = {0, 100000000};
+
+        assert_int_equal(idmint__store_prune(f->st, IDMINT__KEEP_COLLISIONS, 0, 1000, &pruned), 0);
+        gone = collisions_of(f, ns, 0, NULL) == 1;
+        if (!gone)
+            nanosleep(&tenth, NULL);
+    }
+    assert_true(gone);
+    assert_int_equal(
+        idmint__store_prune(f->st, IDMINT__KEEP_COLLISIONS, NOW_MS + 5 * year, 1000, &pruned), 0);
+    assert_int_equal(collisions_of(f, ns, 1, &saved), 1);
+    assert_int_equal(saved.id, 1);
+    /* Reported again after its end: a record anew. */
+    c.id = 2;
+    assert_int_equal(
+        idmint__store_collision_add(f->st, &c, "token-m", NOW_MS, 3600000, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    assert_int_equal(collisions_of(f, ns, 0, NULL), 2);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1848,10 +2107,14 @@ int main(void)
         T(test_store__take_records_a_grant_that_renew_and_release_extend),
         T(test_store__each_generation_owns_the_units_from_its_fence),
         T(test_store__range_grants_are_found_by_value_and_replays_add_none),
-        T(test_store__prune_deletes_only_old_records_and_at_most_its_limit),
+        T(test_store__prune_deletes_only_old_grants_and_at_most_its_limit),
         T(test_store__batch_claim_saves_the_first_and_returns_it_to_every_repeat),
+        T(test_store__batch_keys_are_scoped_to_their_owner),
+        T(test_store__batch_outlives_a_prune_by_a_skewed_clock_and_ends_by_the_stores),
         T(test_store__batch_claims_racing_from_8_processes_agree),
         T(test_store__collisions_are_listed_in_order_and_audited),
+        T(test_store__a_repeated_collision_report_is_one_record),
+        T(test_store__collision_records_end_by_the_stores_clock),
     };
     const struct backend *b = backend_chosen();
 

@@ -235,7 +235,7 @@ static void test_sqlite_safety__a_new_file_is_complete_when_it_first_appears(voi
             if (stat(f->path, &sb) == 0) {
                 if (sb.st_size == 0)
                     _exit(2);
-                _exit(sql_int(f->path, "SELECT version FROM schema_version") == 4 ? 0 : 3);
+                _exit(sql_int(f->path, "SELECT version FROM schema_version") == 5 ? 0 : 3);
             }
             clock_gettime(CLOCK_MONOTONIC, &t);
         } while (t.tv_sec - t0.tv_sec < 10);
@@ -249,7 +249,7 @@ static void test_sqlite_safety__a_new_file_is_complete_when_it_first_appears(voi
     idmint__store_close(st);
     /* WAL is set in the file itself, and nothing of the making is left behind. */
     assert_int_equal(dir_entries(f->dir), 1);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 4);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
     {
         size_t n = 0;
         char *head = slurp(f->path, &n);
@@ -381,9 +381,9 @@ static void test_sqlite_safety__a_newer_schema_is_refused(void **state)
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
     idmint__store_close(st);
     st = NULL;
-    sql_exec(f->path, "UPDATE schema_version SET version = 5");
+    sql_exec(f->path, "UPDATE schema_version SET version = 6");
     assert_int_equal(idmint__store_open(f->url, NULL, &st), IDMINT_ESTORE);
-    assert_non_null(strstr(idmint_errmsg(), "schema version 5 is not supported"));
+    assert_non_null(strstr(idmint_errmsg(), "schema version 6 is not supported"));
     assert_null(st);
 }
 
@@ -504,7 +504,7 @@ static void test_sqlite_safety__a_version_1_file_gets_fences_at_its_e(void **sta
     assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 1);
 
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 4);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 0"), 5000);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 1"), 3000);
 
@@ -569,13 +569,92 @@ static void test_sqlite_safety__many_processes_migrate_one_file_once(void **stat
         assert_true(WIFEXITED(status));
         assert_int_equal(WEXITSTATUS(status), 0);
     }
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 4);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM schema_version"), 1);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM history"), 1);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 0"), 5000);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+/* ==== the migration from schema version 4 ==== */
+
+/* What schema 4 had of the batches and collisions: a key in the whole store, no expiry. */
+static const char v4_tables_sql[] =
+    "DROP TABLE batches;"
+    "CREATE TABLE batches ("
+    " namespace TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, count INTEGER NOT NULL,"
+    " runs TEXT NOT NULL, created_ms INTEGER NOT NULL, PRIMARY KEY (key));"
+    "CREATE INDEX batches_age ON batches (created_ms);"
+    "DROP INDEX collisions_report;"
+    "DROP INDEX collisions_expiry;"
+    "ALTER TABLE collisions DROP COLUMN expires_ms;"
+    "UPDATE schema_version SET version = 4;"
+    "INSERT INTO batches VALUES ('orders', 'k-1', 'shop', 3, '100+3', 1780000000000);"
+    "INSERT INTO collisions (namespace, id, first_owner, second_owner, verdict, reporter,"
+    " observed_ms, reported_ms, note) VALUES"
+    " ('orders', 7, '', '', 'reported', 'shop', 1, 1780000000001, 'first'),"
+    " ('orders', 7, '', '', 'reported', 'shop', 2, 1780000000002, 'again'),"
+    " ('orders', 7, '', '', 'reported', 'db', 3, 1780000000003, 'other reporter');";
+
+/*
+ * A file of schema 4 keeps its batches, now under their owners, each with
+ * the default retention from its old stamp; a reporter's repeated
+ * collision records fold into its first, and the unique index holds from
+ * then on.
+ */
+static void test_sqlite_safety__a_version_4_file_keeps_its_batches_under_their_owners(void **state)
+{
+    struct fx *f = *state;
+    struct store *st = NULL;
+    struct idmint__batch got, b, saved;
+    idmint_collision c, first;
+    char runs[] = "500+2";
+    int inserted = 0;
+
+    assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
+    idmint__store_close(st);
+    st = NULL;
+    sql_exec(f->path, v4_tables_sql);
+    assert_int_equal(sql_int(f->path, "SELECT count(*) FROM collisions"), 3);
+
+    assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
+    memset(&got, 0, sizeof(got));
+    assert_int_equal(idmint__store_batch_get(st, "shop", "k-1", &got), 0);
+    assert_string_equal(got.runs, "100+3");
+    assert_int_equal(got.created_ms, 1780000000000);
+    assert_int_equal(got.expires_ms, 1780000000000 + 86400000);
+    idmint__batch_clear(&got);
+    assert_int_equal(idmint__store_batch_get(st, "other", "k-1", &got), IDMINT_ENOTFOUND);
+    /* Another owner's key of that name is a batch of its own. */
+    memset(&b, 0, sizeof(b));
+    snprintf(b.ns, sizeof(b.ns), "orders");
+    snprintf(b.key, sizeof(b.key), "k-1");
+    snprintf(b.owner, sizeof(b.owner), "other");
+    b.count = 2;
+    b.runs = runs;
+    b.keep_ms = 60000;
+    memset(&saved, 0, sizeof(saved));
+    assert_int_equal(idmint__store_batch_claim(st, &b, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    idmint__batch_clear(&saved);
+
+    assert_int_equal(sql_int(f->path, "SELECT count(*) FROM collisions"), 2);
+    assert_int_equal(sql_int(f->path, "SELECT min(expires_ms) FROM collisions"),
+                     1780000000001 + INT64_C(2592000000));
+    memset(&c, 0, sizeof(c));
+    c.size = sizeof(c);
+    snprintf(c.ns, sizeof(c.ns), "orders");
+    c.id = 7;
+    snprintf(c.verdict, sizeof(c.verdict), "reported");
+    snprintf(c.reporter, sizeof(c.reporter), "shop");
+    assert_int_equal(idmint__store_collision_add(st, &c, "shop", NOW_MS, 60000, &first, &inserted),
+                     0);
+    assert_int_equal(inserted, 0);
+    assert_string_equal(first.note, "first");
+    idmint__store_close(st);
+}
 
 int main(void)
 {
@@ -593,6 +672,7 @@ int main(void)
         T(test_sqlite_safety__a_replaced_file_is_never_written),
         T(test_sqlite_safety__a_version_1_file_gets_fences_at_its_e),
         T(test_sqlite_safety__many_processes_migrate_one_file_once),
+        T(test_sqlite_safety__a_version_4_file_keeps_its_batches_under_their_owners),
     };
 
     return cmocka_run_group_tests_name("sqlite_safety", tests, NULL, NULL);

@@ -951,7 +951,7 @@ static void test_store_etcd__a_version_2_prefix_is_upgraded_once_by_many_openers
     b64(key, key64);
     snprintf(body, sizeof(body), "{\"key\":\"%s\"}", key64);
     assert_int_equal(http_post_reply(port, "/v3/kv/range", body, reply, sizeof(reply)), 200);
-    assert_non_null(strstr(reply, "\"value\":\"Mw==\"")); /* "3" */
+    assert_non_null(strstr(reply, "\"value\":\"NA==\"")); /* "4" */
 
     assert_int_equal(idmint__store_open(url, NULL, &st), 0);
     assert_int_equal(grants_at(st, "old", l.worker_id, 1500), 0);
@@ -977,7 +977,7 @@ static void batch_set(struct idmint__batch *b, const char *ns, const char *key, 
     snprintf(b->owner, sizeof(b->owner), "tok-1");
     b->count = count;
     b->runs = runs;
-    b->created_ms = NOW_MS;
+    b->keep_ms = 60000;
 }
 
 static void test_store_etcd__a_batch_claim_whose_reply_was_lost_is_ours(void **state)
@@ -1012,11 +1012,11 @@ static void test_store_etcd__a_batch_claim_whose_reply_was_lost_is_ours(void **s
 static void test_store_etcd__a_collision_whose_reply_was_lost_is_recorded_once(void **state)
 {
     char *cluster = cluster_url();
-    idmint_collision c, *list = NULL;
-    int64_t seq = 0;
+    idmint_collision c, saved, *list = NULL;
     struct proxy p;
     struct store *st;
     size_t n = 0;
+    int inserted = 0;
 
     (void)state;
     proxy_start(&p, first_port(cluster));
@@ -1028,12 +1028,14 @@ static void test_store_etcd__a_collision_whose_reply_was_lost_is_recorded_once(v
     snprintf(c.verdict, sizeof(c.verdict), "reported");
     snprintf(c.reporter, sizeof(c.reporter), "token:db");
     atomic_store(&p.drop_writes, 1);
-    assert_int_equal(idmint__store_collision_add(st, &c, "token:db", NOW_MS, &seq), 0);
+    assert_int_equal(
+        idmint__store_collision_add(st, &c, "token:db", NOW_MS, 60000, &saved, &inserted), 0);
     assert_int_equal(atomic_load(&p.dropped), 1);
-    assert_true(seq > 0);
+    assert_int_equal(inserted, 1); /* the applied attempt was this call's: not a repeat */
+    assert_true(saved.seq > 0);
     assert_int_equal(idmint__store_collision_list(st, 0, 100, &list, &n), 0);
     assert_int_equal(n, 1);
-    assert_int_equal(list[0].seq, seq);
+    assert_int_equal(list[0].seq, saved.seq);
     assert_int_equal(list[0].id, 77);
     assert_int_equal(list[0].reported_ms, NOW_MS);
     free(list);
@@ -1056,11 +1058,25 @@ static char *long_runs(unsigned n, unsigned long long base, size_t *len)
     return runs;
 }
 
+/* Wait until no key of the store at @p url starts with @p sub; 0, or -1 when they outlive @p s. */
+static int keys_gone_within(unsigned port, const char *url, const char *sub, unsigned s)
+{
+    for (unsigned i = 0; i < s * 10 * ts_scale(); i++) {
+        struct timespec tenth = {0, 100000000};
+
+        if (store_keys(port, url, sub) == 0)
+            return 0;
+        nanosleep(&tenth, NULL);
+    }
+    return -1;
+}
+
 /*
  * Runs longer than one etcd request holds (its --max-request-bytes is 1.5
- * MiB) are saved in parts, read back whole, and pruned with the batch.
+ * MiB) are saved in parts, read back whole, and end with the batch: the
+ * key and its parts ride on one etcd lease, which no prune moves.
  */
-static void test_store_etcd__a_long_batch_is_saved_in_parts_and_pruned_with_them(void **state)
+static void test_store_etcd__a_long_batch_is_saved_in_parts_and_ends_with_them(void **state)
 {
     enum { IDS = 100000 };
     char *cluster = cluster_url(), url[512], *runs, other[] = "5+1";
@@ -1078,15 +1094,16 @@ static void test_store_etcd__a_long_batch_is_saved_in_parts_and_pruned_with_them
     fresh_url(cluster, NULL, url, sizeof(url));
     assert_int_equal(idmint__store_open(url, NULL, &st), 0);
     batch_set(&b, "longb", "big", IDS, runs);
+    b.keep_ms = 1000; /* etcd's shortest lease (about 2 s here) */
     memset(&saved, 0, sizeof(saved));
     assert_int_equal(idmint__store_batch_claim(st, &b, &saved, &inserted), 0);
     assert_int_equal(inserted, 1);
     assert_string_equal(saved.runs, runs);
     idmint__batch_clear(&saved);
-    parts = store_keys(port, url, "/batch/big/");
+    parts = store_keys(port, url, "/obatch/tok-1/big/");
     assert_true(parts >= 3);
     memset(&got, 0, sizeof(got));
-    assert_int_equal(idmint__store_batch_get(st, "big", &got), 0);
+    assert_int_equal(idmint__store_batch_get(st, "tok-1", "big", &got), 0);
     assert_int_equal(got.count, IDS);
     assert_int_equal(strlen(got.runs), len);
     assert_string_equal(got.runs, runs);
@@ -1098,12 +1115,16 @@ static void test_store_etcd__a_long_batch_is_saved_in_parts_and_pruned_with_them
     assert_int_equal(inserted, 0);
     assert_string_equal(saved.runs, runs);
     idmint__batch_clear(&saved);
-    assert_int_equal(store_keys(port, url, "/batch/big/"), parts);
-    assert_int_equal(idmint__store_prune(st, IDMINT__KEEP_BATCHES, NOW_MS + 1, 10, &pruned), 0);
-    assert_int_equal(pruned, 1);
-    assert_int_equal(store_keys(port, url, "/batch/"), 0);
-    assert_int_equal(store_keys(port, url, "/age/"), 0);
-    assert_int_equal(idmint__store_batch_get(st, "big", &got), IDMINT_ENOTFOUND);
+    assert_int_equal(store_keys(port, url, "/obatch/tok-1/big/"), parts);
+    assert_int_equal(store_keys(port, url, "/age/"), 0); /* no age index: the lease ends it */
+    /* A prune, however far ahead its clock, deletes nothing: etcd's lease decides. */
+    assert_int_equal(
+        idmint__store_prune(st, IDMINT__KEEP_BATCHES, NOW_MS + 1000 * 86400000LL, 10, &pruned), 0);
+    assert_int_equal(pruned, 0);
+    assert_int_equal(idmint__store_batch_get(st, "tok-1", "big", &got), 0);
+    idmint__batch_clear(&got);
+    assert_int_equal(keys_gone_within(port, url, "/obatch/", 30), 0);
+    assert_int_equal(idmint__store_batch_get(st, "tok-1", "big", &got), IDMINT_ENOTFOUND);
     idmint__store_close(st);
     free(runs);
     free(cluster);
@@ -1180,12 +1201,55 @@ test_store_etcd__long_batch_claims_racing_agree_and_the_losers_leave_no_parts(vo
     assert_int_equal(winners, 1);
     assert_int_equal(idmint__store_open(url, NULL, &st), 0);
     memset(&got, 0, sizeof(got));
-    assert_int_equal(idmint__store_batch_get(st, "k", &got), 0);
+    assert_int_equal(idmint__store_batch_get(st, "tok-1", "k", &got), 0);
     len = strlen(got.runs);
     idmint__batch_clear(&got);
     /* The winner's parts only: ceil(len / 512 KiB) of them under the key. */
-    assert_int_equal(store_keys(port, url, "/batch/k/"),
+    assert_int_equal(store_keys(port, url, "/obatch/tok-1/k/"),
                      (long)((len + 512u * 1024u - 1) / (512u * 1024u)));
+    idmint__store_close(st);
+    free(cluster);
+}
+
+/*
+ * A batch schema 3 saved (one key in the whole store) still answers a retry
+ * of its owner after the upgrade, and only its owner: another caller's key
+ * of the same name is a batch of its own.
+ */
+static void test_store_etcd__a_schema_3_batch_answers_only_its_owner(void **state)
+{
+    char *cluster = cluster_url(), url[512], key[512], runs[] = "9+4";
+    unsigned port = first_port(cluster);
+    struct idmint__batch b, got, saved;
+    struct store *st = NULL;
+    int inserted = 0;
+
+    (void)state;
+    fresh_url(cluster, NULL, url, sizeof(url));
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    snprintf(key, sizeof(key), "%s/batch/old-key", url_prefix(url));
+    raw_put(port, key,
+            "{\"owner\":\"tok-1\",\"namespace\":\"ns3\",\"count\":\"3\",\"created_ms\":"
+            "\"1780000000000\",\"claim\":\"0123456789abcdef0123456789abcdef\",\"runs\":\"7+3\"}");
+    memset(&got, 0, sizeof(got));
+    assert_int_equal(idmint__store_batch_get(st, "tok-1", "old-key", &got), 0);
+    assert_string_equal(got.runs, "7+3");
+    assert_string_equal(got.ns, "ns3");
+    assert_int_equal(got.count, 3);
+    idmint__batch_clear(&got);
+    assert_int_equal(idmint__store_batch_get(st, "tok-2", "old-key", &got), IDMINT_ENOTFOUND);
+    batch_set(&b, "ns3", "old-key", 4, runs);
+    snprintf(b.owner, sizeof(b.owner), "tok-2");
+    memset(&saved, 0, sizeof(saved));
+    assert_int_equal(idmint__store_batch_claim(st, &b, &saved, &inserted), 0);
+    assert_int_equal(inserted, 1);
+    idmint__batch_clear(&saved);
+    assert_int_equal(idmint__store_batch_get(st, "tok-2", "old-key", &got), 0);
+    assert_string_equal(got.runs, "9+4");
+    idmint__batch_clear(&got);
+    assert_int_equal(idmint__store_batch_get(st, "tok-1", "old-key", &got), 0);
+    assert_string_equal(got.runs, "7+3");
+    idmint__batch_clear(&got);
     idmint__store_close(st);
     free(cluster);
 }
@@ -1388,7 +1452,8 @@ int main(void)
         cmocka_unit_test(test_store_etcd__a_version_2_prefix_is_upgraded_once_by_many_openers),
         cmocka_unit_test(test_store_etcd__a_batch_claim_whose_reply_was_lost_is_ours),
         cmocka_unit_test(test_store_etcd__a_collision_whose_reply_was_lost_is_recorded_once),
-        cmocka_unit_test(test_store_etcd__a_long_batch_is_saved_in_parts_and_pruned_with_them),
+        cmocka_unit_test(test_store_etcd__a_long_batch_is_saved_in_parts_and_ends_with_them),
+        cmocka_unit_test(test_store_etcd__a_schema_3_batch_answers_only_its_owner),
         cmocka_unit_test(
             test_store_etcd__long_batch_claims_racing_agree_and_the_losers_leave_no_parts),
     };

@@ -307,7 +307,8 @@
       eventRow("Rate-limited requests", "rate_limited") +
       event(e.rate_limited, LEVEL[e.rate_limited_level]) +
       "</td><td>Requests answered 429 by a [limits] rate since start" + limitedBy(e) + "." +
-      (e.limits_set ? "" : " No [limits] rate is set: no request is limited.") +
+      (e.limits_set ? "" : " No request rate is set in [limits]: only new keys and collision " +
+        "reports are limited.") +
       "</td></tr></tbody></table></div></section>";
   }
 
