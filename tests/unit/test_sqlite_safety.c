@@ -235,7 +235,7 @@ static void test_sqlite_safety__a_new_file_is_complete_when_it_first_appears(voi
             if (stat(f->path, &sb) == 0) {
                 if (sb.st_size == 0)
                     _exit(2);
-                _exit(sql_int(f->path, "SELECT version FROM schema_version") == 4 ? 0 : 3);
+                _exit(sql_int(f->path, "SELECT version FROM schema_version") == 5 ? 0 : 3);
             }
             clock_gettime(CLOCK_MONOTONIC, &t);
         } while (t.tv_sec - t0.tv_sec < 10);
@@ -249,7 +249,7 @@ static void test_sqlite_safety__a_new_file_is_complete_when_it_first_appears(voi
     idmint__store_close(st);
     /* WAL is set in the file itself, and nothing of the making is left behind. */
     assert_int_equal(dir_entries(f->dir), 1);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 4);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
     {
         size_t n = 0;
         char *head = slurp(f->path, &n);
@@ -381,9 +381,9 @@ static void test_sqlite_safety__a_newer_schema_is_refused(void **state)
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
     idmint__store_close(st);
     st = NULL;
-    sql_exec(f->path, "UPDATE schema_version SET version = 5");
+    sql_exec(f->path, "UPDATE schema_version SET version = 6");
     assert_int_equal(idmint__store_open(f->url, NULL, &st), IDMINT_ESTORE);
-    assert_non_null(strstr(idmint_errmsg(), "schema version 5 is not supported"));
+    assert_non_null(strstr(idmint_errmsg(), "schema version 6 is not supported"));
     assert_null(st);
 }
 
@@ -504,7 +504,7 @@ static void test_sqlite_safety__a_version_1_file_gets_fences_at_its_e(void **sta
     assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 1);
 
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 4);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 0"), 5000);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 1"), 3000);
 
@@ -569,7 +569,7 @@ static void test_sqlite_safety__many_processes_migrate_one_file_once(void **stat
         assert_true(WIFEXITED(status));
         assert_int_equal(WEXITSTATUS(status), 0);
     }
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 4);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM schema_version"), 1);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM history"), 1);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 0"), 5000);
