@@ -97,6 +97,12 @@ static void *renew_main(void *arg)
             rc = idmint__authority_lease_renew(lk->a, &lk->ns, &copy, lk->lease_ms);
             if (rc == 0)
                 rc = idmint__authority_history_adopt(lk->a, lk->ns.name, &lk->seen, &copy.history);
+            /* A renewal that fails like an outage may be a store put back
+             * (a file replaced under us refuses writes): the check tells. */
+            else if (rc != IDMINT_ELEASELOST && rc != IDMINT_ERESTORED && rc != IDMINT_EDISABLED &&
+                     idmint__authority_history_check(lk->a, lk->ns.name, &lk->seen, 0) ==
+                         IDMINT_ERESTORED)
+                rc = IDMINT_ERESTORED;
         } else {
             rc = idmint__authority_history_check(lk->a, lk->ns.name, &lk->seen, 1);
         }
