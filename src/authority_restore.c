@@ -354,23 +354,34 @@ static int witness_of(struct idmint_authority *a)
 
 /*
  * Under the lock of this host's witness of the store @p state describes:
- * judge the pair it holds against the store, then raise it to @p head when
- * that is newer. The judgement and the write happen under one lock, so a
- * process never overwrites evidence it has not checked (a new process on a
- * restored store would otherwise replace the very pair that shows it).
+ * if @p is_grant, prove that @p head (the reply to a write this holder just
+ * made) is in the store's history; then judge the pair the witness holds
+ * against the store, and raise it to @p head when that is newer. All under
+ * one lock, so that a grant is in the witness before its holder uses it,
+ * and a process never overwrites evidence it has not checked: a new process
+ * on a store put back in time finds either the grant's pair, which the
+ * store no longer holds, or a holder that has not yet proven its grant and
+ * then finds the store changed and refuses it.
  */
 static int witness_step(struct idmint_authority *a, const struct idmint__history_state *state,
-                        const struct idmint__history *head)
+                        const struct idmint__history *head, const char *where, int is_grant)
 {
     struct idmint__history_state now;
     struct idmint__history w;
     char path[4200];
-    int fd, rc, is_newer = 1;
+    int fd = -1, rc, is_newer = 1;
 
-    if ((rc = witness_of(a)) != 0)
-        return rc == 1 ? 0 : rc;
-    if ((fd = idmint__witness_lock(a->witness_dir, state->store_id)) < 0)
+    if ((rc = witness_of(a)) < 0)
+        return rc;
+    if (rc == 0 && (fd = idmint__witness_lock(a->witness_dir, state->store_id)) < 0)
         return fd;
+    rc = 0;
+    if (is_grant && (rc = idmint__store_history_check(a->st, head->seq, &now)) == 0)
+        rc = idmint__history_verify(head, &now, IDMINT__EVIDENCE_HOLDER, where);
+    if (rc != 0 || fd < 0) {
+        idmint__witness_unlock(fd);
+        return rc;
+    }
     rc = idmint__witness_read(a->witness_dir, state->store_id, &w, path, sizeof(path));
     if (rc == 0) {
         if (strcmp(w.id, head->id) == 0 && w.seq == head->seq && w.tip == head->tip) {
@@ -405,7 +416,7 @@ int idmint__authority_history_check(struct idmint_authority *a, const char *ns,
     if (rc == 0)
         rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);
     if (rc == 0)
-        rc = witness_step(a, &state, &state.head);
+        rc = witness_step(a, &state, &state.head, where, 0);
     if (rc == 0 && adopt_head)
         *seen = state.head;
     return rc;
@@ -433,7 +444,7 @@ int idmint__authority_history_adopt(struct idmint_authority *a, const char *ns,
     if (rc == 0)
         rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);
     if (rc == 0)
-        rc = witness_step(a, &state, reply);
+        rc = witness_step(a, &state, reply, where, 1);
     if (rc == 0)
         *seen = *reply;
     return rc;

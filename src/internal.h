@@ -306,8 +306,10 @@ int idmint__authority_history_check(struct idmint_authority *a, const char *ns,
 /*
  * Adopt @p reply, the history of a write this holder just made, after
  * *seen: filter with idmint__history_follow, then prove *seen is still in
- * the store's history (a restored store grows seq too), then *seen =
- * *reply and the witness raised to it. As idmint__authority_history_check.
+ * the store's history (a restored store grows seq too), and, under the
+ * witness's lock, @p reply too, and raise the witness to it: a grant is in
+ * this host's evidence before its holder uses it. Then *seen = *reply. As
+ * idmint__authority_history_check.
  */
 int idmint__authority_history_adopt(struct idmint_authority *a, const char *ns,
                                     struct idmint__history *seen,
