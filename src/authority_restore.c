@@ -429,23 +429,28 @@ int idmint__authority_history_adopt(struct idmint_authority *a, const char *ns,
     struct idmint__history probe = *seen;
     struct idmint__history_state state;
     char where[96];
-    int rc;
+    int rc, is_newer;
 
+    /* No news (a replay of a record older than the log): prove what was
+     * seen before the range is used; the record may be a restored store's. */
     if (reply->seq == 0 || reply->id[0] == '\0')
-        return 0;
-    if ((rc = idmint__history_follow(&probe, reply, ns)) != 0)
-        return rc;
+        return idmint__authority_history_check(a, ns, seen, 0);
+    is_newer = seen->id[0] == '\0' || strcmp(reply->id, seen->id) != 0 || reply->seq > seen->seq;
     if (a->remote != NULL || !idmint__store_has_history_check(a->st)) {
-        *seen = *reply;
-        return 0;
+        /* Counters only: a reply at or below what was seen is a restore. */
+        if ((rc = idmint__history_follow(&probe, reply, ns)) == 0)
+            *seen = *reply;
+        return rc;
     }
     snprintf(where, sizeof(where), "namespace '%s'", ns);
     rc = idmint__store_history_check(a->st, seen->seq, &state);
     if (rc == 0)
         rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);
+    /* A replay carries the pair of the grant that made its record, which may
+     * lie below what was seen: proven like any reply, never adopted back. */
     if (rc == 0)
         rc = witness_step(a, &state, reply, where, 1);
-    if (rc == 0)
+    if (rc == 0 && is_newer)
         *seen = *reply;
     return rc;
 }

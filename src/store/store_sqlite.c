@@ -147,11 +147,11 @@ static const char *const sq_sql[ST__COUNT] = {
                        "RETURNING lease_until",
     [ST_LEASE_LIST] = "SELECT region, worker_id, holder, generation, lease_until "
                       "FROM worker_leases WHERE namespace = ?1 ORDER BY region, worker_id",
-    [ST_RANGE_FIND] = "SELECT count, start, \"end\" FROM range_leases "
+    [ST_RANGE_FIND] = "SELECT count, start, \"end\", hseq, htip FROM range_leases "
                       "WHERE namespace = ?1 AND incarnation = ?2 AND request_id = ?3",
-    [ST_RANGE_INSERT] = "INSERT INTO range_leases "
-                        "(namespace, incarnation, request_id, count, start, \"end\", created_ms) "
-                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_RANGE_INSERT] = "INSERT INTO range_leases (namespace, incarnation, request_id, count, "
+                        "start, \"end\", created_ms, hseq, htip) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     /* BINARY collation: byte order, the order of a supply's request ids. */
     [ST_RANGE_FORGET] = "DELETE FROM range_leases "
                         "WHERE namespace = ?1 AND incarnation = ?2 AND request_id < ?3",
@@ -247,6 +247,8 @@ static const char *const sq_sql[ST__COUNT] = {
     "ALTER TABLE history ADD COLUMN store_id TEXT NOT NULL DEFAULT '';"                            \
     "ALTER TABLE history ADD COLUMN lineage TEXT NOT NULL DEFAULT '';"                             \
     "ALTER TABLE namespaces ADD COLUMN max_lease_units INTEGER NOT NULL DEFAULT 0;"                \
+    "ALTER TABLE range_leases ADD COLUMN hseq INTEGER NOT NULL DEFAULT 0;"                         \
+    "ALTER TABLE range_leases ADD COLUMN htip INTEGER NOT NULL DEFAULT 0;"                         \
     "CREATE TABLE history_log (seq INTEGER PRIMARY KEY, tip INTEGER NOT NULL,"                     \
     " at_ms INTEGER NOT NULL);"
 
@@ -959,8 +961,8 @@ static void sq_share_mode(int fd, const char *path)
 
     (void)fchmod(fd, SQ_FILE_MODE);
     dir_of(path, dir, sizeof(dir));
-    if (stat(dir, &sb) == 0 && sb.st_gid != getegid())
-        (void)fchown(fd, (uid_t)-1, sb.st_gid);
+    if (stat(dir, &sb) == 0 && sb.st_gid != getegid() && fchown(fd, (uid_t)-1, sb.st_gid) != 0)
+        return; /* not a group of ours: left as it is */
 }
 
 /*
@@ -1802,6 +1804,22 @@ static int sqlite_lease_force_release(struct store *st, const char *ns, uint32_t
 
 /* ==== ranges ==== */
 
+/* The store's history id into out->id, in the current transaction. */
+static int sq_history_id(struct sqlite_store *s, struct idmint__history *out)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_HISTORY_CHECK, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_u64(s, q, 1, 0);
+    rc = sq_step(s, q, "read the history id");
+    if (rc == 1)
+        col_text(q, 0, out->id, sizeof(out->id));
+    sqlite3_reset(q);
+    return rc < 0 ? rc : 0;
+}
+
 /* Record the range grant @p res of @p incarnation, asked by res->origin. */
 static int sq_range_grant(struct sqlite_store *s, const char *ns, const char *incarnation,
                           const struct idmint__range *res, int64_t now_ms)
@@ -1841,6 +1859,8 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
         saved_count = col_u64(q, 0);
         res->start = col_u64(q, 1);
         res->end = col_u64(q, 2);
+        res->history.seq = col_u64(q, 3);
+        res->history.tip = col_u64(q, 4);
     }
     sqlite3_reset(q);
     if (rc < 0)
@@ -1850,8 +1870,11 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
         if (saved_count != count)
             return idmint__store_range_replay_conflict(ns, incarnation, request_id, saved_count,
                                                        count);
-        res->history.seq = 0; /* no news: the grant was counted when it was made */
-        return 0;
+        /* The pair of the grant that made the record (seq 0 for a record
+         * older than version 5), under today's history id: the holder proves
+         * it is still in the log before it uses the range, because the record
+         * may be a restored store's (src/history.c). */
+        return res->history.seq == 0 ? 0 : sq_history_id(s, &res->history);
     }
 
     if ((rc = sq_history(s, now_ms, &res->history)) != 0 || (rc = sq_ns_read(s, ns, &info)) != 0 ||
@@ -1867,6 +1890,8 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
     bind_u64(s, q, 5, res->start);
     bind_u64(s, q, 6, res->end);
     bind_i64(s, q, 7, now_ms);
+    bind_u64(s, q, 8, res->history.seq);
+    bind_u64(s, q, 9, res->history.tip);
     if ((rc = sq_run(s, q, "record range request")) != 0 ||
         (rc = sq_range_grant(s, ns, incarnation, res, now_ms)) != 0)
         return rc;
@@ -2190,7 +2215,7 @@ static int sqlite_collision_list(struct store *st, int64_t after_seq, size_t lim
 
 static void unlink_copy(const char *dest)
 {
-    char side[4200];
+    char side[4300]; /* a path of up to 4200 bytes and a suffix */
 
     unlink(dest);
     snprintf(side, sizeof(side), "%s-wal", dest);
