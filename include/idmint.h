@@ -222,6 +222,17 @@ typedef struct idmint_options {
      * the namespace's. Ignored when range_block is set.
      */
     uint32_t range_target_ms;
+    /**
+     * How often (ms) the renewal or refill thread asks the authority whether
+     * it still holds the history this handle's lease or ranges belong to
+     * (docs/operations.md, "Restores"): a store put back in time under a
+     * running process stops it within about this long, with
+     * IDMINT_ERESTORED, instead of at its next renewal. One cheap read per
+     * interval; minting never waits on it. 0: the default, 1000; at least
+     * 10. (Appended in 0.2 in the struct's tail padding: its size is
+     * unchanged, and callers that zeroed the struct get the default.)
+     */
+    uint32_t history_check_ms;
 } idmint_options;
 
 /**
@@ -734,6 +745,30 @@ typedef struct idmint_fence_range {
 IDMINT_API IDMINT_NODISCARD int idmint_authority_fence(idmint_authority *a,
                                                        const idmint_fence_range *ranges, size_t n,
                                                        uint32_t max_lease_ms);
+
+/** idmint_authority_fence_v2() flag: allow a quarantine shorter than the longest lease granted. */
+#define IDMINT_FENCE_FORCE_SHORT_LEASE 1u
+
+/**
+ * idmint_authority_fence(), with @p flags. The store keeps, per snowflake
+ * namespace, the longest lease it ever granted (taken or renewed); a
+ * @p max_lease_ms below it is refused with IDMINT_EINVAL naming it, and
+ * nothing changes, because a holder of the lost history may mint until its
+ * lease ends. IDMINT_FENCE_FORCE_SHORT_LEASE fences anyway, for an operator
+ * who knows every such holder has stopped; the audit record of each
+ * namespace so fenced says so, with both figures. A restored store knows only
+ * the leases granted before its copy was taken; a lease granted after that,
+ * longer than every earlier one, is not known to it (docs/operations.md).
+ *
+ * @param[in] flags  0 or IDMINT_FENCE_FORCE_SHORT_LEASE
+ * @return as idmint_authority_fence(); IDMINT_EINVAL also for unknown flags
+ *         and for a @p max_lease_ms below the longest lease granted.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_authority_fence_v2(idmint_authority *a,
+                                                          const idmint_fence_range *ranges,
+                                                          size_t n, uint32_t max_lease_ms,
+                                                          unsigned flags);
 
 /**
  * List the worker-id rows of @p ns, all regions; holders appear as

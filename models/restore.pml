@@ -53,6 +53,28 @@
  * -DFENCE_EARLY       the fence runs while a holder of the lost history
  *                     still runs, with N = the highest value issued so far.
  *
+ * -DCHAIN            the code (src/history.c, src/witness.c,
+ *                     authority_restore.c): every grant also draws a tip,
+ *                     logged with its counter; a holder proves, under this
+ *                     host's witness lock, that the store's log still holds
+ *                     the pair it saw and its grant's own pair before it
+ *                     hands out anything of the grant, and raises the
+ *                     witness to it; it checks its pair again at any time
+ *                     (every history_check_ms), and stops when the log has
+ *                     lost it; a fresh holder starts, at any time, only if
+ *                     the log holds the witness's pair (or the store was
+ *                     fenced over it). Here a restore reuses counter values
+ *                     with tips of a new epoch, so the counter alone cannot
+ *                     tell the restored log from the real one.
+ *                     -DCHAIN and -DCHAIN -DPLAIN_COPY (an unmarked restore
+ *                     under live holders, fresh holders starting at any
+ *                     moment) verify. Broken twins, which must duplicate:
+ * -DNO_TIP            the check compares counters only (the code before);
+ * -DNO_WITNESS        no host evidence: a fresh holder is a brand-new host's
+ *                     (what docs/operations.md says it cannot detect);
+ * -DLATE_WITNESS      the holder raises the witness after it starts using
+ *                     its grant, outside the lock.
+ *
  * Every step is one d_step over a single loop, and dead state is cleared,
  * as in range.pml.
  */
@@ -77,13 +99,52 @@ byte sq = 0;         /* grant counter */
 byte hid = 1;        /* history id */
 bool mark = false;   /* a marked backup: refuses every grant */
 byte rec_own = NONE; /* the saved record of the one lost reply: whose, */
-byte rec_s = 0;      /* and the start of the range it saved */
+byte rec_s = 0;      /* and the start of the range it saved, */
+byte rec_sq = 0;     /* and the counter of the grant that made it */
 
 /* The copy: next value, counter and record; its history id is 1. */
-byte b_nv = 0, b_sq = 0, b_rec_own = NONE, b_rec_s = 0;
+byte b_nv = 0, b_sq = 0, b_rec_own = NONE, b_rec_s = 0, b_rec_sq = 0;
 bool taken = false, restored = false, fenced = false;
 
 int issued = 0; /* bit v: value v has been issued */
+
+#ifdef CHAIN
+/* The log's tips, as epochs: counters up to rp carry tips of epoch 1 (the
+ * history before the restore); later ones, tips of epoch ep. */
+byte ep = 1;
+byte rp = 255; /* 255: no restore yet */
+/* This host's witness: the newest pair any holder of the host proved. */
+byte w_hid = 0, w_sq = 0, w_ep = 0;
+byte h_sep[NH];                         /* the epoch of the pair each holder saw */
+bool h_rpend[NH];                       /* a grant's reply not yet proven */
+byte h_rs[NH], h_rsq[NH], h_rep[NH];    /* its start, counter and epoch, */
+byte h_rhid[NH];                        /* and history id */
+#define sep  h_sep[_pid]
+#define rpend h_rpend[_pid]
+#define EP_AT(sq_) ((sq_) <= rp -> 1 : ep)
+#ifdef NO_TIP
+#define IN_LOG(s, e) ((s) <= sq)
+#else
+#define IN_LOG(s, e) ((s) <= sq && (e) == EP_AT(s))
+#endif
+/* idmint__history_verify, for a holder and for the witness. */
+#define HOLDER_OK(h, s, e) (!mark && ((h) == 0 || ((h) == hid && IN_LOG(s, e))))
+#define WITNESS_OK (!mark && (w_hid == 0 || (w_hid != hid && w_hid == 1) || \
+                              (w_hid == hid && IN_LOG(w_sq, w_ep))))
+#ifdef NO_WITNESS
+#define START_OK (!mark)
+#else
+#define START_OK WITNESS_OK
+#endif
+/* Raise the witness to (h, s, e) when newer (a fenced-over id counts as older). */
+inline raise_witness(wh, ws, we)
+{
+    if
+    :: wh != w_hid || ws > w_sq -> w_hid = wh; w_sq = ws; w_ep = we
+    :: else -> skip
+    fi
+}
+#endif
 byte top = 0;   /* the highest value issued: what the operator reads downstream */
 byte lost = 0;
 
@@ -107,7 +168,7 @@ bool h_saw[NH];
 
 #ifdef PLAIN_COPY
 #define MARK_COPY false
-#ifdef FRESH_EARLY
+#if defined(FRESH_EARLY) || defined(CHAIN)
 #define MAY_START true
 #else
 #define MAY_START (!restored || fenced)
@@ -140,19 +201,24 @@ bool h_saw[NH];
 /* The store can answer: a replay, a refusal, or a grant within max_value.
  * An exhausted store refuses; the holder then waits, so no step. */
 #define STORE_ANSWERS (REPLAY || mark || STORE_REFUSES || nv + BLOCK <= MAXV)
+#ifdef CHAIN
+#define CAN_START (me == NONE && incs < MAXINC && MAY_START && START_OK)
+#define CAN_ASK   (me != NONE && x == y && !rpend)
+#else
 #define CAN_START (me == NONE && incs < MAXINC && MAY_START)
 #define CAN_ASK   (me != NONE && x == y) /* no prefetched range (or a retry) */
+#endif
 
 /* Records only matter to the retry of the holder that lost the reply. */
 #define REC_LIVE(o) ((o) != NONE && ((h_me[0] == (o) && h_pend[0]) || (h_me[1] == (o) && h_pend[1])))
 inline tidy()
 {
     if
-    :: !REC_LIVE(rec_own) -> rec_own = NONE; rec_s = 0
+    :: !REC_LIVE(rec_own) -> rec_own = NONE; rec_s = 0; rec_sq = 0
     :: else -> skip
     fi;
     if
-    :: !REC_LIVE(b_rec_own) -> b_rec_own = NONE; b_rec_s = 0
+    :: !REC_LIVE(b_rec_own) -> b_rec_own = NONE; b_rec_s = 0; b_rec_sq = 0
     :: else -> skip
     fi
 }
@@ -177,6 +243,14 @@ inline forget()
     sseq = 0;
     pend = false;
     h_saw[_pid] = false;
+#ifdef CHAIN
+    sep = 0;
+    rpend = false;
+    h_rs[_pid] = 0;
+    h_rsq[_pid] = 0;
+    h_rep[_pid] = 0;
+    h_rhid[_pid] = 0;
+#endif
     v = 0;
     e = 0;
     x = 0;
@@ -272,10 +346,101 @@ inline install(start)
         printf("H%d.%d: granted [%d,%d) at (%d,%d), reply lost\n", _pid, me, nv, nv + BLOCK, hid, sq); \
         rec_own = me;                                                      \
         rec_s = nv;                                                        \
+        rec_sq = sq;                                                       \
         nv = nv + BLOCK;                                                   \
         pend = true;                                                       \
         tidy()                                                             \
     }
+
+#ifdef CHAIN
+/*
+ * The code's steps (refill_main, idmint__authority_history_adopt and
+ * _check). A reservation commits and leaves its reply to be proven; the
+ * proof may come after a restore. A replay carries the pair of the grant
+ * that made its record (the store keeps it with the record): the holder
+ * proves it, and the pair it saw, before it installs the saved range, whose
+ * record may be the restored store's. The record's pair is in the log by
+ * construction here (the record and its grant are one transaction, and a
+ * copy holds both or neither), so the epoch is the log's own.
+ */
+#define REPLAY_OK (HOLDER_OK(shid, sseq, sep) && IN_LOG(rec_sq, EP_AT(rec_sq)) && W_OK)
+#define RESERVE_CHAIN                                                      \
+    :: d_step {                                                            \
+        (CAN_START || CAN_ASK) && STORE_ANSWERS ->                         \
+        begin();                                                           \
+        if                                                                 \
+        :: REPLAY && REPLAY_OK ->                                          \
+            W_RAISE(hid, rec_sq, EP_AT(rec_sq));                           \
+            if                                                             \
+            :: rec_sq > sseq -> shid = hid; sseq = rec_sq; sep = EP_AT(rec_sq) \
+            :: else -> skip                                                \
+            fi;                                                            \
+            install(rec_s)                                                 \
+        :: REPLAY && !REPLAY_OK -> forget()                                \
+        :: !REPLAY && mark ->                                              \
+            printf("H%d.%d: refused: a marked copy; stops\n", _pid, me);   \
+            forget()                                                       \
+        :: else ->                                                         \
+            sq++;                                                          \
+            rpend = true;                                                  \
+            h_rs[_pid] = nv;                                               \
+            h_rsq[_pid] = sq;                                              \
+            h_rep[_pid] = ep;                                              \
+            h_rhid[_pid] = hid;                                            \
+            printf("H%d.%d: granted [%d,%d) at (%d,%d,e%d)\n", _pid, me, nv, nv + BLOCK, hid, sq, ep); \
+            nv = nv + BLOCK                                                \
+        fi;                                                                \
+        tidy()                                                             \
+    }
+#ifdef NO_WITNESS
+#define W_OK true
+#define W_RAISE(h, s_, e_) skip
+#else
+#define W_OK WITNESS_OK
+#define W_RAISE(h, s_, e_) raise_witness(h, s_, e_)
+#endif
+#ifdef LATE_WITNESS
+#define ADOPT_RAISE(h, s_, e_) skip
+#else
+#define ADOPT_RAISE(h, s_, e_) W_RAISE(h, s_, e_)
+#endif
+/* Prove the pair seen and the grant's, under the witness lock; raise; use the grant. */
+#define ADOPT_CHAIN                                                        \
+    :: d_step {                                                            \
+        rpend ->                                                           \
+        if                                                                 \
+        :: HOLDER_OK(shid, sseq, sep) &&                                   \
+           HOLDER_OK(h_rhid[_pid], h_rsq[_pid], h_rep[_pid]) && W_OK ->    \
+            ADOPT_RAISE(h_rhid[_pid], h_rsq[_pid], h_rep[_pid]);           \
+            shid = h_rhid[_pid];                                           \
+            sseq = h_rsq[_pid];                                            \
+            sep = h_rep[_pid];                                             \
+            install(h_rs[_pid]);                                           \
+            rpend = false;                                                 \
+            h_rs[_pid] = 0; h_rsq[_pid] = 0; h_rep[_pid] = 0; h_rhid[_pid] = 0 \
+        :: else ->                                                         \
+            printf("H%d.%d: the store lost its history: stops\n", _pid, me); \
+            forget()                                                       \
+        fi;                                                                \
+        tidy()                                                             \
+    }
+/* The periodic check: prove the pair seen, then take the head as seen. */
+#define CHECK_CHAIN                                                        \
+    :: d_step {                                                            \
+        me != NONE && !rpend && shid != 0 ->                               \
+        if                                                                 \
+        :: HOLDER_OK(shid, sseq, sep) && W_OK ->                           \
+            shid = hid;                                                    \
+            sseq = sq;                                                     \
+            sep = EP_AT(sq);                                               \
+            W_RAISE(hid, sq, EP_AT(sq))                                    \
+        :: else ->                                                         \
+            printf("H%d.%d: the check finds the history lost: stops\n", _pid, me); \
+            forget()                                                       \
+        fi;                                                                \
+        tidy()                                                             \
+    }
+#endif
 
 #if defined(NO_HISTORY_CHECK) || defined(WEAK_CHECK)
 #define PROPERTY1 skip
@@ -289,7 +454,13 @@ active [NH] proctype Holder()
 
 end:
     do
+#ifdef CHAIN
+    RESERVE_CHAIN
+    ADOPT_CHAIN
+    CHECK_CHAIN
+#else
     RESERVE_DELIVERED
+#endif
     RESERVE_LOST
     :: d_step { /* hand out one value */
         v < e ->
@@ -343,6 +514,7 @@ end:
         b_sq = sq;
         b_rec_own = rec_own;
         b_rec_s = rec_s;
+        b_rec_sq = rec_sq;
         printf("copy taken: next %d, counter %d\n", nv, sq);
         taken = true
     }
@@ -353,12 +525,18 @@ end:
         hid = 1;
         rec_own = b_rec_own;
         rec_s = b_rec_s;
+        rec_sq = b_rec_sq;
         mark = MARK_COPY;
+#ifdef CHAIN
+        rp = b_sq; /* the log's entries after the copy are gone; new ones get new tips */
+        ep = 2;
+#endif
         printf("copy put back: next %d, counter %d, marked %d\n", nv, sq, mark);
         b_nv = 0;
         b_sq = 0;
         b_rec_own = NONE;
         b_rec_s = 0;
+        b_rec_sq = 0;
         restored = true;
         tidy()
     }

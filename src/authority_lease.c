@@ -59,6 +59,16 @@ static uint64_t lease_end(const idmint_layout *l, int64_t now_ms, uint32_t lease
     return until < end ? until : end;
 }
 
+/*
+ * What a grant of @p lease_ms asks of the store, in time units past now:
+ * the store keeps the largest, which a fence's quarantine must cover. One
+ * unit more than lease_ms covers, so that rounding never makes it shorter.
+ */
+static uint64_t lease_units(const idmint_layout *l, uint32_t lease_ms)
+{
+    return (uint64_t)lease_ms / l->unit_ms + 1;
+}
+
 int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, uint32_t lease_ms,
                                  struct idmint__lease *lease)
 {
@@ -81,6 +91,7 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
     if (now_unit > idmint__unit_max(l))
         return idmint__fail(IDMINT_EEXHAUSTED, "the time bits of '%s' ran out", ns->name);
     idmint__authority_actor(a, actor, sizeof(actor));
+    lease->granted_units = lease_units(l, lease_ms);
     rc = idmint__store_lease_take(a->st, ns->name, UINT64_C(1) << l->worker_bits, now_unit,
                                   lease_end(l, now_ms, lease_ms), lease, actor, now_ms);
     if (rc == 0)
@@ -109,6 +120,7 @@ int idmint__authority_lease_renew(idmint_authority *a, const idmint_ns_info *ns,
     if ((rc = idmint__lease_ms_check(lease_ms)) != 0)
         return rc;
     now_ms = idmint__authority_now_ms(a);
+    lease->granted_units = lease_units(&ns->layout, lease_ms);
     return idmint__store_lease_renew(a->st, ns->name, lease,
                                      lease_end(&ns->layout, now_ms, lease_ms), now_ms);
 }

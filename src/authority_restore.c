@@ -224,7 +224,8 @@ static const idmint_fence_range *range_entry(const idmint_fence_range *ranges, s
 
 /* Plan the fence step of @p ns: the floor, and for a range namespace its next value. */
 static int plan_step(const idmint_ns_info *ns, const idmint_fence_range *ranges, size_t n,
-                     int64_t until_ms, struct idmint__fence_step *step)
+                     int64_t until_ms, uint32_t max_lease_ms, unsigned flags,
+                     struct idmint__fence_step *step)
 {
     const idmint_fence_range *r;
     int rc = 0;
@@ -238,6 +239,11 @@ static int plan_step(const idmint_ns_info *ns, const idmint_fence_range *ranges,
         uint64_t unit = idmint__unit_at(&ns->layout, until_ms) + 1;
 
         step->floor = unit == 0 ? 0 : last_id_of_unit(&ns->layout, unit - 1);
+        /* As the authority counts a grant (authority_lease.c lease_units),
+         * so that a fence as long as the longest lease is never "shorter". */
+        step->lease_units = (uint64_t)max_lease_ms / ns->layout.unit_ms + 1;
+        step->unit_ms = ns->layout.unit_ms;
+        step->allow_short = (flags & IDMINT_FENCE_FORCE_SHORT_LEASE) != 0;
         return 0;
     }
     r = range_entry(ranges, n, ns->name, &rc);
@@ -275,6 +281,12 @@ static int plan_step(const idmint_ns_info *ns, const idmint_fence_range *ranges,
 int idmint_authority_fence(idmint_authority *a, const idmint_fence_range *ranges, size_t n,
                            uint32_t max_lease_ms)
 {
+    return idmint_authority_fence_v2(a, ranges, n, max_lease_ms, 0);
+}
+
+int idmint_authority_fence_v2(idmint_authority *a, const idmint_fence_range *ranges, size_t n,
+                              uint32_t max_lease_ms, unsigned flags)
+{
     struct idmint__fence_step *steps = NULL;
     idmint_ns_info *list = NULL, probe;
     char actor[64], history[33];
@@ -289,6 +301,8 @@ int idmint_authority_fence(idmint_authority *a, const idmint_fence_range *ranges
     if (a->remote != NULL)
         return idmint__fail(IDMINT_EINVAL,
                             "fence through an http:// authority: run it against the store");
+    if ((flags & ~(unsigned)IDMINT_FENCE_FORCE_SHORT_LEASE) != 0)
+        return idmint__fail(IDMINT_EINVAL, "fence: unknown flags 0x%x", flags);
     if (max_lease_ms == 0)
         max_lease_ms = IDMINT__LEASE_MAX_MS;
     if ((rc = idmint__lease_ms_check(max_lease_ms)) != 0)
@@ -312,7 +326,7 @@ int idmint_authority_fence(idmint_authority *a, const idmint_fence_range *ranges
     }
     until_ms = idmint__authority_now_ms(a) + (int64_t)max_lease_ms;
     for (i = 0; i < count && rc == 0; i++)
-        rc = plan_step(&list[i], ranges, n, until_ms, &steps[i]);
+        rc = plan_step(&list[i], ranges, n, until_ms, max_lease_ms, flags, &steps[i]);
     free(list);
     /* A history id is made like a holder's incarnation: 128 random bits. */
     if (rc == 0 && (rc = idmint__incarnation(history)) == 0) {
@@ -320,5 +334,123 @@ int idmint_authority_fence(idmint_authority *a, const idmint_fence_range *ranges
         rc = idmint__store_fence(a->st, steps, count, history, actor, idmint__authority_now_ms(a));
     }
     free(steps);
+    return rc;
+}
+
+/* ==== a holder's history checks ==== */
+
+/* The witness folder of @p a into a->witness_dir: 0, 1 when off, or an error (not kept). */
+static int witness_of(struct idmint_authority *a)
+{
+    int rc;
+
+    if (a->witness_state == 0) {
+        if ((rc = idmint__witness_dir(a->witness_dir, sizeof(a->witness_dir))) < 0)
+            return rc;
+        a->witness_state = rc == 1 ? -1 : 1;
+    }
+    return a->witness_state == 1 ? 0 : 1;
+}
+
+/*
+ * Under the lock of this host's witness of the store @p state describes:
+ * if @p is_grant, prove that @p head (the reply to a write this holder just
+ * made) is in the store's history; then judge the pair the witness holds
+ * against the store, and raise it to @p head when that is newer. All under
+ * one lock, so that a grant is in the witness before its holder uses it,
+ * and a process never overwrites evidence it has not checked: a new process
+ * on a store put back in time finds either the grant's pair, which the
+ * store no longer holds, or a holder that has not yet proven its grant and
+ * then finds the store changed and refuses it.
+ */
+static int witness_step(struct idmint_authority *a, const struct idmint__history_state *state,
+                        const struct idmint__history *head, const char *where, int is_grant)
+{
+    struct idmint__history_state now;
+    struct idmint__history w;
+    char path[4200];
+    int fd = -1, rc, is_newer = 1;
+
+    if ((rc = witness_of(a)) < 0)
+        return rc;
+    if (rc == 0 && (fd = idmint__witness_lock(a->witness_dir, state->store_id)) < 0)
+        return fd;
+    rc = 0;
+    if (is_grant && (rc = idmint__store_history_check(a->st, head->seq, &now)) == 0)
+        rc = idmint__history_verify(head, &now, IDMINT__EVIDENCE_HOLDER, where);
+    if (rc != 0 || fd < 0) {
+        idmint__witness_unlock(fd);
+        return rc;
+    }
+    rc = idmint__witness_read(a->witness_dir, state->store_id, &w, path, sizeof(path));
+    if (rc == 0) {
+        if (strcmp(w.id, head->id) == 0 && w.seq == head->seq && w.tip == head->tip) {
+            idmint__witness_unlock(fd);
+            return 0;
+        }
+        rc = idmint__store_history_check(a->st, w.seq, &now);
+        if (rc == 0)
+            rc = idmint__history_verify(&w, &now, IDMINT__EVIDENCE_WITNESS, path);
+        /* Another id that passed was fenced over: the head is newer. */
+        is_newer = strcmp(w.id, head->id) != 0 || head->seq > w.seq;
+    } else if (rc == 1) {
+        rc = 0; /* this host never used the store: nothing to hold it to */
+    }
+    if (rc == 0 && is_newer && head->seq != 0 && head->id[0] != '\0')
+        rc = idmint__witness_write(a->witness_dir, state->store_id, head);
+    idmint__witness_unlock(fd);
+    return rc;
+}
+
+int idmint__authority_history_check(struct idmint_authority *a, const char *ns,
+                                    struct idmint__history *seen, int adopt_head)
+{
+    struct idmint__history_state state;
+    char where[96];
+    int rc;
+
+    if (a->remote != NULL || !idmint__store_has_history_check(a->st))
+        return 0;
+    snprintf(where, sizeof(where), "namespace '%s'", ns);
+    rc = idmint__store_history_check(a->st, seen->seq, &state);
+    if (rc == 0)
+        rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);
+    if (rc == 0)
+        rc = witness_step(a, &state, &state.head, where, 0);
+    if (rc == 0 && adopt_head)
+        *seen = state.head;
+    return rc;
+}
+
+int idmint__authority_history_adopt(struct idmint_authority *a, const char *ns,
+                                    struct idmint__history *seen,
+                                    const struct idmint__history *reply)
+{
+    struct idmint__history probe = *seen;
+    struct idmint__history_state state;
+    char where[96];
+    int rc, is_newer;
+
+    /* No news (a replay of a record older than the log): prove what was
+     * seen before the range is used; the record may be a restored store's. */
+    if (reply->seq == 0 || reply->id[0] == '\0')
+        return idmint__authority_history_check(a, ns, seen, 0);
+    is_newer = seen->id[0] == '\0' || strcmp(reply->id, seen->id) != 0 || reply->seq > seen->seq;
+    if (a->remote != NULL || !idmint__store_has_history_check(a->st)) {
+        /* Counters only: a reply at or below what was seen is a restore. */
+        if ((rc = idmint__history_follow(&probe, reply, ns)) == 0)
+            *seen = *reply;
+        return rc;
+    }
+    snprintf(where, sizeof(where), "namespace '%s'", ns);
+    rc = idmint__store_history_check(a->st, seen->seq, &state);
+    if (rc == 0)
+        rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);
+    /* A replay carries the pair of the grant that made its record, which may
+     * lie below what was seen: proven like any reply, never adopted back. */
+    if (rc == 0)
+        rc = witness_step(a, &state, reply, where, 1);
+    if (rc == 0 && is_newer)
+        *seen = *reply;
     return rc;
 }

@@ -12,14 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_LEASE_MS        600000u
-#define DEFAULT_RENEW_MS        60000u
-#define DEFAULT_CLOCK_WAIT_MS   5000u
-#define DEFAULT_REFILL_PCT      50u
-#define DEFAULT_DEADLINE_MS     2000u
-#define DEFAULT_RANGE_TARGET_MS 1000u /* a busy handle reserves about once a second */
-#define CACHE_LINE              64
-#define WAIT_SLEEP_MAX_MS       50 /* a sequence wait reads the clock again after this */
+#define DEFAULT_LEASE_MS         600000u
+#define DEFAULT_RENEW_MS         60000u
+#define DEFAULT_CLOCK_WAIT_MS    5000u
+#define DEFAULT_REFILL_PCT       50u
+#define DEFAULT_DEADLINE_MS      2000u
+#define DEFAULT_RANGE_TARGET_MS  1000u /* a busy handle reserves about once a second */
+#define DEFAULT_HISTORY_CHECK_MS 1000u /* a restore stops a running process within this */
+#define HISTORY_CHECK_MIN_MS     10u   /* below this the checks would be the store's load */
+#define CACHE_LINE               64
+#define WAIT_SLEEP_MAX_MS        50 /* a sequence wait reads the clock again after this */
 
 struct idmint {
     /* Hot and shared by every minting thread: one CAS target plus read-mostly
@@ -151,6 +153,13 @@ void(idmint_options_init)(idmint_options *opts)
 void idmint_options_init_v2(idmint_options *opts)
 {
     options_init_size(opts, sizeof(*opts));
+}
+
+uint32_t idmint__history_check_ms(const idmint_options *o)
+{
+    if (o->size <= offsetof(idmint_options, history_check_ms) || o->history_check_ms == 0)
+        return DEFAULT_HISTORY_CHECK_MS;
+    return o->history_check_ms < HISTORY_CHECK_MIN_MS ? HISTORY_CHECK_MIN_MS : o->history_check_ms;
 }
 
 static int options_check(const idmint_options *o)

@@ -253,7 +253,67 @@ struct idmint_authority {
     struct idmint__origin self;                /* this process, as idmint__origin_self said */
     int64_t keep_ms[IDMINT__KEEP__COUNT];      /* retention of each kind of record */
     unsigned since_prune[IDMINT__KEEP__COUNT]; /* records made since the last prune */
+    int witness_state;      /* 0: not looked up yet; 1: in witness_dir; -1: off */
+    char witness_dir[4096]; /* this host's witness folder (witness.c) */
 };
+
+/* The history check interval of @p o (handle.c): its history_check_ms, or the default. */
+uint32_t idmint__history_check_ms(const idmint_options *o);
+
+/* ==== the host's witness (witness.c) ==== */
+
+/*
+ * This user's witness folder into @p buf, made if missing: $IDMINT_WITNESS_DIR,
+ * else /var/lib/idmint/witness for root, else $XDG_STATE_HOME/idmint/witness
+ * or ~/.local/state/idmint/witness. 0; 1 when IDMINT_WITNESS_DIR is "off";
+ * IDMINT_EINVAL (with the folder and the fix) when there is none or it
+ * cannot be written.
+ */
+int idmint__witness_dir(char *buf, size_t size);
+/*
+ * Lock store @p store_id's witness in @p dir against the other processes of
+ * this host (flock on a side file; waits). An fd for idmint__witness_unlock,
+ * or IDMINT_EINVAL / IDMINT_ESTORE (a bad store id).
+ */
+int idmint__witness_lock(const char *dir, const char *store_id);
+/* Drop a lock of idmint__witness_lock; -1 is ignored. */
+void idmint__witness_unlock(int fd);
+/*
+ * The pair store @p store_id's witness in @p dir holds, into @p out; its
+ * path into @p path (for messages). 0; 1 when there is none yet;
+ * IDMINT_EINVAL (unreadable) or IDMINT_ESTORE (damaged: never read as none).
+ */
+int idmint__witness_read(const char *dir, const char *store_id, struct idmint__history *out,
+                         char *path, size_t path_size);
+/* Replace the witness of @p store_id in @p dir by @p h (aside, then rename). 0 or IDMINT_EINVAL. */
+int idmint__witness_write(const char *dir, const char *store_id, const struct idmint__history *h);
+
+/* ==== history checks of a holder (authority_restore.c) ==== */
+
+/*
+ * The check a holder runs before it takes, and then every history_check_ms
+ * on its renewal or refill thread: ask the store about *seen and judge it
+ * (idmint__history_verify), then this host's witness of the store the same
+ * way, under its lock; then raise the witness to the store's head and, if
+ * @p adopt_head, set *seen to it (so the next check asks about a seq at
+ * most one interval old). 0; IDMINT_ERESTORED (stop minting); the witness
+ * folder's IDMINT_EINVAL; the store's errors (an outage: try again). A
+ * remote (http://) authority or a store without a history log: 0, nothing
+ * checked (its idmintd checks; docs/operations.md says what that leaves).
+ */
+int idmint__authority_history_check(struct idmint_authority *a, const char *ns,
+                                    struct idmint__history *seen, int adopt_head);
+/*
+ * Adopt @p reply, the history of a write this holder just made, after
+ * *seen: filter with idmint__history_follow, then prove *seen is still in
+ * the store's history (a restored store grows seq too), and, under the
+ * witness's lock, @p reply too, and raise the witness to it: a grant is in
+ * this host's evidence before its holder uses it. Then *seen = *reply. As
+ * idmint__authority_history_check.
+ */
+int idmint__authority_history_adopt(struct idmint_authority *a, const char *ns,
+                                    struct idmint__history *seen,
+                                    const struct idmint__history *reply);
 
 /* authority_provenance.c: set up origin and retention of a new authority. */
 void idmint__authority_provenance_init(struct idmint_authority *a);

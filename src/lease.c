@@ -25,9 +25,11 @@ struct lease_keeper {
     struct snowflake *sf; /* borrowed from the handle */
     uint32_t lease_ms;
     uint32_t renew_ms;
-    pthread_mutex_t mu;         /* guards lease and is_stopping */
-    pthread_cond_t cv;          /* wakes the renewal thread to stop */
-    struct idmint__lease lease; /* its history: the latest the store showed us */
+    uint32_t check_ms;           /* the store's history is checked this often */
+    struct idmint__history seen; /* the newest history proven ours; renewal thread only */
+    pthread_mutex_t mu;          /* guards lease and is_stopping */
+    pthread_cond_t cv;           /* wakes the renewal thread to stop */
+    struct idmint__lease lease;  /* its history: the latest the store showed us */
     int is_stopping;
     int has_thread;
     _Atomic int renew_err; /* last renewal's failure, 0 after a success */
@@ -53,42 +55,76 @@ static void publish_until(struct snowflake *sf, uint64_t until)
         ;
 }
 
+/* Stop minting at once for good with @p rc: the lease is another's, or the store forgot it. */
+static void stop_locked(struct lease_keeper *lk, int rc)
+{
+    atomic_store(&lk->renew_err, rc);
+    atomic_store(&lk->sf->lease_err, rc);
+    atomic_store(&lk->sf->lease_until, 0);
+}
+
+/*
+ * Renew every renew_ms; between renewals, check every check_ms that the
+ * store still holds the history this lease is part of
+ * (idmint__authority_history_check), so that a store put back in time
+ * stops this process within check_ms, not at its next renewal. Minting
+ * itself never waits on either: the thread only moves sf->lease_until.
+ */
 static void *renew_main(void *arg)
 {
     struct lease_keeper *lk = arg;
-    uint32_t wait = lk->renew_ms;
+    uint64_t renew_at = idmint__deadline_now_ms() + lk->renew_ms;
 
     pthread_mutex_lock(&lk->mu);
     for (;;) {
         struct idmint__lease copy;
-        int rc;
+        uint64_t now = idmint__deadline_now_ms();
+        int rc, is_renewal;
 
-        wait_ms_locked(lk, wait);
+        if (now < renew_at) {
+            uint64_t wait = renew_at - now;
+
+            wait_ms_locked(lk, (uint32_t)(wait < lk->check_ms ? wait : lk->check_ms));
+        }
         if (lk->is_stopping)
             break;
+        is_renewal = idmint__deadline_now_ms() >= renew_at;
         copy = lk->lease;
         pthread_mutex_unlock(&lk->mu);
 
         idmint__store_gate_enter();
-        rc = idmint__authority_lease_renew(lk->a, &lk->ns, &copy, lk->lease_ms);
-        idmint__store_gate_leave();
-        if (rc == 0) {
-            struct idmint__history seen = lk->lease.history; /* only this thread writes it */
-
-            rc = idmint__history_follow(&seen, &copy.history, lk->ns.name);
+        if (is_renewal) {
+            rc = idmint__authority_lease_renew(lk->a, &lk->ns, &copy, lk->lease_ms);
+            if (rc == 0)
+                rc = idmint__authority_history_adopt(lk->a, lk->ns.name, &lk->seen, &copy.history);
+            /* A renewal that fails like an outage may be a store put back
+             * (a file replaced under us refuses writes): the check tells. */
+            else if (rc != IDMINT_ELEASELOST && rc != IDMINT_ERESTORED && rc != IDMINT_EDISABLED &&
+                     idmint__authority_history_check(lk->a, lk->ns.name, &lk->seen, 0) ==
+                         IDMINT_ERESTORED)
+                rc = IDMINT_ERESTORED;
+        } else {
+            rc = idmint__authority_history_check(lk->a, lk->ns.name, &lk->seen, 1);
         }
+        idmint__store_gate_leave();
 
         pthread_mutex_lock(&lk->mu);
+        if (!is_renewal) {
+            if (rc == IDMINT_ERESTORED) {
+                stop_locked(lk, rc);
+                break;
+            }
+            continue; /* an outage or a witness folder to fix: the renewal says */
+        }
         atomic_store(&lk->renew_err, rc);
         if (rc == 0) {
             lk->lease = copy;
             publish_until(lk->sf, copy.lease_until);
-            wait = lk->renew_ms;
+            renew_at = idmint__deadline_now_ms() + lk->renew_ms;
         } else if (rc == IDMINT_ELEASELOST || rc == IDMINT_ERESTORED) {
             /* Someone else holds the id now, or the store went back to before
              * our lease and may give the id out again: stop minting at once. */
-            atomic_store(&lk->sf->lease_err, rc);
-            atomic_store(&lk->sf->lease_until, 0);
+            stop_locked(lk, rc);
             break;
         } else if (rc == IDMINT_EDISABLED) {
             /* Disabled: the lease is still ours until E, so minting runs
@@ -97,7 +133,8 @@ static void *renew_main(void *arg)
             break;
         } else {
             /* Outage: keep minting until E, keep trying meanwhile. */
-            wait = lk->renew_ms < RENEW_RETRY_MS ? lk->renew_ms : RENEW_RETRY_MS;
+            renew_at = idmint__deadline_now_ms() +
+                       (lk->renew_ms < RENEW_RETRY_MS ? lk->renew_ms : RENEW_RETRY_MS);
         }
     }
     pthread_mutex_unlock(&lk->mu);
@@ -125,13 +162,26 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     lk->sf = sf;
     lk->lease_ms = opts->lease_ms;
     lk->renew_ms = opts->renew_ms;
+    lk->check_ms = idmint__history_check_ms(opts);
     pthread_mutex_init(&lk->mu, NULL);
     idmint__cond_init_monotonic(&lk->cv);
     lk->lease.region = opts->region;
     memcpy(lk->lease.holder, incarnation, sizeof(lk->lease.holder));
 
+    /* Before anything is taken: a store behind what this host saw, or a
+     * marked backup, grants nothing to this process. */
     idmint__store_gate_enter();
-    rc = idmint__authority_lease_acquire(a, ns, lk->lease_ms, opts->clock_wait_ms, &lk->lease);
+    rc = idmint__authority_history_check(a, ns->name, &lk->seen, 0);
+    if (rc == 0)
+        rc = idmint__authority_lease_acquire(a, ns, lk->lease_ms, opts->clock_wait_ms, &lk->lease);
+    if (rc == 0 &&
+        (rc = idmint__authority_history_adopt(a, ns->name, &lk->seen, &lk->lease.history)) != 0) {
+        char why[512];
+
+        snprintf(why, sizeof(why), "%s", idmint_errmsg());
+        (void)idmint__authority_lease_release(a, ns, &lk->lease, lk->lease.fence_found);
+        idmint__fail(rc, "%s", why);
+    }
     idmint__store_gate_leave();
     if (rc != 0)
         goto fail;

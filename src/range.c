@@ -63,7 +63,8 @@ struct range_supply {
     uint64_t rate_consumed; /* values handed out by then */
     uint64_t reservations;  /* ranges installed */
     int is_stopping;
-    struct idmint__history history; /* the latest the store showed us */
+    struct idmint__history history; /* the newest history proven ours; opener, then refill thread */
+    uint32_t check_ms;              /* the store's history is checked this often */
     int has_thread;
     pthread_t thread;
 };
@@ -223,22 +224,44 @@ static void stop_restored_locked(struct range_supply *rs)
     pthread_cond_broadcast(&rs->cv_done);
 }
 
+/*
+ * Refill before the current range runs out; and every check_ms, whether or
+ * not a refill was needed, check that the store still holds the history our
+ * ranges belong to (idmint__authority_history_check): a store put back in
+ * time stops this supply within check_ms, however long its ranges last.
+ */
 static void *refill_main(void *arg)
 {
     struct range_supply *rs = arg;
     uint32_t backoff = RETRY_BACKOFF_MIN;
+    uint64_t check_at = idmint__deadline_now_ms() + rs->check_ms;
 
     pthread_mutex_lock(&rs->mu);
     while (!rs->is_stopping) {
         struct idmint__range r;
-        uint64_t count, asked_ms;
+        uint64_t count, asked_ms, now = idmint__deadline_now_ms();
         int rc;
 
+        if (now >= check_at) {
+            pthread_mutex_unlock(&rs->mu);
+            idmint__store_gate_enter();
+            rc = idmint__authority_history_check(rs->a, rs->ns, &rs->history, 1);
+            idmint__store_gate_leave();
+            pthread_mutex_lock(&rs->mu);
+            check_at = idmint__deadline_now_ms() + rs->check_ms;
+            if (rc == IDMINT_ERESTORED) {
+                stop_restored_locked(rs);
+                break;
+            }
+            continue; /* an outage: the refills say so, and the next check tries again */
+        }
         /* After a refusal (exhausted, disabled) only a waiting caller makes
          * us ask again; after an outage we keep trying with backoff. */
         if (!needs_refill_locked(rs) ||
             (rs->last_err != 0 && !is_transient(rs->last_err) && !rs->is_wanted)) {
-            pthread_cond_wait(&rs->cv_work, &rs->mu);
+            struct timespec ts = idmint__monotonic_after_ms(check_at - now);
+
+            pthread_cond_timedwait(&rs->cv_work, &rs->mu, &ts);
             continue;
         }
         rs->is_wanted = 0;
@@ -251,8 +274,11 @@ static void *refill_main(void *arg)
         pthread_mutex_unlock(&rs->mu);
         asked_ms = idmint__deadline_now_ms();
         rc = reserve(rs, rs->request_seq, count, &r);
-        if (rc == 0)
-            rc = idmint__history_follow(&rs->history, &r.history, rs->ns);
+        if (rc == 0) {
+            idmint__store_gate_enter();
+            rc = idmint__authority_history_adopt(rs->a, rs->ns, &rs->history, &r.history);
+            idmint__store_gate_leave();
+        }
         pthread_mutex_lock(&rs->mu);
         if (rc == 0)
             rs->answer_ms = idmint__deadline_now_ms() - asked_ms;
@@ -504,14 +530,26 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
     idmint__cond_init_monotonic(&rs->cv_work);
     idmint__cond_init_monotonic(&rs->cv_done);
 
+    rs->check_ms = idmint__history_check_ms(opts);
+    /* Before anything is reserved: a store behind what this host saw, or a
+     * marked backup, grants nothing to this process. */
+    idmint__store_gate_enter();
+    rc = idmint__authority_history_check(a, rs->ns, &rs->history, 0);
+    idmint__store_gate_leave();
+    if (rc != 0)
+        goto fail;
     rs->answer_ms = idmint__deadline_now_ms();
     rc = reserve(rs, rs->request_seq, rs->block, &first);
+    if (rc == 0) {
+        idmint__store_gate_enter();
+        rc = idmint__authority_history_adopt(a, rs->ns, &rs->history, &first.history);
+        idmint__store_gate_leave();
+    }
     if (rc != 0)
         goto fail;
     rs->answer_ms = idmint__deadline_now_ms() - rs->answer_ms;
     rs->rate_at_ms = idmint__authority_now_ms(a);
     rs->request_seq++;
-    rs->history = first.history;
     install_locked(rs, &first);
     if (pthread_create(&rs->thread, NULL, refill_main, rs) != 0) {
         rc = idmint__fail(IDMINT_ENOMEM, "cannot start the refill thread");

@@ -21,12 +21,14 @@
 static const char authority_usage[] =
     "usage: idmint authority backup DEST\n"
     "       idmint authority fence [--above NS=N]... [--skip NS=K]... [--max-lease SECONDS]\n"
+    "                              [--force-short-lease]\n"
     "\n"
     "backup copies an SQLite authority to the new file DEST while it serves; the\n"
     "copy refuses every lease and range until it is fenced. fence makes a\n"
     "restored store safe: no worker id of any snowflake namespace mints before\n"
     "now + --max-lease (default 86400, the longest lease the authority grants;\n"
-    "give less only if no holder was ever given longer), every range namespace\n"
+    "less than the longest lease the authority granted is refused unless\n"
+    "--force-short-lease, which is audited), every range namespace\n"
     "moves above N (the highest ID in use downstream) or forward by K, and each\n"
     "range namespace must be named. Nothing moves backwards. Both are audited.\n"
     "Read N after every process of the lost history has stopped: a running one\n"
@@ -126,6 +128,7 @@ static int fence(int argc, char **argv, struct args_common *common)
     char(*names)[64] = calloc((size_t)argc + 1, sizeof(*names));
     idmint_authority *a = NULL;
     uint64_t max_lease_s = MAX_LEASE_SECONDS;
+    unsigned flags = 0;
     size_t n = 0;
     int i, rc = CLI_EXIT_OK;
 
@@ -140,6 +143,8 @@ static int fence(int argc, char **argv, struct args_common *common)
 
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
             common->wants_help = 1;
+        else if (strcmp(argv[i], "--force-short-lease") == 0)
+            flags |= IDMINT_FENCE_FORCE_SHORT_LEASE;
         else if ((v = option_value(argc, argv, &i, "--above", &rc)) != NULL)
             rc = parse_range_arg("--above", v, 0, names[n], &ranges[n], &n);
         else if (rc == CLI_EXIT_OK && (v = option_value(argc, argv, &i, "--skip", &rc)) != NULL)
@@ -160,7 +165,8 @@ static int fence(int argc, char **argv, struct args_common *common)
     else if (rc == CLI_EXIT_OK) {
         if ((rc = idmint_authority_open_existing(&a, args_authority(common), 0)) != 0)
             rc = cli_fail(rc, "authority fence: cannot open %s", args_authority_name(common));
-        else if ((rc = idmint_authority_fence(a, ranges, n, (uint32_t)(max_lease_s * 1000u))) != 0)
+        else if ((rc = idmint_authority_fence_v2(a, ranges, n, (uint32_t)(max_lease_s * 1000u),
+                                                 flags)) != 0)
             rc = cli_fail(rc, "authority fence");
         else {
             printf("fenced %s: a new history; snowflake namespaces mint again after %" PRIu64

@@ -680,7 +680,7 @@ static int http_ns_set_disabled(struct remote *st, const char *name, int disable
  */
 static int history_from_json(const struct http_remote *h, json_t *o, struct idmint__history *out)
 {
-    struct idmint__history res = {"", 0};
+    struct idmint__history res = {"", 0, 0};
 
     if (json_object_get(o, "history") == NULL) {
         *out = res;

@@ -232,14 +232,37 @@ int idmint__collision_report(idmint_authority *a, const char *ns, uint64_t id, i
 /*
  * Where in the authority's history a store write happened. Every write that
  * grants or moves a boundary (take, renewal, release, forced release,
- * reservation) grows seq by at least one; a fence gives the store a new id.
- * A restored backup, a file copied back, a point-in-time restore or a
- * promoted stale replica therefore shows a seq below one already seen, or
- * another id, to every process that saw the lost history.
+ * reservation) grows seq by one and draws a new random tip, recorded with
+ * seq in the store's history log in the same transaction; a fence gives
+ * the store a new id. A seq alone cannot tell a restored store that has
+ * since been written to from the real one (other processes' grants push it
+ * past what a slow process saw); the tip can: after a restore the store
+ * reuses seq numbers with other tips, so the pair (seq, tip) a process saw
+ * is no longer in the log.
  */
 struct idmint__history {
     char id[33];  /* 32 hex digits; "" when the store did not say */
     uint64_t seq; /* 0: no news (a replayed reservation, an older remote) */
+    uint64_t tip; /* random, drawn by the write that made seq; 0: not said (an older store) */
+};
+
+#define IDMINT__LINEAGE_MAX 8 /* history ids a store remembers having been fenced over */
+
+/* What a store says of its history when asked about one seq (store history_check). */
+struct idmint__history_state {
+    char store_id[33];           /* made with the store, kept across fences and restores */
+    struct idmint__history head; /* the latest write */
+    int64_t backup_ms;           /* not 0: a marked backup, not fenced yet */
+    uint64_t oldest_seq;         /* the oldest seq the log still holds */
+    uint64_t tip_at_seq;         /* the log's tip at the seq asked about; 0: none there */
+    char lineage[IDMINT__LINEAGE_MAX][33]; /* ids this history was fenced over, newest first */
+    size_t lineage_n;
+};
+
+/* Whose evidence idmint__history_verify judges: a running holder's, or a host's witness. */
+enum idmint__evidence {
+    IDMINT__EVIDENCE_HOLDER,  /* grants this process holds and mints from */
+    IDMINT__EVIDENCE_WITNESS, /* the highest pair this host has seen (witness.c) */
 };
 
 /*
@@ -248,10 +271,27 @@ struct idmint__history {
  * IDMINT_ERESTORED with a message when its id changed or its seq went
  * backwards: the store was restored or rolled back, and whatever this
  * process holds may be handed out again. A @p got without news changes
- * nothing. Not thread-safe on one @p seen.
+ * nothing. Only a first filter: a seq that grew proves nothing (a restored
+ * store grows it too); idmint__history_verify is the check.
+ * Not thread-safe on one @p seen.
  */
 int idmint__history_follow(struct idmint__history *seen, const struct idmint__history *got,
                            const char *ns);
+/*
+ * Judge the pair @p seen against @p state, what the store said when asked
+ * about seen->seq: 0 when the store's history contains @p seen (or, for a
+ * witness, descends from it through a fence); IDMINT_ERESTORED with a
+ * message naming @p where (the namespace, or the witness file) when the
+ * store is a marked backup, or is behind @p seen (seq beyond its head,
+ * another tip at that seq, a history id neither seen's nor fenced over it),
+ * or cannot show it any more (a holder's seq older than the log): evidence
+ * that cannot be established is refused. A holder whose history was fenced
+ * over belongs to the lost history: refused too. A @p seen without a pair
+ * (id "" or seq 0) is no evidence: 0. Pure; safe from any thread.
+ */
+int idmint__history_verify(const struct idmint__history *seen,
+                           const struct idmint__history_state *state, enum idmint__evidence kind,
+                           const char *where);
 /* 1 when @p id is a history id: exactly 32 lowercase hex digits. */
 int idmint__history_id_valid(const char *id);
 
@@ -265,6 +305,12 @@ struct idmint__lease {
     uint64_t generation;  /* the row's generation after our take */
     uint64_t fence_found; /* E found at take: we mint only after it */
     uint64_t lease_until; /* E as stored by our last take or renewal */
+    /*
+     * In, for a take or renewal: how many time units past now it grants
+     * (the E asked for minus now's unit). The store keeps the largest per
+     * namespace, so that a fence cannot quarantine for less than was granted.
+     */
+    uint64_t granted_units;
     /*
      * Set by a take: how far (ms) the E found lies ahead of the authority's
      * clock. A second or more means the previous holder's clock ran ahead,

@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define QUEUE_SUFFIX "-idmint-queue"
+#define QUEUE_MODE   0660 /* as the database file: the group shares both */
 
 /* TSan cannot start a thread in the child of a threaded fork(), and tests
  * fork writers from threaded parents: under TSan a waiter polls SQLite's
@@ -43,6 +45,7 @@ static struct flock queue_lock(short type)
 void sq_queue_open(struct sq_queue *q, const char *db_file)
 {
     size_t len = strlen(db_file) + sizeof(QUEUE_SUFFIX);
+    struct stat sb;
 
     q->fd = -1;
     q->held_fd = -1;
@@ -51,7 +54,12 @@ void sq_queue_open(struct sq_queue *q, const char *db_file)
     if (q->path == NULL)
         return;
     snprintf(q->path, len, "%s%s", db_file, QUEUE_SUFFIX);
-    q->fd = open(q->path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+    q->fd = open(q->path, O_RDWR | O_CREAT | O_CLOEXEC, QUEUE_MODE);
+    /* Whatever the creator's umask: the service group's writers queue on it too
+     * (a root CLI that made it first left it 0640 and the daemon's user out). */
+    if (q->fd >= 0 && fstat(q->fd, &sb) == 0 && sb.st_uid == geteuid() &&
+        (sb.st_mode & 0777) != QUEUE_MODE)
+        (void)fchmod(q->fd, QUEUE_MODE);
 }
 
 void sq_queue_close(struct sq_queue *q)

@@ -335,6 +335,27 @@ int idmint__store_fence(struct store *st, const struct idmint__fence_step *steps
     return st->ops->fence(st, steps, n, history_id, actor, now_ms);
 }
 
+int idmint__store_has_history_check(const struct store *st)
+{
+    return st != NULL && st->ops->version >= STORE_OPS_V6 && st->ops->history_check != NULL;
+}
+
+int idmint__store_history_check(struct store *st, uint64_t seq, struct idmint__history_state *out)
+{
+    struct idmint__history_state got;
+    int rc;
+
+    if (st == NULL || out == NULL)
+        return idmint__fail(IDMINT_EINVAL, "history check: no store or no output");
+    if (!idmint__store_has_history_check(st))
+        return idmint__fail(IDMINT_EINVAL, "the %s store keeps no history log", st->ops->scheme);
+    memset(&got, 0, sizeof(got));
+    if ((rc = st->ops->history_check(st, seq, &got)) != 0)
+        return rc;
+    *out = got;
+    return 0;
+}
+
 int idmint__store_audit_list(struct store *st, int64_t after_seq, size_t limit,
                              idmint_audit_entry **out, size_t *n)
 {
@@ -602,6 +623,40 @@ void idmint__store_fence_detail(const struct idmint__fence_step *step, uint64_t 
     else
         snprintf(buf, size, "floor=%llu->%llu", (unsigned long long)old_floor,
                  (unsigned long long)(step->floor > old_floor ? step->floor : old_floor));
+}
+
+int idmint__store_fence_short(const struct idmint__fence_step *step, uint64_t longest_units)
+{
+    /* Both counted as authority_lease.c counts a grant: its ms / unit + 1. */
+    uint64_t unit_ms = step->unit_ms != 0 ? step->unit_ms : 1;
+
+    return idmint__fail(IDMINT_EINVAL,
+                        "fence: --max-lease %llu s is shorter than the longest lease this "
+                        "authority granted in namespace '%s' (%llu s): a holder of the lost "
+                        "history may mint until then. Leave --max-lease out, or give at least "
+                        "%llu; --force-short-lease overrides this (audited) when you know every "
+                        "such holder has stopped. Nothing changed",
+                        (unsigned long long)((step->lease_units - 1) * unit_ms / 1000u), step->ns,
+                        (unsigned long long)(((longest_units - 1) * unit_ms + 999u) / 1000u),
+                        (unsigned long long)(((longest_units - 1) * unit_ms + 999u) / 1000u));
+}
+
+int idmint__store_history_tip(uint64_t *tip)
+{
+    uint64_t t = 0;
+
+    /* Nonzero: 0 means "the store did not say". 63 bits, so that every
+     * store keeps it as a signed 64-bit integer unchanged. Two draws of zero
+     * in a row are a broken entropy source, not bad luck. */
+    for (int i = 0; i < 2 && t == 0; i++) {
+        if (idmint__entropy(&t, sizeof(t)) != 0)
+            return IDMINT_EUNAVAILABLE;
+        t >>= 1;
+    }
+    if (t == 0)
+        return idmint__fail(IDMINT_EUNAVAILABLE, "the entropy source returned zeros");
+    *tip = t;
+    return 0;
 }
 
 int idmint__store_fence_backwards(const struct idmint__fence_step *step, uint64_t stored_next)

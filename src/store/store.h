@@ -25,6 +25,7 @@
 /* batch_get, batch_claim and collision_add as below: batches by (owner, key),
  * collisions deduplicated, both expiring by the store's clock */
 #define STORE_OPS_V5 5u
+#define STORE_OPS_V6 6u /* history_check; tips and a history log; the longest lease granted */
 
 #define STORE_GRANTS_MAX 16 /* grants one grant_find returns at most */
 
@@ -45,6 +46,10 @@ struct idmint__fence_step {
     idmint_kind kind;
     uint64_t floor;      /* the namespace never issues an ID at or below it */
     uint64_t next_value; /* range: the next value to reserve; snowflake: 0 */
+    /* Snowflake, read when version >= STORE_OPS_V6: */
+    uint64_t lease_units; /* the quarantine in time units: the longest lease it covers */
+    uint32_t unit_ms;     /* the namespace's time unit, for the refusal's message */
+    int allow_short;      /* 1: a quarantine below the longest lease granted (audited) */
 };
 
 /* What grant_find looks for: a snowflake ID's coordinates, or a range value. */
@@ -262,7 +267,37 @@ struct store_ops {
     /* Collision records with seq > @p after_seq, oldest first, at most @p limit; as audit_list. */
     int (*collision_list)(struct store *st, int64_t after_seq, size_t limit, idmint_collision **out,
                           size_t *n);
+    /* ---- end of version 4 ---- */
+
+    /*
+     * Version 6 adds history_check and also binds these members above:
+     * - every write that grows the history's seq draws a random nonzero tip
+     *   and records (seq, tip) in the store's history log in the same
+     *   transaction, and fills history.tip; the store prunes the log itself,
+     *   keeping at least the newest STORE_HISTORY_KEEP entries and every
+     *   entry younger than STORE_HISTORY_KEEP_MS;
+     * - lease_take and lease_renew keep, per namespace, the largest
+     *   lease->granted_units ever asked for (only ever grows);
+     * - fence refuses, with idmint__store_fence_short() and nothing changed,
+     *   a snowflake step whose lease_units is below that record unless
+     *   allow_short, which its audit record then names; it also records the
+     *   history id it replaces in the lineage (newest first, at most
+     *   IDMINT__LINEAGE_MAX kept) and keeps the store id;
+     * - a new store gets a random store id; an older one gets one at upgrade.
+     */
+
+    /*
+     * Read, in one read transaction, what @p out describes: the store id,
+     * the head of the history, the backup mark, the oldest seq of the log,
+     * the tip the log holds at @p seq (0 when none), and the lineage.
+     * Changes nothing; never refused by a backup mark (the caller judges).
+     */
+    int (*history_check)(struct store *st, uint64_t seq, struct idmint__history_state *out);
+    /* ---- end of version 6 ---- */
 };
+
+#define STORE_HISTORY_KEEP    4096u        /* log entries a store keeps at least, */
+#define STORE_HISTORY_KEEP_MS (86400000LL) /* and for at least a day (the longest lease) */
 
 /* Every backend's private struct starts with this. */
 struct store {
@@ -327,6 +362,13 @@ int idmint__store_range_forget(struct store *st, const char *ns, const char *inc
 int idmint__store_backup(struct store *st, const char *dest, const char *actor, int64_t now_ms);
 int idmint__store_fence(struct store *st, const struct idmint__fence_step *steps, size_t n,
                         const char *history_id, const char *actor, int64_t now_ms);
+/*
+ * As history_check; IDMINT_EINVAL (with a message) when the backend has
+ * none (a store older than version 6: no periodic check is possible).
+ */
+int idmint__store_history_check(struct store *st, uint64_t seq, struct idmint__history_state *out);
+/* 1 when @p st answers history_check. */
+int idmint__store_has_history_check(const struct store *st);
 
 /*
  * As the version 4 ops above; IDMINT_EINVAL (with a message) when the
@@ -377,6 +419,13 @@ int idmint__store_backup_refusal(const char *where, int64_t backup_ms);
 /* The audit detail of fence step @p step, from @p old_floor / @p old_next. */
 void idmint__store_fence_detail(const struct idmint__fence_step *step, uint64_t old_floor,
                                 uint64_t old_next, char *buf, size_t size);
+/*
+ * IDMINT_EINVAL: snowflake fence step @p step quarantines for less than
+ * @p longest_units, the longest lease the store granted in its namespace.
+ */
+int idmint__store_fence_short(const struct idmint__fence_step *step, uint64_t longest_units);
+/* A new nonzero tip for a history write: 0 or IDMINT_EUNAVAILABLE (no entropy). */
+int idmint__store_history_tip(uint64_t *tip);
 /* IDMINT_ECONFLICT: fence step @p step would move next_value back from @p stored_next. */
 int idmint__store_fence_backwards(const struct idmint__fence_step *step, uint64_t stored_next);
 

@@ -2275,7 +2275,7 @@ static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lea
     char nkey[ETCD_KEY_MAX], wkey[ETCD_KEY_MAX], gkey[ETCD_KEY_MAX];
     const char *keys[3] = {wkey, nkey, gkey};
     struct etcd_range r[4]; /* row, ns key, grant, history key */
-    struct idmint__history history = {"", 0};
+    struct idmint__history history = {"", 0, 0};
     uint64_t stored = 0;
     int rc, lost, have = 0;
 
@@ -2381,7 +2381,7 @@ static int etcd_lease_release(struct store *st, const char *ns, struct idmint__l
     char detail[256];
     const char *keys[3] = {wkey, akey, gkey};
     struct etcd_range r[4]; /* row, audit key, grant, history key */
-    struct idmint__history history = {"", 0};
+    struct idmint__history history = {"", 0, 0};
     uint64_t stored = 0;
     int rc, lost, have = 0;
 

@@ -1681,7 +1681,7 @@ static int lease_renew_body(struct pg_store *s, void *ctx)
 static int postgres_lease_renew(struct store *st, const char *ns, struct idmint__lease *lease,
                                 uint64_t until_unit, int64_t now_ms)
 {
-    struct lease_renew_call c = {ns, lease, until_unit, now_ms, 0, {"", 0}};
+    struct lease_renew_call c = {ns, lease, until_unit, now_ms, 0, {"", 0, 0}};
     /* E = max(E, until) under a holder and generation match, and the grant's
      * last = that E: a repeat is harmless. */
     int rc = pg_call((struct pg_store *)st, PG_IDEMPOTENT, lease_renew_body, &c);
@@ -1753,7 +1753,7 @@ static int lease_release_body(struct pg_store *s, void *ctx)
 static int postgres_lease_release(struct store *st, const char *ns, struct idmint__lease *lease,
                                   uint64_t final_unit, const char *actor, int64_t now_ms)
 {
-    struct lease_release_call c = {ns, lease, final_unit, actor, now_ms, 0, {"", 0}};
+    struct lease_release_call c = {ns, lease, final_unit, actor, now_ms, 0, {"", 0, 0}};
     /* Not retried after a lost connection: a repeat would report a lease lost. */
     int rc = pg_call((struct pg_store *)st, PG_TXN, lease_release_body, &c);
 

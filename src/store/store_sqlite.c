@@ -30,10 +30,17 @@
 #define SQ_BUSY_AGED_SLEEP_US 200
 #define SQ_RETRY_MS           10000 /* our extra bound on retrying BEGIN on SQLITE_BUSY */
 /* 2: worker_leases.fence; 3: history, floor, origin; 4: provenance; 5: batches by owner and
- * key, expiring by the store's clock; collisions deduplicated and expiring */
-#define SQ_SCHEMA_VERSION     5
-#define SQ_GRANT_SCAN         16   /* range grants read below a traced value */
-#define SQ_FILE_MODE          0640 /* owner writes, its group reads: never others */
+ * key, expiring by the store's clock; collisions deduplicated and expiring; 6: history log,
+ * store id */
+#define SQ_SCHEMA_VERSION     6
+#define SQ_GRANT_SCAN         16 /* range grants read below a traced value */
+/* Owner and group read and write, never others: the authority is one file
+ * for every user of a machine who mints, shared through its folder's group
+ * (docs/install.md); a root that creates it first must not lock them out. */
+#define SQ_FILE_MODE          0660
+#define SQ_LOG_PRUNE          8   /* history log entries one write deletes at most */
+#define SQ_LINEAGE_CHARS      263 /* IDMINT__LINEAGE_MAX ids of 32 digits, a space between */
+_Static_assert(SQ_LINEAGE_CHARS == IDMINT__LINEAGE_MAX * 33 - 1, "lineage length");
 
 /* ==== statements ==== */
 
@@ -63,6 +70,11 @@ enum sq_stmt_id {
     ST_RANGE_FORGET,
     ST_HISTORY_BUMP,
     ST_HISTORY_FENCE,
+    ST_HISTORY_LOG,
+    ST_HISTORY_PRUNE,
+    ST_HISTORY_CHECK,
+    ST_NS_LEASE_MAX,
+    ST_NS_LEASE_MAX_GET,
     ST_NS_FENCE,
     ST_WGRANT_INSERT,
     ST_WGRANT_UPDATE,
@@ -151,17 +163,36 @@ static const char *const sq_sql[ST__COUNT] = {
                        "RETURNING lease_until",
     [ST_LEASE_LIST] = "SELECT region, worker_id, holder, generation, lease_until "
                       "FROM worker_leases WHERE namespace = ?1 ORDER BY region, worker_id",
-    [ST_RANGE_FIND] = "SELECT count, start, \"end\" FROM range_leases "
+    [ST_RANGE_FIND] = "SELECT count, start, \"end\", hseq, htip FROM range_leases "
                       "WHERE namespace = ?1 AND incarnation = ?2 AND request_id = ?3",
-    [ST_RANGE_INSERT] = "INSERT INTO range_leases "
-                        "(namespace, incarnation, request_id, count, start, \"end\", created_ms) "
-                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_RANGE_INSERT] = "INSERT INTO range_leases (namespace, incarnation, request_id, count, "
+                        "start, \"end\", created_ms, hseq, htip) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     /* BINARY collation: byte order, the order of a supply's request ids. */
     [ST_RANGE_FORGET] = "DELETE FROM range_leases "
                         "WHERE namespace = ?1 AND incarnation = ?2 AND request_id < ?3",
     /* Inside every granting transaction: the counter grows, the mark is read. */
-    [ST_HISTORY_BUMP] = "UPDATE history SET seq = seq + 1 RETURNING id, seq, backup_ms",
-    [ST_HISTORY_FENCE] = "UPDATE history SET id = ?1, backup_ms = 0, seq = seq + 1",
+    [ST_HISTORY_BUMP] = "UPDATE history SET seq = seq + 1, tip = ?1 RETURNING id, seq, backup_ms",
+    /* The id replaced goes first in the lineage, which keeps IDMINT__LINEAGE_MAX ids. */
+    [ST_HISTORY_FENCE] =
+        "UPDATE history SET lineage = substr(trim(id || ' ' || lineage), 1, " SQ_STR(
+            SQ_LINEAGE_CHARS) "), id = ?1, backup_ms = 0, seq = seq + 1, "
+                              "tip = ?2 RETURNING seq",
+    [ST_HISTORY_LOG] = "INSERT OR REPLACE INTO history_log (seq, tip, at_ms) VALUES (?1, ?2, ?3)",
+    /* Only what is both old and far behind: a process checks its seq every
+     * second or so, and a host's witness may be a day old. Among the oldest
+     * few only, so that a write never scans the log. */
+    [ST_HISTORY_PRUNE] = "DELETE FROM history_log WHERE seq IN (SELECT seq FROM (SELECT seq, at_ms "
+                         "FROM history_log ORDER BY seq LIMIT " SQ_STR(
+                             SQ_LOG_PRUNE) ") "
+                                           "WHERE seq < ?1 AND at_ms < ?2)",
+    /* One statement, one snapshot: the head and the log agree. */
+    [ST_HISTORY_CHECK] = "SELECT id, seq, tip, backup_ms, store_id, lineage, "
+                         "(SELECT min(seq) FROM history_log), "
+                         "(SELECT tip FROM history_log WHERE seq = ?1) FROM history",
+    [ST_NS_LEASE_MAX_GET] = "SELECT max_lease_units FROM namespaces WHERE name = ?1",
+    [ST_NS_LEASE_MAX] = "UPDATE namespaces SET max_lease_units = ?2 WHERE name = ?1 AND "
+                        "max_lease_units < ?2",
     [ST_NS_FENCE] = "UPDATE namespaces SET floor = max(floor, ?2), next_value = ?3 WHERE name = ?1",
     [ST_WGRANT_INSERT] = "INSERT INTO worker_grants (namespace, region, worker_id, generation, "
                          "holder, host, pid, program, token, first, last, granted_ms, updated_ms) "
@@ -257,10 +288,35 @@ static const char *const sq_sql[ST__COUNT] = {
     "UPDATE schema_version SET version = 5;"
 
 /*
+ * Version 6: the history log (src/history.c: a restored store reuses seq
+ * numbers with other tips), the store's identity and lineage (the history
+ * ids fenced over, newest first), and each namespace's longest lease.
+ */
+#define SQ_V6_CHANGES                                                                              \
+    "ALTER TABLE history ADD COLUMN tip INTEGER NOT NULL DEFAULT 0;"                               \
+    "ALTER TABLE history ADD COLUMN store_id TEXT NOT NULL DEFAULT '';"                            \
+    "ALTER TABLE history ADD COLUMN lineage TEXT NOT NULL DEFAULT '';"                             \
+    "ALTER TABLE namespaces ADD COLUMN max_lease_units INTEGER NOT NULL DEFAULT 0;"                \
+    "ALTER TABLE range_leases ADD COLUMN hseq INTEGER NOT NULL DEFAULT 0;"                         \
+    "ALTER TABLE range_leases ADD COLUMN htip INTEGER NOT NULL DEFAULT 0;"                         \
+    "CREATE TABLE history_log (seq INTEGER PRIMARY KEY, tip INTEGER NOT NULL,"                     \
+    " at_ms INTEGER NOT NULL);"
+
+/*
+ * Version 5 to 6: the new columns and the log, then (sq_identity_sql) a
+ * store id and a first tip. Namespaces start with no longest lease known:
+ * a fence then cannot refuse a short --max-lease for leases granted before
+ * the upgrade, and docs/operations.md says so.
+ */
+static const char sq_migrate_5_sql[] = SQ_V6_CHANGES "UPDATE schema_version SET version = 6;";
+
+/*
  * Written into a private temporary file that is then linked into place
  * (sq_create_file), so no process ever sees a half-made authority. Rows are
  * never deleted: worker ids are handed out in order and a new id is the row
  * count. fence comes last, where the migration from version 1 adds it.
+ * Schema 5, then sq_migrate_5_sql in the same transaction (sq_fill_new): one
+ * string would be longer than C compilers must support.
  */
 static const char sq_schema_sql[] =
     "CREATE TABLE schema_version (version INTEGER NOT NULL);"
@@ -326,6 +382,28 @@ static int sq_history_insert_sql(char *buf, size_t size)
     if (rc != 0)
         return rc;
     snprintf(buf, size, "INSERT INTO history (id, seq, backup_ms) VALUES ('%s', 1, 0)", hex);
+    return 0;
+}
+
+/*
+ * The statements that give a store of version 6 its identity: a store id
+ * (kept across fences and restores: a restored copy is the same store) and
+ * a first tip for the current seq, logged. at_ms 0: the oldest entry, the
+ * first to be pruned. 0 or IDMINT_EUNAVAILABLE.
+ */
+static int sq_identity_sql(char *buf, size_t size)
+{
+    char hex[33];
+    uint64_t tip = 0;
+    int rc = idmint__incarnation(hex);
+
+    if (rc != 0 || (rc = idmint__store_history_tip(&tip)) != 0)
+        return rc;
+    snprintf(
+        buf, size,
+        "UPDATE history SET store_id = '%s', tip = %lld;"
+        "INSERT OR REPLACE INTO history_log (seq, tip, at_ms) SELECT seq, tip, 0 FROM history;",
+        hex, (long long)tip);
     return 0;
 }
 
@@ -614,19 +692,45 @@ static int sq_audit(struct sqlite_store *s, int64_t at_ms, const char *actor, co
 }
 
 /*
+ * Record (@p seq, @p tip) in the history log and prune a bounded batch of
+ * entries that are both STORE_HISTORY_KEEP behind and older than
+ * STORE_HISTORY_KEEP_MS, in the current transaction.
+ */
+static int sq_history_log(struct sqlite_store *s, uint64_t seq, uint64_t tip, int64_t now_ms)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_HISTORY_LOG, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_u64(s, q, 1, seq);
+    bind_u64(s, q, 2, tip);
+    bind_i64(s, q, 3, now_ms);
+    if ((rc = sq_run(s, q, "log the history")) != 0 || seq <= STORE_HISTORY_KEEP)
+        return rc;
+    if ((rc = sq_prep(s, ST_HISTORY_PRUNE, &q)) != 0)
+        return rc;
+    bind_u64(s, q, 1, seq - STORE_HISTORY_KEEP);
+    bind_i64(s, q, 2, now_ms - STORE_HISTORY_KEEP_MS);
+    return sq_run(s, q, "prune the history log");
+}
+
+/*
  * Grow the grant counter inside the current transaction and fill @p out;
  * IDMINT_ERESTORED (the caller rolls back) in a store marked as a backup.
  * First in every granting transaction, so a marked store changes nothing.
  */
-static int sq_history(struct sqlite_store *s, struct idmint__history *out)
+static int sq_history(struct sqlite_store *s, int64_t now_ms, struct idmint__history *out)
 {
     sqlite3_stmt *q = NULL;
     int64_t backup_ms = 0;
     char where[600];
-    int rc = sq_prep(s, ST_HISTORY_BUMP, &q), row = 0;
+    uint64_t tip = 0;
+    int rc = idmint__store_history_tip(&tip), row = 0;
 
-    if (rc != 0)
+    if (rc != 0 || (rc = sq_prep(s, ST_HISTORY_BUMP, &q)) != 0)
         return rc;
+    bind_u64(s, q, 1, tip);
     while ((rc = sq_step(s, q, "grow the grant counter")) == 1) {
         row = 1;
         col_text(q, 0, out->id, sizeof(out->id));
@@ -643,7 +747,8 @@ static int sq_history(struct sqlite_store *s, struct idmint__history *out)
         snprintf(where, sizeof(where), "sqlite %s", s->path);
         return idmint__store_backup_refusal(where, backup_ms);
     }
-    return 0;
+    out->tip = tip;
+    return sq_history_log(s, out->seq, tip, now_ms);
 }
 
 /* ==== open / close ==== */
@@ -787,19 +892,21 @@ static void unlink_db(const char *base)
 /* Make the schema in the new, empty, private file @p tmp, WAL set, and close it cleanly. */
 static int sq_fill_new(const char *location, const char *tmp)
 {
-    char history[128];
+    char history[128], identity[256];
     const char *const steps[] = {"PRAGMA journal_mode=WAL",
                                  "PRAGMA synchronous=FULL",
                                  "BEGIN IMMEDIATE",
                                  sq_schema_sql,
+                                 sq_migrate_5_sql,
                                  history,
+                                 identity,
                                  "COMMIT"};
     sqlite3 *db = NULL;
     char *err = NULL;
     size_t i;
     int rc = sq_history_insert_sql(history, sizeof(history));
 
-    if (rc != 0)
+    if (rc != 0 || (rc = sq_identity_sql(identity, sizeof(identity))) != 0)
         return rc;
     rc = sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL);
 
@@ -892,6 +999,26 @@ static int sq_access(const char *path, int read_only)
 }
 
 /*
+ * Give the new file @p fd, to be linked at @p path, the mode the service
+ * group needs whatever the creator's umask (root's 022 made it 0640: the
+ * group could not write, and a daemon's user could not open a file root's
+ * CLI made first), and its folder's group, as a set-group-id folder would.
+ * SQLite gives -wal and -shm the database file's mode. Best effort: a
+ * group this user may not give is left as it is, and sq_access says so to
+ * whoever cannot use it.
+ */
+static void sq_share_mode(int fd, const char *path)
+{
+    char dir[4200];
+    struct stat sb;
+
+    (void)fchmod(fd, SQ_FILE_MODE);
+    dir_of(path, dir, sizeof(dir));
+    if (stat(dir, &sb) == 0 && sb.st_gid != getegid() && fchown(fd, (uid_t)-1, sb.st_gid) != 0)
+        return; /* not a group of ours: left as it is */
+}
+
+/*
  * Make sure an idmint database is at @p path. If nothing is there: with
  * @p must_exist, ENOTFOUND and nothing created; else build the schema in a
  * private file of the same folder and link(2) it into place, so the path
@@ -943,6 +1070,7 @@ static int sq_create_file(const char *location, const char *path, int must_exist
                             "file in its folder: %s",
                             location, text);
     }
+    sq_share_mode(fd, path);
     close(fd);
     rc = sq_fill_new(location, tmp);
     if (rc == 0 && link(tmp, path) != 0 && (err = errno) != EEXIST) {
@@ -1010,7 +1138,7 @@ static int sq_schema_version(struct sqlite_store *s, off_t size_bytes, int64_t *
  */
 static int sq_migrate(struct sqlite_store *s)
 {
-    char history[128];
+    char history[128], identity[256];
     sqlite3_stmt *q = NULL;
     int64_t version = 0;
     char *err = NULL;
@@ -1049,6 +1177,14 @@ static int sq_migrate(struct sqlite_store *s)
         rc = sqlite3_exec(s->db, SQ_MIGRATE_4_SQL, NULL, NULL, &err);
         sqlite3_free(err);
         rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 4 to 5");
+        version = 5;
+    }
+    if (rc == 0 && version == 5 && (rc = sq_identity_sql(identity, sizeof(identity))) == 0) {
+        rc = sqlite3_exec(s->db, sq_migrate_5_sql, NULL, NULL, &err);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(s->db, identity, NULL, NULL, &err);
+        sqlite3_free(err);
+        rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 5 to 6");
     }
     return sq_finish(s, rc);
 }
@@ -1456,6 +1592,23 @@ static int sq_worker_grant_update(struct sqlite_store *s, const char *ns,
     return sq_run(s, q, "update worker grant");
 }
 
+/*
+ * Keep the longest lease granted in @p ns (@p units past now), in the
+ * current transaction: a fence's quarantine must cover it. Writes only when
+ * it grows, so renewals do not all rewrite the namespace row.
+ */
+static int sq_lease_max(struct sqlite_store *s, const char *ns, uint64_t units)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_NS_LEASE_MAX, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, ns);
+    bind_u64(s, q, 2, units);
+    return sq_run(s, q, "record the longest lease");
+}
+
 static int sqlite_lease_take(struct store *st, const char *ns, uint64_t worker_count,
                              uint64_t now_unit, uint64_t until_unit, struct idmint__lease *lease,
                              const char *actor, int64_t now_ms)
@@ -1467,9 +1620,11 @@ static int sqlite_lease_take(struct store *st, const char *ns, uint64_t worker_c
 
     if ((rc = sq_begin(s)) != 0)
         return rc;
-    rc = sq_history(s, &res.history);
+    rc = sq_history(s, now_ms, &res.history);
     if (rc == 0)
         rc = sq_lease_take(s, ns, worker_count, now_unit, until_unit, lease, &res);
+    if (rc == 0)
+        rc = sq_lease_max(s, ns, lease->granted_units);
     if (rc == 0)
         rc = sq_worker_grant(s, ns, &res, now_ms);
     if (rc == 0) {
@@ -1554,14 +1709,14 @@ static int sqlite_lease_renew(struct store *st, const char *ns, struct idmint__l
                               uint64_t until_unit, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    struct idmint__history history = {"", 0};
+    struct idmint__history history = {"", 0, 0};
     uint64_t stored = 0, until = 0;
     sqlite3_stmt *q = NULL;
     int rc;
 
     if ((rc = sq_begin(s)) != 0)
         return rc;
-    if ((rc = sq_history(s, &history)) == 0 && (rc = sq_prep(s, ST_LEASE_RENEW, &q)) == 0) {
+    if ((rc = sq_history(s, now_ms, &history)) == 0 && (rc = sq_prep(s, ST_LEASE_RENEW, &q)) == 0) {
         bind_lease_key(s, q, ns, lease);
         bind_u64(s, q, 6, until_unit);
         rc = sq_update_returning(s, q, "renew worker lease", &stored);
@@ -1578,7 +1733,7 @@ static int sqlite_lease_renew(struct store *st, const char *ns, struct idmint__l
                               "stops at its end",
                               ns);
     }
-    if (rc == 1)
+    if (rc == 1 && (rc = sq_lease_max(s, ns, lease->granted_units)) == 0)
         rc = sq_worker_grant_update(s, ns, lease, stored, now_ms);
     rc = sq_finish(s, rc);
     if (rc == 0) {
@@ -1618,13 +1773,13 @@ static int sqlite_lease_release(struct store *st, const char *ns, struct idmint_
                                 uint64_t final_unit, const char *actor, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    struct idmint__history history = {"", 0};
+    struct idmint__history history = {"", 0, 0};
     uint64_t stored = 0;
     int rc = sq_begin(s);
 
     if (rc != 0)
         return rc;
-    rc = sq_history(s, &history);
+    rc = sq_history(s, now_ms, &history);
     if (rc == 0)
         rc = sq_lease_release(s, ns, lease, final_unit, actor, now_ms, &stored);
     rc = sq_finish(s, rc);
@@ -1700,13 +1855,29 @@ static int sqlite_lease_force_release(struct store *st, const char *ns, uint32_t
 
     if (rc != 0)
         return rc;
-    rc = sq_history(s, &history);
+    rc = sq_history(s, now_ms, &history);
     if (rc == 0)
         rc = sq_force_release(s, ns, region, worker_id, max_until_unit, actor, now_ms);
     return sq_finish(s, rc);
 }
 
 /* ==== ranges ==== */
+
+/* The store's history id into out->id, in the current transaction. */
+static int sq_history_id(struct sqlite_store *s, struct idmint__history *out)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_HISTORY_CHECK, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_u64(s, q, 1, 0);
+    rc = sq_step(s, q, "read the history id");
+    if (rc == 1)
+        col_text(q, 0, out->id, sizeof(out->id));
+    sqlite3_reset(q);
+    return rc < 0 ? rc : 0;
+}
 
 /* Record the range grant @p res of @p incarnation, asked by res->origin. */
 static int sq_range_grant(struct sqlite_store *s, const char *ns, const char *incarnation,
@@ -1747,6 +1918,8 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
         saved_count = col_u64(q, 0);
         res->start = col_u64(q, 1);
         res->end = col_u64(q, 2);
+        res->history.seq = col_u64(q, 3);
+        res->history.tip = col_u64(q, 4);
     }
     sqlite3_reset(q);
     if (rc < 0)
@@ -1756,11 +1929,14 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
         if (saved_count != count)
             return idmint__store_range_replay_conflict(ns, incarnation, request_id, saved_count,
                                                        count);
-        res->history.seq = 0; /* no news: the grant was counted when it was made */
-        return 0;
+        /* The pair of the grant that made the record (seq 0 for a record
+         * older than version 6), under today's history id: the holder proves
+         * it is still in the log before it uses the range, because the record
+         * may be a restored store's (src/history.c). */
+        return res->history.seq == 0 ? 0 : sq_history_id(s, &res->history);
     }
 
-    if ((rc = sq_history(s, &res->history)) != 0 || (rc = sq_ns_read(s, ns, &info)) != 0 ||
+    if ((rc = sq_history(s, now_ms, &res->history)) != 0 || (rc = sq_ns_read(s, ns, &info)) != 0 ||
         (rc = idmint__store_range_grant(&info, count, res)) != 0)
         return rc;
 
@@ -1773,6 +1949,8 @@ static int sq_range_reserve(struct sqlite_store *s, const char *ns, const char *
     bind_u64(s, q, 5, res->start);
     bind_u64(s, q, 6, res->end);
     bind_i64(s, q, 7, now_ms);
+    bind_u64(s, q, 8, res->history.seq);
+    bind_u64(s, q, 9, res->history.tip);
     if ((rc = sq_run(s, q, "record range request")) != 0 ||
         (rc = sq_range_grant(s, ns, incarnation, res, now_ms)) != 0)
         return rc;
@@ -2126,7 +2304,7 @@ static int sqlite_collision_list(struct store *st, int64_t after_seq, size_t lim
 
 static void unlink_copy(const char *dest)
 {
-    char side[4200];
+    char side[4300]; /* a path of up to 4200 bytes and a suffix */
 
     unlink(dest);
     snprintf(side, sizeof(side), "%s-wal", dest);
@@ -2140,8 +2318,9 @@ static void unlink_copy(const char *dest)
 /*
  * Copy every page of s->db into the new file @p dest under one read
  * transaction (consistent: writers go on meanwhile in WAL mode), mark the
- * copy, and fold its WAL into the file so that it is one self-contained
- * file.
+ * copy, and fold its WAL into the file (journal_mode=DELETE) so that it is
+ * one self-contained file whose mark is in the file itself: a copy of the
+ * .db alone keeps it.
  */
 static int sq_copy_marked(struct sqlite_store *s, const char *dest, int64_t now_ms)
 {
@@ -2187,29 +2366,73 @@ static int sq_copy_marked(struct sqlite_store *s, const char *dest, int64_t now_
     return rc == SQLITE_OK ? 0 : rc;
 }
 
+/* fsync(2) the file at @p path: 0, or the errno. */
+static int sync_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+    if (fd < 0)
+        return errno;
+    if (fsync(fd) != 0)
+        err = errno;
+    close(fd);
+    return err;
+}
+
+/*
+ * Build the copy aside, at a private name beside @p dest, mark it there and
+ * make it one self-contained file (no -wal), sync it, and only then link(2)
+ * it to @p dest: a backup is never visible under its name unmarked or
+ * incomplete, whenever the process is killed (a copy killed half-way used
+ * to be complete, unmarked, and served at once), and link() never replaces
+ * a file that is there (ECONFLICT).
+ */
 static int sqlite_backup(struct store *st, const char *dest, const char *actor, int64_t now_ms)
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
-    char detail[600], text[128];
-    int fd, rc;
+    const char *slash = strrchr(dest, '/');
+    char detail[600], text[128], tmp[4200];
+    uint64_t rnd = 0;
+    struct stat sb;
+    int fd, rc, err;
 
-    /* O_EXCL: never over an existing file, least of all the live one. */
-    fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, SQ_FILE_MODE);
+    if (lstat(dest, &sb) == 0)
+        return idmint__fail(IDMINT_ECONFLICT,
+                            "backup: %s exists (a backup never overwrites a file)", dest);
+    if (idmint__entropy(&rnd, sizeof(rnd)) != 0)
+        rnd = (uint64_t)getpid() << 32 ^ idmint__deadline_now_ms();
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s.idmint-backup-%016llx",
+                         slash != NULL ? (int)(slash - dest + 1) : 0, dest,
+                         (unsigned long long)rnd) >= sizeof(tmp))
+        return idmint__fail(IDMINT_EINVAL, "backup: the path %s is too long", dest);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, SQ_FILE_MODE);
     if (fd < 0) {
         errno_text(errno, text, sizeof(text));
-        return idmint__fail(errno == EEXIST ? IDMINT_ECONFLICT : IDMINT_EUNAVAILABLE,
-                            "backup: cannot create %s: %s%s", dest, text,
-                            errno == EEXIST ? " (a backup never overwrites a file)" : "");
+        return idmint__fail(IDMINT_EUNAVAILABLE, "backup: cannot create %s beside %s: %s", tmp,
+                            dest, text);
     }
+    sq_share_mode(fd, dest);
     close(fd);
     /* Audited first, so that the copy holds its own record. */
     snprintf(detail, sizeof(detail), "dest=%s", dest);
     if ((rc = sq_begin(s)) == 0)
         rc = sq_finish(s, sq_audit(s, now_ms, actor, "authority.backup", "", detail));
     if (rc == 0)
-        rc = sq_copy_marked(s, dest, now_ms);
-    if (rc != 0)
-        unlink_copy(dest);
+        rc = sq_copy_marked(s, tmp, now_ms);
+    if (rc == 0 && (err = sync_file(tmp)) != 0) {
+        errno_text(err, text, sizeof(text));
+        rc = idmint__fail(IDMINT_EUNAVAILABLE, "backup: cannot sync %s: %s", tmp, text);
+    }
+    if (rc == 0 && link(tmp, dest) != 0) {
+        err = errno;
+        errno_text(err, text, sizeof(text));
+        rc = idmint__fail(err == EEXIST ? IDMINT_ECONFLICT : IDMINT_EUNAVAILABLE,
+                          "backup: cannot link the finished copy to %s: %s%s", dest, text,
+                          err == EEXIST ? " (a backup never overwrites a file)" : "");
+    }
+    unlink_copy(tmp);
+    if (rc == 0)
+        sync_dir_of(dest, slash);
     return rc;
 }
 
@@ -2218,14 +2441,26 @@ static int sq_fence_step(struct sqlite_store *s, const struct idmint__fence_step
 {
     idmint_ns_info info;
     sqlite3_stmt *q = NULL;
-    char detail[256];
-    uint64_t next;
+    char detail[384];
+    uint64_t next, longest = 0;
     int rc = sq_ns_read(s, step->ns, &info);
 
     if (rc != 0)
         return rc;
     if (step->kind == IDMINT_KIND_RANGE && step->next_value < info.next_value)
         return idmint__store_fence_backwards(step, info.next_value);
+    if (step->kind == IDMINT_KIND_SNOWFLAKE) {
+        if ((rc = sq_prep(s, ST_NS_LEASE_MAX_GET, &q)) != 0)
+            return rc;
+        bind_text(s, q, 1, step->ns);
+        rc = sq_step(s, q, "read the longest lease");
+        longest = rc == 1 ? col_u64(q, 0) : 0;
+        sqlite3_reset(q);
+        if (rc < 0)
+            return rc;
+        if (step->lease_units < longest && !step->allow_short)
+            return idmint__store_fence_short(step, longest);
+    }
     next = step->kind == IDMINT_KIND_RANGE ? step->next_value : info.next_value;
     if ((rc = sq_prep(s, ST_NS_FENCE, &q)) != 0)
         return rc;
@@ -2235,6 +2470,10 @@ static int sq_fence_step(struct sqlite_store *s, const struct idmint__fence_step
     if ((rc = sq_run(s, q, "fence namespace")) != 0)
         return rc;
     idmint__store_fence_detail(step, info.floor, info.next_value, detail, sizeof(detail));
+    if (step->kind == IDMINT_KIND_SNOWFLAKE && step->lease_units < longest)
+        snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+                 " short_lease=forced quarantine_units=%llu longest_lease_units=%llu",
+                 (unsigned long long)step->lease_units, (unsigned long long)longest);
     return sq_audit(s, now_ms, actor, "authority.fence", step->ns, detail);
 }
 
@@ -2243,6 +2482,7 @@ static int sqlite_fence(struct store *st, const struct idmint__fence_step *steps
 {
     struct sqlite_store *s = (struct sqlite_store *)st;
     sqlite3_stmt *q = NULL;
+    uint64_t tip = 0, seq = 0;
     char detail[128];
     size_t i;
     int rc = sq_begin(s);
@@ -2251,9 +2491,16 @@ static int sqlite_fence(struct store *st, const struct idmint__fence_step *steps
         return rc;
     for (i = 0; i < n && rc == 0; i++)
         rc = sq_fence_step(s, &steps[i], actor, now_ms);
+    if (rc == 0)
+        rc = idmint__store_history_tip(&tip);
     if (rc == 0 && (rc = sq_prep(s, ST_HISTORY_FENCE, &q)) == 0) {
         bind_text(s, q, 1, history_id);
-        rc = sq_run(s, q, "start a new history");
+        bind_u64(s, q, 2, tip);
+        rc = sq_update_returning(s, q, "start a new history", &seq);
+        rc = rc == 1 ? sq_history_log(s, seq, tip, now_ms)
+             : rc == 0
+                 ? idmint__fail(IDMINT_ESTORE, "sqlite %s: the history row is missing", s->path)
+                 : rc;
     }
     if (rc == 0) {
         snprintf(detail, sizeof(detail), "history=%.8s namespaces=%zu backup_mark=cleared",
@@ -2263,8 +2510,65 @@ static int sqlite_fence(struct store *st, const struct idmint__fence_step *steps
     return sq_finish(s, rc);
 }
 
+/* ==== history ==== */
+
+/* Split @p text, ids separated by spaces, newest first, into out->lineage. */
+static void lineage_parse(const char *text, struct idmint__history_state *out)
+{
+    const char *p = text;
+
+    out->lineage_n = 0;
+    while (p != NULL && *p != '\0' && out->lineage_n < IDMINT__LINEAGE_MAX) {
+        size_t len = strcspn(p, " ");
+
+        if (len == 32) {
+            memcpy(out->lineage[out->lineage_n], p, 32);
+            out->lineage[out->lineage_n++][32] = '\0';
+        }
+        p += len;
+        p += strspn(p, " ");
+    }
+}
+
+static int sqlite_history_check(struct store *st, uint64_t seq, struct idmint__history_state *out)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    char lineage[SQ_LINEAGE_CHARS + 1];
+    sqlite3_stmt *q = NULL;
+    int rc;
+
+    /* A file moved into place under us: this connection still reads the old
+     * one, so what it says proves nothing about the store at the path, and
+     * our grants are not in the new file. */
+    if (sq_check_file(s) != 0)
+        return idmint__fail(IDMINT_ERESTORED,
+                            "sqlite %s: the database file was removed or replaced while in use "
+                            "(a copy put in its place?): what this process holds is not in it",
+                            s->path);
+    if ((rc = sq_prep(s, ST_HISTORY_CHECK, &q)) != 0)
+        return rc;
+    bind_u64(s, q, 1, seq);
+    rc = sq_step(s, q, "read the history");
+    if (rc == 1) {
+        col_text(q, 0, out->head.id, sizeof(out->head.id));
+        out->head.seq = col_u64(q, 1);
+        out->head.tip = col_u64(q, 2);
+        out->backup_ms = sqlite3_column_int64(q, 3);
+        col_text(q, 4, out->store_id, sizeof(out->store_id));
+        col_text(q, 5, lineage, sizeof(lineage));
+        out->oldest_seq = col_u64(q, 6);
+        out->tip_at_seq = col_u64(q, 7);
+        lineage_parse(lineage, out);
+    }
+    sqlite3_reset(q);
+    if (rc == 0)
+        return idmint__fail(IDMINT_ESTORE,
+                            "sqlite %s: the history row is missing: a damaged authority", s->path);
+    return rc < 0 ? rc : 0;
+}
+
 const struct store_ops idmint__store_sqlite = {
-    .version = STORE_OPS_V5,
+    .version = STORE_OPS_V6,
     .scheme = "sqlite",
     .caps = STORE_CAP_TXN,
     .open = sqlite_open,
@@ -2289,4 +2593,5 @@ const struct store_ops idmint__store_sqlite = {
     .batch_claim = sqlite_batch_claim,
     .collision_add = sqlite_collision_add,
     .collision_list = sqlite_collision_list,
+    .history_check = sqlite_history_check,
 };

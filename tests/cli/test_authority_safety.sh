@@ -119,13 +119,15 @@ kill -TERM "$DAEMON_PID" 2>/dev/null || true
 wait "$DAEMON_PID" 2>/dev/null || true
 DAEMON_PID=
 
-# ---- a new authority is never readable by others, whatever the umask ----
+# ---- a new authority is never readable by others, whatever the umask; its
+# group (the service group it is shared with) may write it, so that a root
+# that creates it first does not lock the daemon's user out ----
 (umask 000 && "$IDMINT" --authority "sqlite:$T/modes.db" mint -n 1 >/dev/null) ||
     die "mint on a new file under umask 000 failed"
 for f in "$T/modes.db" "$T/modes.db-wal" "$T/modes.db-shm"; do
     [ -e "$f" ] || continue
     mode=$(stat -c %a "$f")
-    [ "$mode" = 640 ] || die "$f was created with mode $mode under umask 000, not 640"
+    [ "$mode" = 660 ] || die "$f was created with mode $mode under umask 000, not 660"
 done
 
 echo "authority safety: all checks passed"

@@ -29,7 +29,8 @@ mount -t tmpfs -o mode=755 idmint-test /var/lib
 # shellcheck source=../support/daemon.sh
 . "$(dirname "$0")/../support/daemon.sh"
 IDMINTD="$(dirname "$IDMINT")/idmintd"
-unset IDMINT_AUTHORITY IDMINT_TOKEN IDMINT_CONFIG XDG_STATE_HOME
+# Each user's witness is its own (root's under /var/lib/idmint, here the tmpfs).
+unset IDMINT_AUTHORITY IDMINT_TOKEN IDMINT_CONFIG XDG_STATE_HOME IDMINT_WITNESS_DIR
 DEF=/var/lib/idmint/idmint.db
 N=${IDMINT_DEFAULT_TEST_COUNT:-200000}
 T=$(mktemp -d)
@@ -82,7 +83,12 @@ grep -q "listening on .*authority=\"sqlite:$DEF\"" "$T/daemon.log" ||
     die "the daemon's start-up line does not name $DEF"
 [ -s "$DEF" ] || die "the daemon did not create $DEF"
 [ "$(stat -c %a /var/lib/idmint)" = 750 ] || die "/var/lib/idmint is $(stat -c %a /var/lib/idmint)"
-ok "a root idmintd created, announced and named $DEF (folder 750)"
+# Whatever root's umask: the group it is shared with must be able to write it
+# (a root CLI that made it first left 0640, and the service user out).
+for f in "$DEF" "$DEF-wal" "$DEF-shm"; do
+    [ "$(stat -c %a "$f")" = 660 ] || die "$f is $(stat -c %a "$f"), not 660"
+done
+ok "a root idmintd created, announced and named $DEF (folder 750, file, -wal and -shm 660)"
 
 mint_http() { # mint_http OUT: N IDs from the daemon in batches
     local left=$N c
@@ -109,9 +115,9 @@ done
 ok "non-root idmint mint on the root-only default: refused with the path and the fix, nothing made"
 
 # The administrator shares the default with a group; the CLI now mints from it.
+# Only the folder: the files are group-writable already.
 chgrp -R users /var/lib/idmint
 chmod 2770 /var/lib/idmint
-chmod 660 "$DEF"*
 mint_http "$T/daemon2.ids" &
 http_pid=$!
 (cd "$T/b" && as_nobody --groups=users -- "$IDMINT" mint -n "$N") >"$T/cli2.ids" 2>"$T/err" ||

@@ -107,6 +107,16 @@ check pass restore "$plain_fixed"
 check fail restore "$plain_fixed -DNO_HISTORY_CHECK" "$dup_restore"
 check fail restore "$plain_fixed -DWEAK_CHECK" "$dup_restore"
 check fail restore "$plain_fixed -DFRESH_EARLY" "$dup_restore"
+# The code: tips in a history log, periodic checks, this host's witness
+# (models/README.md, "restore.pml: the history chain"). An unmarked restore
+# under live holders, with fresh holders starting at any moment, verifies;
+# without the tips, without a witness (a brand-new host), or with the
+# witness raised after the grant is used, it duplicates.
+check pass restore "-DCHAIN"
+check pass restore "-DCHAIN -DPLAIN_COPY"
+check fail restore "-DCHAIN -DPLAIN_COPY -DNO_TIP" "$dup_restore"
+check fail restore "-DCHAIN -DPLAIN_COPY -DNO_WITNESS" "$dup_restore"
+check fail restore "-DCHAIN -DPLAIN_COPY -DLATE_WITNESS" "$dup_restore"
 
 echo "$passed passed, $failed failed"
 [[ $failed == 0 ]]

@@ -235,7 +235,7 @@ static void test_sqlite_safety__a_new_file_is_complete_when_it_first_appears(voi
             if (stat(f->path, &sb) == 0) {
                 if (sb.st_size == 0)
                     _exit(2);
-                _exit(sql_int(f->path, "SELECT version FROM schema_version") == 5 ? 0 : 3);
+                _exit(sql_int(f->path, "SELECT version FROM schema_version") == 6 ? 0 : 3);
             }
             clock_gettime(CLOCK_MONOTONIC, &t);
         } while (t.tv_sec - t0.tv_sec < 10);
@@ -249,7 +249,7 @@ static void test_sqlite_safety__a_new_file_is_complete_when_it_first_appears(voi
     idmint__store_close(st);
     /* WAL is set in the file itself, and nothing of the making is left behind. */
     assert_int_equal(dir_entries(f->dir), 1);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 6);
     {
         size_t n = 0;
         char *head = slurp(f->path, &n);
@@ -381,9 +381,9 @@ static void test_sqlite_safety__a_newer_schema_is_refused(void **state)
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
     idmint__store_close(st);
     st = NULL;
-    sql_exec(f->path, "UPDATE schema_version SET version = 6");
+    sql_exec(f->path, "UPDATE schema_version SET version = 7");
     assert_int_equal(idmint__store_open(f->url, NULL, &st), IDMINT_ESTORE);
-    assert_non_null(strstr(idmint_errmsg(), "schema version 6 is not supported"));
+    assert_non_null(strstr(idmint_errmsg(), "schema version 7 is not supported"));
     assert_null(st);
 }
 
@@ -504,7 +504,7 @@ static void test_sqlite_safety__a_version_1_file_gets_fences_at_its_e(void **sta
     assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 1);
 
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 6);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 0"), 5000);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 1"), 3000);
 
@@ -569,7 +569,7 @@ static void test_sqlite_safety__many_processes_migrate_one_file_once(void **stat
         assert_true(WIFEXITED(status));
         assert_int_equal(WEXITSTATUS(status), 0);
     }
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 6);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM schema_version"), 1);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM history"), 1);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 0"), 5000);
@@ -579,8 +579,19 @@ static void test_sqlite_safety__many_processes_migrate_one_file_once(void **stat
 
 /* ==== the migration from schema version 4 ==== */
 
-/* What schema 4 had of the batches and collisions: a key in the whole store, no expiry. */
+/*
+ * A new file taken back to schema 4: without schema 6's history log, store
+ * id, lineage, longest leases and range records' pairs, and with schema 4's
+ * batches and collisions (a key in the whole store, no expiry).
+ */
 static const char v4_tables_sql[] =
+    "DROP TABLE history_log;"
+    "ALTER TABLE history DROP COLUMN tip;"
+    "ALTER TABLE history DROP COLUMN store_id;"
+    "ALTER TABLE history DROP COLUMN lineage;"
+    "ALTER TABLE namespaces DROP COLUMN max_lease_units;"
+    "ALTER TABLE range_leases DROP COLUMN hseq;"
+    "ALTER TABLE range_leases DROP COLUMN htip;"
     "DROP TABLE batches;"
     "CREATE TABLE batches ("
     " namespace TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, count INTEGER NOT NULL,"
@@ -601,7 +612,8 @@ static const char v4_tables_sql[] =
  * A file of schema 4 keeps its batches, now under their owners, each with
  * the default retention from its old stamp; a reporter's repeated
  * collision records fold into its first, and the unique index holds from
- * then on.
+ * then on (step 4 to 5). Step 5 to 6 follows in the same open: the file
+ * gets a store id and a history log holding its current seq.
  */
 static void test_sqlite_safety__a_version_4_file_keeps_its_batches_under_their_owners(void **state)
 {
@@ -619,7 +631,7 @@ static void test_sqlite_safety__a_version_4_file_keeps_its_batches_under_their_o
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM collisions"), 3);
 
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 5);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 6);
     memset(&got, 0, sizeof(got));
     assert_int_equal(idmint__store_batch_get(st, "shop", "k-1", &got), 0);
     assert_string_equal(got.runs, "100+3");
@@ -653,6 +665,23 @@ static void test_sqlite_safety__a_version_4_file_keeps_its_batches_under_their_o
                      0);
     assert_int_equal(inserted, 0);
     assert_string_equal(first.note, "first");
+
+    /* Schema 6 on top: a store id, the current seq's tip logged, history_check answers. */
+    assert_int_equal(sql_int(f->path, "SELECT length(store_id) FROM history"), 32);
+    assert_int_equal(sql_int(f->path, "SELECT count(*) FROM history_log h, history c"
+                                      " WHERE h.seq = c.seq AND h.tip = c.tip AND h.tip != 0"),
+                     1);
+    assert_int_equal(sql_int(f->path, "SELECT count(max_lease_units) FROM namespaces"), 0);
+    {
+        struct idmint__history_state hs;
+        uint64_t seq = (uint64_t)sql_int(f->path, "SELECT seq FROM history");
+
+        memset(&hs, 0, sizeof(hs));
+        assert_int_equal(idmint__store_history_check(st, seq, &hs), 0);
+        assert_int_equal(strlen(hs.store_id), 32);
+        assert_int_equal(hs.head.seq, seq);
+        assert_true(hs.tip_at_seq != 0);
+    }
     idmint__store_close(st);
 }
 
