@@ -116,7 +116,7 @@ void idmint__errmsg_clear(void);
 /* 32 lowercase hex digits of fresh randomness plus NUL: an incarnation id. */
 int idmint__incarnation(char out[33]);
 
-/* ==== fork detection (handle.c) ==== */
+/* ==== fork_gate.c: fork detection and the store gate ==== */
 
 /* Grows by one in every child after fork(); read without a system call. */
 extern _Atomic uint64_t idmint__fork_generation;
@@ -124,7 +124,7 @@ extern _Atomic uint64_t idmint__fork_generation;
 void idmint__fork_watch(void);
 /*
  * Around every call into a store or remote authority made by a handle or
- * its background threads: fork() waits until none is in flight (handle.c).
+ * its background threads: fork() waits until none is in flight.
  * Never call fork() between enter and leave.
  */
 void idmint__store_gate_enter(void);
