@@ -165,8 +165,8 @@ IDMINT_API IDMINT_NODISCARD int idmint_id_parse(const char *text, uint64_t *id);
 /**
  * Generate a UUIDv7: 48-bit Unix ms, version 7, variant 0b10, the rest from
  * the kernel CSPRNG, strictly increasing as bytes within this process (a
- * counter in rand_a, seeded at random each ms). Fork-safe: a child never
- * repeats its parent's values.
+ * counter in rand_a, seeded at random each ms). Fork-safe: a child (fork(),
+ * or the raw fork or clone system call) never repeats its parent's values.
  * @return 0 or IDMINT_EUNAVAILABLE (no randomness from the kernel).
  * Thread-safety: safe.
  */
@@ -379,8 +379,9 @@ IDMINT_API IDMINT_NODISCARD int idmint_lease_status(idmint *m);
 
 /**
  * Stop renewal, release the lease (E = max(E found, last minted + 1)) and
- * free @p m. NULL is a no-op. In a forked child the lease is left alone and
- * only memory is freed.
+ * free @p m. NULL is a no-op. In a child (fork(), or the raw fork or clone
+ * system call) the lease is left alone, since the parent holds it, and only
+ * memory is freed.
  * Thread-safety: no other call on @p m may be running or start afterwards.
  */
 IDMINT_API void idmint_close(idmint *m);

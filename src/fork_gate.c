@@ -1,16 +1,42 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#define _GNU_SOURCE /* MADV_WIPEONFORK, MAP_ANONYMOUS; this file only */
 /*
- * The fork gate: which process copy this is (a generation that grows in
- * every child), and the store gate that makes fork() wait until no store
- * call of the library is in flight. Every module that must notice a child
- * (handle.c, uuid7.c) or that calls a store (lease.c, range.c) calls down
- * into this file; it calls nothing of theirs but the clock's reset.
+ * The fork gate: which copy of the process this is, and the store gate that
+ * makes fork() wait until no store call of the library is in flight. Every
+ * module that must notice a child (handle.c, uuid7.c) or that calls a store
+ * (lease.c, range.c) calls down into this file; it calls nothing of theirs
+ * but the clock's reset.
+ *
+ * A child of libc's fork() runs the pthread_atfork handler; one made by the
+ * raw system call (syscall(SYS_fork), clone() without CLONE_VM, as some
+ * sandboxes and checkpoint tools do) runs nothing at all. Both are caught by
+ * one word on a page marked MADV_WIPEONFORK: the kernel gives every child an
+ * empty copy of that page, so the word reads this process's fork id (never
+ * 0) in the process that verified it and 0 in any copy made since. A
+ * handle keeps the id it was opened under; a call compares the two (one
+ * load, one compare, no system call) and only a mismatch takes the slow
+ * path here, which claims a new id for the new copy.
+ *
+ * Where the kernel refuses MADV_WIPEONFORK (EINVAL before Linux 4.14) the
+ * word stays 0 and every check takes the slow path, where the id is the
+ * atfork generation and getpid(): one system call per mint (about 0.1 us,
+ * more with the kernel's speculation mitigations).
  */
 #include "internal.h"
 
-_Atomic uint64_t idmint__fork_generation;
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define ID_CLAIMING UINT64_MAX /* a thread of a new copy is claiming its id */
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static _Atomic uint64_t never_set;  /* the word where there is no page: always 0 */
+static _Atomic uint64_t *wipe_word; /* on the MADV_WIPEONFORK page; NULL: getpid() */
+static _Atomic uint64_t generation; /* ids handed out so far in this line of copies */
+static _Atomic long reset_pid;      /* getpid() fallback: the copy whose gate is set up; -pid:
+                                       being set up by a thread of that copy */
+static int is_wipe_refused;         /* a test asked for the fallback */
 
 /*
  * The store gate: fork() waits until no thread of the library is inside a
@@ -18,7 +44,8 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
  * refill holding an SQLite write lock, or an SQLite mutex) would inherit
  * that state with no thread to end it, and its own new handle would wait on
  * it forever. A thread already inside passes again (depth), so nesting
- * cannot deadlock against a waiting fork.
+ * cannot deadlock against a waiting fork. A raw clone cannot be made to
+ * wait: see docs/threading.md.
  */
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
@@ -26,26 +53,67 @@ static unsigned gate_active; /* threads inside a store call; guarded by gate_mu 
 static int gate_forking;     /* a fork() waits for gate_active to reach 0 */
 static _Thread_local unsigned gate_depth;
 
-void idmint__store_gate_enter(void)
+/*
+ * Start this copy's process-wide state over: only the thread that made the
+ * copy lives on in it, so the gate's mutex may be held by a thread that is
+ * not here, and the clock's ticker is gone.
+ */
+static void start_over(void)
 {
-    idmint__fork_watch();
-    if (gate_depth++ > 0)
-        return;
-    pthread_mutex_lock(&gate_mu);
-    while (gate_forking)
-        pthread_cond_wait(&gate_cv, &gate_mu);
-    gate_active++;
-    pthread_mutex_unlock(&gate_mu);
+    gate_forking = 0;
+    gate_active = 0;
+    gate_depth = 0;
+    pthread_mutex_init(&gate_mu, NULL);
+    pthread_cond_init(&gate_cv, NULL);
+    idmint__clock_after_fork();
 }
 
-void idmint__store_gate_leave(void)
+/*
+ * The fork id of this copy, claiming a new one when the page says this is
+ * a copy nobody has claimed yet (the word reads 0 only in a process with
+ * memory of its own, so the claim never touches a parent's state). The
+ * new id is above every id the parent could have handed to its handles.
+ */
+static uint64_t wipe_claim(void)
 {
-    if (--gate_depth > 0)
-        return;
-    pthread_mutex_lock(&gate_mu);
-    if (--gate_active == 0)
-        pthread_cond_broadcast(&gate_cv);
-    pthread_mutex_unlock(&gate_mu);
+    for (;;) {
+        uint64_t w = atomic_load_explicit(wipe_word, memory_order_acquire);
+
+        if (w != 0 && w != ID_CLAIMING)
+            return w;
+        if (w == 0 && atomic_compare_exchange_strong(wipe_word, &w, ID_CLAIMING)) {
+            uint64_t id = atomic_load(&generation) + 1;
+
+            atomic_store(&generation, id);
+            start_over();
+            atomic_store_explicit(wipe_word, id, memory_order_release);
+            return id;
+        }
+        sched_yield(); /* another thread of this copy is claiming */
+    }
+}
+
+/*
+ * getpid() fallback: set the gate up again once in a new copy. Changes
+ * shared memory, so only from calls that a vfork() child may not make
+ * anyway (open, store calls): a mint there only reads.
+ */
+static void pid_sync(void)
+{
+    long pid = (long)getpid();
+
+    for (;;) {
+        long seen = atomic_load_explicit(&reset_pid, memory_order_acquire);
+
+        if (seen == pid)
+            return;
+        if (seen != -pid && atomic_compare_exchange_strong(&reset_pid, &seen, -pid)) {
+            start_over();
+            atomic_store_explicit(&reset_pid, pid, memory_order_release);
+            return;
+        }
+        sched_yield();
+    }
 }
 
 /* Held across fork(): released in the parent, made new in the child. */
@@ -66,21 +134,100 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-    /* Only the forking thread lives on, and it holds gate_mu. */
-    gate_forking = 0;
-    gate_active = 0;
-    pthread_mutex_init(&gate_mu, NULL);
-    pthread_cond_init(&gate_cv, NULL);
-    atomic_fetch_add(&idmint__fork_generation, 1);
-    idmint__clock_after_fork();
+    /* The forking thread holds gate_mu; it is the only thread here. */
+    if (wipe_word != NULL) {
+        (void)wipe_claim(); /* the page is empty in every child */
+    } else {
+        atomic_fetch_add(&generation, 1);
+        start_over();
+        atomic_store(&reset_pid, (long)getpid());
+    }
 }
 
 static void fork_install(void)
 {
+#ifdef MADV_WIPEONFORK
+    long page = sysconf(_SC_PAGESIZE);
+    void *p = MAP_FAILED;
+
+    if (!is_wipe_refused && page > 0)
+        p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED && madvise(p, (size_t)page, MADV_WIPEONFORK) != 0) {
+        munmap(p, (size_t)page); /* EINVAL: a kernel before 4.14 */
+        p = MAP_FAILED;
+    }
+    if (p != MAP_FAILED) {
+        atomic_store(&generation, 1);
+        wipe_word = p;
+        atomic_store(wipe_word, 1);
+    }
+#endif
+    if (wipe_word == NULL) {
+        atomic_store(&generation, 1);
+        atomic_store(&reset_pid, (long)getpid());
+    }
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-void idmint__fork_watch(void)
+int idmint__fork_gate_refuse_wipe(void)
+{
+    /* Before first use only: handles keep the word they were opened with. */
+    if (wipe_word != NULL || atomic_load(&reset_pid) != 0)
+        return -1;
+    is_wipe_refused = 1;
+    return 0;
+}
+
+int idmint__fork_gate_is_wiping(void)
 {
     pthread_once(&fork_once, fork_install);
+    return wipe_word != NULL;
+}
+
+const _Atomic uint64_t *idmint__fork_word(void)
+{
+    pthread_once(&fork_once, fork_install);
+    return wipe_word != NULL ? wipe_word : &never_set;
+}
+
+uint64_t idmint__fork_id(void)
+{
+    pthread_once(&fork_once, fork_install);
+    if (wipe_word != NULL)
+        return wipe_claim();
+    /* Never 0, as a pid is not. The generation too: a copy that got the pid
+     * of an ancestor that has exited is still told apart if a libc fork()
+     * lies between them (between raw clones nothing can tell them apart). */
+    return atomic_load(&generation) << 32 | (uint32_t)getpid();
+}
+
+void idmint__fork_sync(void)
+{
+    pthread_once(&fork_once, fork_install);
+    if (wipe_word != NULL)
+        (void)wipe_claim();
+    else
+        pid_sync();
+}
+
+void idmint__store_gate_enter(void)
+{
+    idmint__fork_sync();
+    if (gate_depth++ > 0)
+        return;
+    pthread_mutex_lock(&gate_mu);
+    while (gate_forking)
+        pthread_cond_wait(&gate_cv, &gate_mu);
+    gate_active++;
+    pthread_mutex_unlock(&gate_mu);
+}
+
+void idmint__store_gate_leave(void)
+{
+    if (--gate_depth > 0)
+        return;
+    pthread_mutex_lock(&gate_mu);
+    if (--gate_active == 0)
+        pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
 }

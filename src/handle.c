@@ -25,8 +25,9 @@ struct idmint {
     /* Hot and shared by every minting thread: one CAS target plus read-mostly
      * fields, kept away from the clock's cache line. */
     _Alignas(CACHE_LINE) struct snowflake sf;
-    _Alignas(CACHE_LINE) uint64_t fork_generation; /* idmint__fork_generation at open */
-    struct clock *clk; /* &own_clock when injected, else the process clock */
+    _Alignas(CACHE_LINE) uint64_t fork_id; /* idmint__fork_id() at open */
+    const _Atomic uint64_t *fork_word;     /* idmint__fork_word(): fork_id in the opener only */
+    struct clock *clk;                     /* &own_clock when injected, else the process clock */
     struct range_supply *rs;
     int is_range;
     const _Atomic uint64_t *range_key; /* the range supply's key into idmint__range_tls */
@@ -40,10 +41,14 @@ struct idmint {
     _Alignas(CACHE_LINE) struct clock own_clock; /* only with injected clocks */
 };
 
+/*
+ * Whether this is a copy of the process that opened @p m (fork(), a raw
+ * clone): the hot path's one load and compare, on m's own cache line and
+ * a page nothing writes.
+ */
 static int is_forked(const idmint *m)
 {
-    return m->fork_generation !=
-           atomic_load_explicit(&idmint__fork_generation, memory_order_relaxed);
+    return idmint__fork_is_other(m->fork_word, m->fork_id);
 }
 
 static int forked_error(void)
@@ -117,7 +122,7 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     rc = options_check(&o);
     if (rc != 0)
         return rc;
-    idmint__fork_watch();
+    idmint__fork_sync();
 
     m = aligned_alloc(CACHE_LINE, sizeof(*m));
     if (m == NULL)
@@ -129,7 +134,8 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     } else {
         m->clk = idmint__clock_system();
     }
-    m->fork_generation = atomic_load(&idmint__fork_generation);
+    m->fork_word = idmint__fork_word();
+    m->fork_id = idmint__fork_id();
 
     idmint__store_gate_enter();
     rc = idmint__authority_open_clock(&a, authority, o.region, m->clk, o.token);
