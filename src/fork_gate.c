@@ -10,17 +10,20 @@
  * A child of libc's fork() runs the pthread_atfork handler; one made by the
  * raw system call (syscall(SYS_fork), clone() without CLONE_VM, as some
  * sandboxes and checkpoint tools do) runs nothing at all. Both are caught by
- * one word on a page marked MADV_WIPEONFORK: the kernel gives every child an
- * empty copy of that page, so the word reads this process's fork id (never
- * 0) in the process that verified it and 0 in any copy made since. A
- * handle keeps the id it was opened under; a call compares the two (one
- * load, one compare, no system call) and only a mismatch takes the slow
- * path here, which claims a new id for the new copy.
+ * pages marked MADV_WIPEONFORK, which the kernel hands every child empty:
+ * - one holds the fork id word: this process's id (never 0) in the process
+ *   that claimed it, 0 in any copy made since, which then claims a new one
+ *   here (the slow path) and sets the gate and the clock up again;
+ * - handles live on such pages themselves (idmint__wiped_alloc), with a
+ *   flag that is 1 in the opener and 0 in every child: the mint's check is
+ *   one load and compare on the handle's own cache line, and a child finds
+ *   nothing of the parent's lease or state there at all.
+ * UUIDv7's per-thread pools compare their fork id with the word.
  *
  * Where the kernel refuses MADV_WIPEONFORK (EINVAL before Linux 4.14) the
- * word stays 0 and every check takes the slow path, where the id is the
- * atfork generation and getpid(): one system call per mint (about 0.1 us,
- * more with the kernel's speculation mitigations).
+ * word and the flags stay 0 and every check takes the slow path, where the
+ * id is the atfork generation and getpid(): one system call per mint (about
+ * 0.1 us, more with the kernel's speculation mitigations).
  */
 #include "internal.h"
 
@@ -167,6 +170,39 @@ static void fork_install(void)
         atomic_store(&reset_pid, (long)getpid());
     }
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* @p size rounded up to whole pages. */
+static size_t page_round(size_t size)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t p = page > 0 ? (size_t)page : 4096u;
+
+    return (size + p - 1) / p * p;
+}
+
+void *idmint__wiped_alloc(size_t size, int *is_wiped)
+{
+    void *p;
+
+    pthread_once(&fork_once, fork_install);
+    p = mmap(NULL, page_round(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    *is_wiped = 0;
+#ifdef MADV_WIPEONFORK
+    /* Only where the gate wipes too: on its fallback (a test asked for it)
+     * the handle must take the getpid() path as well. */
+    if (wipe_word != NULL)
+        *is_wiped = madvise(p, page_round(size), MADV_WIPEONFORK) == 0;
+#endif
+    return p;
+}
+
+void idmint__wiped_free(void *p, size_t size)
+{
+    if (p != NULL)
+        munmap(p, page_round(size));
 }
 
 int idmint__fork_gate_refuse_wipe(void)

@@ -25,9 +25,13 @@ struct idmint {
     /* Hot and shared by every minting thread: one CAS target plus read-mostly
      * fields, kept away from the clock's cache line. */
     _Alignas(CACHE_LINE) struct snowflake sf;
-    _Alignas(CACHE_LINE) uint64_t fork_id; /* idmint__fork_id() at open */
-    const _Atomic uint64_t *fork_word;     /* idmint__fork_word(): fork_id in the opener only */
-    struct clock *clk;                     /* &own_clock when injected, else the process clock */
+    /* 1 in the process that opened the handle. The whole struct lies on
+     * pages the kernel empties in every child (MADV_WIPEONFORK), so a child
+     * reads 0 here and nothing of the parent's lease or state; 0 from the
+     * start where pages cannot be wiped, and fork_id decides. */
+    _Alignas(CACHE_LINE) int is_own;
+    uint64_t fork_id;  /* idmint__fork_id() at open; 0 in a child when wiped */
+    struct clock *clk; /* &own_clock when injected, else the process clock */
     struct range_supply *rs;
     int is_range;
     const _Atomic uint64_t *range_key; /* the range supply's key into idmint__range_tls */
@@ -41,14 +45,20 @@ struct idmint {
     _Alignas(CACHE_LINE) struct clock own_clock; /* only with injected clocks */
 };
 
+/* The hot half of is_forked(): one load and compare on m's own line. */
+static inline int is_own(const idmint *m)
+{
+    return __builtin_expect(m->is_own == 1, 1) != 0;
+}
+
 /*
  * Whether this is a copy of the process that opened @p m (fork(), a raw
- * clone): the hot path's one load and compare, on m's own cache line and
- * a page nothing writes.
+ * clone). In a child the wiped handle reads is_own 0 and fork_id 0, which
+ * no process's fork id is; unwiped, fork_id is the opener's, not ours.
  */
 static int is_forked(const idmint *m)
 {
-    return idmint__fork_is_other(m->fork_word, m->fork_id);
+    return !is_own(m) && idmint__fork_id() != m->fork_id;
 }
 
 static int forked_error(void)
@@ -103,7 +113,7 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     struct idmint_authority *a = NULL;
     idmint_ns_info info;
     idmint *m;
-    int rc;
+    int rc, is_wiped;
 
     idmint__errmsg_clear();
     if (out == NULL || ns == NULL)
@@ -124,18 +134,17 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
         return rc;
     idmint__fork_sync();
 
-    m = aligned_alloc(CACHE_LINE, sizeof(*m));
+    m = idmint__wiped_alloc(sizeof(*m), &is_wiped);
     if (m == NULL)
         return IDMINT_ENOMEM;
-    memset(m, 0, sizeof(*m));
     if (o.wall_clock_ms != NULL) {
         idmint__clock_init(&m->own_clock, o.wall_clock_ms, o.mono_clock_ns, o.clock_ctx);
         m->clk = &m->own_clock;
     } else {
         m->clk = idmint__clock_system();
     }
-    m->fork_word = idmint__fork_word();
     m->fork_id = idmint__fork_id();
+    m->is_own = is_wiped;
 
     idmint__store_gate_enter();
     rc = idmint__authority_open_clock(&a, authority, o.region, m->clk, o.token);
@@ -168,7 +177,7 @@ fail:
     idmint__store_gate_enter();
     idmint_authority_close(a);
     idmint__store_gate_leave();
-    free(m);
+    idmint__wiped_free(m, sizeof(*m));
     return rc;
 }
 
@@ -235,14 +244,11 @@ static int snowflake_fail(int rc)
     return rc;
 }
 
-int idmint_next(idmint *m, uint64_t *id)
+/* idmint_next past its checks. */
+static inline int next_one(idmint *m, uint64_t *id)
 {
     size_t got;
 
-    if (m == NULL || id == NULL)
-        return idmint__fail(IDMINT_EINVAL, "need a handle and an output pointer");
-    if (is_forked(m))
-        return forked_error();
     if (m->is_range) {
         /* The common case inline: this thread's cached chunk, no shared line. */
         struct range_tls *t = &idmint__range_tls[0];
@@ -255,6 +261,27 @@ int idmint_next(idmint *m, uint64_t *id)
         return idmint__range_next(m->rs, id);
     }
     return snowflake_mint(m, id, 1, &got);
+}
+
+/*
+ * Not is_own: a copy of the process, or the getpid() fallback, which comes
+ * here on every call. Out of line, so that the
+ * common path keeps nothing in registers across a call it never makes.
+ */
+__attribute__((noinline, cold)) static int next_checked(idmint *m, uint64_t *id)
+{
+    if (is_forked(m))
+        return forked_error();
+    return next_one(m, id);
+}
+
+int idmint_next(idmint *m, uint64_t *id)
+{
+    if (m == NULL || id == NULL)
+        return idmint__fail(IDMINT_EINVAL, "need a handle and an output pointer");
+    if (!is_own(m))
+        return next_checked(m, id);
+    return next_one(m, id);
 }
 
 int idmint_next_n(idmint *m, uint64_t *ids, size_t n)
@@ -420,5 +447,5 @@ void idmint_close(idmint *m)
         idmint__range_close(m->rs, forked);
     else
         idmint__lease_close(m->lk, idmint__snowflake_last_time(&m->sf), forked);
-    free(m);
+    idmint__wiped_free(m, sizeof(*m));
 }

@@ -135,13 +135,18 @@ uint64_t idmint__fork_id(void);
  */
 const _Atomic uint64_t *idmint__fork_word(void);
 /*
- * Whether @p id, a fork id taken with idmint__fork_id() when @p word was
- * idmint__fork_word(), belongs to another copy of the process than this
- * one: one load and one compare while it does not. Thread-safe.
+ * The hot half of the check: 1 while @p word, idmint__fork_word(), holds
+ * @p id, a fork id taken with idmint__fork_id() (this is then the copy that
+ * took it); 0 means ask idmint__fork_id(). One load, one compare, no call.
  */
+static inline int idmint__fork_word_holds(const _Atomic uint64_t *word, uint64_t id)
+{
+    return __builtin_expect(atomic_load_explicit(word, memory_order_relaxed) == id, 1) != 0;
+}
+/* Whether fork id @p id belongs to another copy of the process than this one. Thread-safe. */
 static inline int idmint__fork_is_other(const _Atomic uint64_t *word, uint64_t id)
 {
-    return atomic_load_explicit(word, memory_order_relaxed) != id && idmint__fork_id() != id;
+    return !idmint__fork_word_holds(word, id) && idmint__fork_id() != id;
 }
 /*
  * Make sure this copy of the process has its own gate and clock state
@@ -150,6 +155,16 @@ static inline int idmint__fork_is_other(const _Atomic uint64_t *word, uint64_t i
  * never from a mint, which a vfork() child could make. Thread-safe.
  */
 void idmint__fork_sync(void);
+/*
+ * @p size zeroed bytes on pages of their own, which the kernel hands every
+ * child empty (MADV_WIPEONFORK) when the gate itself wipes: then *is_wiped
+ * is 1 and a child sees only zeros there, whatever the parent wrote. NULL
+ * when out of memory. Page-aligned. Free with idmint__wiped_free(p, size),
+ * also in a child. Thread-safe.
+ */
+void *idmint__wiped_alloc(size_t size, int *is_wiped);
+/* Give back idmint__wiped_alloc(@p size)'s @p p; NULL is a no-op. */
+void idmint__wiped_free(void *p, size_t size);
 /* 1 when the kernel wipes the fork id's page in children, 0 on the getpid() fallback. */
 int idmint__fork_gate_is_wiping(void);
 /* Tests: use the getpid() fallback. 0, or -1 when the gate was already set up. */
