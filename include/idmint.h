@@ -822,11 +822,19 @@ static inline const idmint_grant_info *idmint_grant_info_at(const idmint_grant_i
 /**
  * Which recorded grants of namespace @p ns could have minted @p id: for a
  * snowflake namespace, the grants of the ID's region and worker id whose
- * [first, last) holds the ID's time unit; for a range namespace, the
- * grants whose [start, end) holds it. *n == 0: no grant this authority
- * knows covers it (forged, from another authority, or older than the
- * provenance retention); *n >= 2: two holders could have minted it, a
- * duplicate by provenance. At most 16 grants, oldest first.
+ * holder could have minted its time unit, from the later of the take (its
+ * granted_ms) and the unit after the E it found (first) up to the last E
+ * stored for it (last, exclusive); for a range namespace, the grants whose
+ * [start, end) holds it. None for an ID that lies in a grant of a namespace
+ * @p ns was migrated from (ns->origin, and so on back): every ID of @p ns
+ * lies above those. An ID carries no namespace: an ID of another namespace
+ * of the same layout whose holder had the same worker id at that time (for
+ * a range, the same value) is named as @p ns's, whose holder could have
+ * minted that very value. *n == 0: no grant this authority knows could
+ * have minted it (forged, of another namespace or authority, minted before
+ * @p ns existed, or older than the provenance retention); *n >= 2: two
+ * holders could have minted it, a duplicate by provenance. At most 16
+ * grants, oldest first.
  *
  * @param[out] out  the array; written only on success (NULL when *n == 0)
  * @param[out] n    its count; written only on success
