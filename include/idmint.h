@@ -692,6 +692,27 @@ IDMINT_API IDMINT_NODISCARD int idmint_ns_migrate(idmint_authority *a, const cha
                                                   idmint_ns_info *created);
 
 /**
+ * idmint_ns_migrate() to a new range namespace that starts at exactly
+ * @p start: honoured, or refused when it lies at or below the floor (the
+ * largest ID the old namespace may have issued), with IDMINT_EINVAL naming
+ * the floor and the least start that works, before anything changes (or,
+ * when the floor grew while the old namespace was being disabled, with the
+ * old namespace enabled again). info->next_value is not read: in
+ * idmint_ns_migrate() a next_value of 1, idmint_ns_info_init()'s default,
+ * means "just above the floor", so a start of 1 needs this call.
+ *
+ * @param[in]  info     as for idmint_ns_migrate(); its kind must be range; copied
+ * @param[in]  start    the first value the new namespace hands out, 1..2^63-1
+ * @param[out] created  as for idmint_ns_migrate()
+ * @return as idmint_ns_migrate(), and IDMINT_EINVAL for a start of 0, a start
+ *         at or below the floor, or a snowflake namespace.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_ns_migrate_start(idmint_authority *a, const char *old_name,
+                                                        const idmint_ns_info *info, uint64_t start,
+                                                        idmint_ns_info *created);
+
+/**
  * Copy the authority's store to @p dest_path, consistently, while it serves
  * (SQLite's online backup; audited in the source). The copy is marked as a
  * backup: a store opened on it refuses every take, renewal, release and
