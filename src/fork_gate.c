@@ -172,6 +172,15 @@ static void fork_install(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+/*
+ * LeakSanitizer scans the heap, stacks and globals, not mmap'd pages: what
+ * only a handle points to (its lease keeper, once a lost lease ended the
+ * renewal thread) would read as leaked at exit. Where it runs, these pages
+ * are roots too; weak, so nothing is needed where it does not.
+ */
+extern void __lsan_register_root_region(const void *p, size_t size) __attribute__((weak));
+extern void __lsan_unregister_root_region(const void *p, size_t size) __attribute__((weak));
+
 /* @p size rounded up to whole pages. */
 static size_t page_round(size_t size)
 {
@@ -196,13 +205,18 @@ void *idmint__wiped_alloc(size_t size, int *is_wiped)
     if (wipe_word != NULL)
         *is_wiped = madvise(p, page_round(size), MADV_WIPEONFORK) == 0;
 #endif
+    if (__lsan_register_root_region != NULL)
+        __lsan_register_root_region(p, page_round(size));
     return p;
 }
 
 void idmint__wiped_free(void *p, size_t size)
 {
-    if (p != NULL)
-        munmap(p, page_round(size));
+    if (p == NULL)
+        return;
+    if (__lsan_unregister_root_region != NULL)
+        __lsan_unregister_root_region(p, page_round(size));
+    munmap(p, page_round(size));
 }
 
 int idmint__fork_gate_refuse_wipe(void)
