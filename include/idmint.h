@@ -165,8 +165,8 @@ IDMINT_API IDMINT_NODISCARD int idmint_id_parse(const char *text, uint64_t *id);
 /**
  * Generate a UUIDv7: 48-bit Unix ms, version 7, variant 0b10, the rest from
  * the kernel CSPRNG, strictly increasing as bytes within this process (a
- * counter in rand_a, seeded at random each ms). Fork-safe: a child never
- * repeats its parent's values.
+ * counter in rand_a, seeded at random each ms). Fork-safe: a child (fork(),
+ * or the raw fork or clone system call) never repeats its parent's values.
  * @return 0 or IDMINT_EUNAVAILABLE (no randomness from the kernel).
  * Thread-safety: safe.
  */
@@ -390,8 +390,9 @@ IDMINT_API IDMINT_NODISCARD int idmint_lease_status(idmint *m);
 
 /**
  * Stop renewal, release the lease (E = max(E found, last minted + 1)) and
- * free @p m. NULL is a no-op. In a forked child the lease is left alone and
- * only memory is freed.
+ * free @p m. NULL is a no-op. In a child (fork(), or the raw fork or clone
+ * system call) the lease is left alone, since the parent holds it, and only
+ * memory is freed.
  * Thread-safety: no other call on @p m may be running or start afterwards.
  */
 IDMINT_API void idmint_close(idmint *m);
@@ -702,6 +703,27 @@ IDMINT_API IDMINT_NODISCARD int idmint_ns_migrate(idmint_authority *a, const cha
                                                   idmint_ns_info *created);
 
 /**
+ * idmint_ns_migrate() to a new range namespace that starts at exactly
+ * @p start: honoured, or refused when it lies at or below the floor (the
+ * largest ID the old namespace may have issued), with IDMINT_EINVAL naming
+ * the floor and the least start that works, before anything changes (or,
+ * when the floor grew while the old namespace was being disabled, with the
+ * old namespace enabled again). info->next_value is not read: in
+ * idmint_ns_migrate() a next_value of 1, idmint_ns_info_init()'s default,
+ * means "just above the floor", so a start of 1 needs this call.
+ *
+ * @param[in]  info     as for idmint_ns_migrate(); its kind must be range; copied
+ * @param[in]  start    the first value the new namespace hands out, 1..2^63-1
+ * @param[out] created  as for idmint_ns_migrate()
+ * @return as idmint_ns_migrate(), and IDMINT_EINVAL for a start of 0, a start
+ *         at or below the floor, or a snowflake namespace.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_ns_migrate_start(idmint_authority *a, const char *old_name,
+                                                        const idmint_ns_info *info, uint64_t start,
+                                                        idmint_ns_info *created);
+
+/**
  * Copy the authority's store to @p dest_path, consistently, while it serves
  * (SQLite's online backup; audited in the source). The copy is marked as a
  * backup: a store opened on it refuses every take, renewal, release and
@@ -856,11 +878,19 @@ static inline const idmint_grant_info *idmint_grant_info_at(const idmint_grant_i
 /**
  * Which recorded grants of namespace @p ns could have minted @p id: for a
  * snowflake namespace, the grants of the ID's region and worker id whose
- * [first, last) holds the ID's time unit; for a range namespace, the
- * grants whose [start, end) holds it. *n == 0: no grant this authority
- * knows covers it (forged, from another authority, or older than the
- * provenance retention); *n >= 2: two holders could have minted it, a
- * duplicate by provenance. At most 16 grants, oldest first.
+ * holder could have minted its time unit, from the later of the take (its
+ * granted_ms) and the unit after the E it found (first) up to the last E
+ * stored for it (last, exclusive); for a range namespace, the grants whose
+ * [start, end) holds it. None for an ID that lies in a grant of a namespace
+ * @p ns was migrated from (ns->origin, and so on back): every ID of @p ns
+ * lies above those. An ID carries no namespace: an ID of another namespace
+ * of the same layout whose holder had the same worker id at that time (for
+ * a range, the same value) is named as @p ns's, whose holder could have
+ * minted that very value. *n == 0: no grant this authority knows could
+ * have minted it (forged, of another namespace or authority, minted before
+ * @p ns existed, or older than the provenance retention); *n >= 2: two
+ * holders could have minted it, a duplicate by provenance. At most 16
+ * grants, oldest first.
  *
  * @param[out] out  the array; written only on success (NULL when *n == 0)
  * @param[out] n    its count; written only on success

@@ -104,14 +104,135 @@ static int trace_query(const idmint_ns_info *ns, uint64_t id, struct idmint__gra
     return 0;
 }
 
-/* Trace @p id in the namespace row @p ns through the store of @p a. */
+/*
+ * The first time unit the holder of worker grant @p g could mint in. After
+ * the E it found (first), which it never mints at; and not before its take:
+ * the take's time (granted_ms) is the authority's clock, which a holder with
+ * its own store also mints by, forward only. A fresh worker id has E = 0, so
+ * without the take its first grant would cover every unit from the epoch on
+ * and trace would name a holder for IDs minted months before it existed.
+ */
+static uint64_t grant_start_unit(const idmint_layout *l, const idmint_grant_info *g)
+{
+    uint64_t after_e = g->first + 1; /* first < 2^63: the store checks it */
+    uint64_t taken = idmint__unit_at(l, g->granted_ms);
+
+    return after_e > taken ? after_e : taken;
+}
+
+/*
+ * Keep of the @p n grants in @p list (the store's answer for @p q) those
+ * whose holder could have minted the ID: the store matched [first, last);
+ * here a worker grant's window starts at grant_start_unit. Returns how many
+ * are left, in their order, at the front of @p list.
+ */
+static size_t keep_could_mint(const idmint_ns_info *ns, const struct idmint__grant_query *q,
+                              idmint_grant_info *list, size_t n)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (ns->kind == IDMINT_KIND_SNOWFLAKE && q->unit < grant_start_unit(&ns->layout, &list[i]))
+            continue;
+        if (kept != i)
+            list[kept] = list[i];
+        kept++;
+    }
+    return kept;
+}
+
+/* The grants of the namespace row @p ns whose holder could have minted @p id. */
+static int grants_of(idmint_authority *a, const idmint_ns_info *ns, uint64_t id,
+                     idmint_grant_info **out, size_t *n)
+{
+    struct idmint__grant_query q;
+    idmint_grant_info *list = NULL;
+    size_t found = 0;
+    int rc = trace_query(ns, id, &q);
+
+    if (rc != 0 || (rc = idmint__store_grant_find(a->st, ns->name, &q, &list, &found)) != 0)
+        return rc;
+    found = keep_could_mint(ns, &q, list, found);
+    if (found == 0) {
+        free(list);
+        list = NULL;
+    }
+    *out = list;
+    *n = found;
+    return 0;
+}
+
+#define ORIGIN_DEPTH_MAX 16 /* migrations followed back; names are never reused, so no loop */
+
+/*
+ * Whether @p id lies in a grant of a namespace that @p ns was migrated from
+ * (its origin, or that one's, ...). Such an ID is at or below the highest
+ * ID the old namespace could issue, which is at or below the floor @p ns
+ * was created with, and @p ns never issues an ID at or below its floor: so
+ * it is not an ID of @p ns, whatever grant of @p ns its time or value falls
+ * in (a new namespace's first takes come while the old one's last leases
+ * still run). An ID that does not fit an old namespace's layout is not in
+ * its grants. 0, with *is_older set, or a store error.
+ */
+static int is_of_an_origin(idmint_authority *a, const idmint_ns_info *ns, uint64_t id,
+                           int *is_older)
+{
+    idmint_ns_info old;
+    char name[sizeof(ns->origin)];
+    int rc;
+
+    *is_older = 0;
+    memcpy(name, ns->origin, sizeof(name));
+    for (int depth = 0; depth < ORIGIN_DEPTH_MAX && name[0] != '\0'; depth++) {
+        idmint_grant_info *list = NULL;
+        size_t n = 0;
+
+        idmint_ns_info_init_v2(&old, IDMINT_KIND_SNOWFLAKE);
+        if ((rc = idmint__store_ns_get(a->st, name, &old)) == IDMINT_ENOTFOUND)
+            break;
+        if (rc != 0)
+            return rc;
+        rc = grants_of(a, &old, id, &list, &n);
+        free(list);
+        if (rc == 0 && n > 0) {
+            *is_older = 1;
+            return 0;
+        }
+        if (rc != 0 && rc != IDMINT_EINVAL) /* EINVAL: not an ID of its layout */
+            return rc;
+        idmint__errmsg_clear();
+        memcpy(name, old.origin, sizeof(name));
+    }
+    return 0;
+}
+
+/*
+ * Trace @p id in the namespace row @p ns through the store of @p a: the
+ * grants whose holder could have minted it (DESIGN.md §6, provenance).
+ * That is all an ID's bits can say; what tells namespaces apart is time
+ * and migrations: a grant is taken only once its namespace exists, so its
+ * window never starts before the namespace's creation, and an ID of a
+ * namespace this one was migrated from is none of this one's.
+ */
 static int trace_store(idmint_authority *a, const idmint_ns_info *ns, uint64_t id,
                        idmint_grant_info **out, size_t *n)
 {
-    struct idmint__grant_query q;
-    int rc = trace_query(ns, id, &q);
+    idmint_grant_info *list = NULL;
+    size_t found = 0;
+    int rc = grants_of(a, ns, id, &list, &found), is_older = 0;
 
-    return rc != 0 ? rc : idmint__store_grant_find(a->st, ns->name, &q, out, n);
+    if (rc == 0 && found > 0 && ns->origin[0] != '\0')
+        rc = is_of_an_origin(a, ns, id, &is_older);
+    if (rc != 0 || is_older) {
+        free(list);
+        list = NULL;
+        found = 0;
+    }
+    if (rc == 0) {
+        *out = list;
+        *n = found;
+    }
+    return rc;
 }
 
 int idmint_trace(idmint_authority *a, const char *ns, uint64_t id, idmint_grant_info **out,

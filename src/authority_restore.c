@@ -93,9 +93,30 @@ static int snowflake_passes(const idmint_ns_info *info, uint64_t floor, int64_t 
                         (unsigned long long)first, advice);
 }
 
+/*
+ * Whether range namespace @p in can start at @p in->next_value (@p has_start)
+ * or just above @p floor (not), which it then gets: 0 or IDMINT_EINVAL.
+ */
+static int range_start(idmint_ns_info *in, uint64_t floor, int has_start, const char *old)
+{
+    if (floor >= IDMINT_MAX_VALUE)
+        return idmint__fail(IDMINT_EINVAL, "namespace '%s': no value lies above the floor %llu",
+                            in->name, (unsigned long long)floor);
+    if (!has_start)
+        in->next_value = floor + 1;
+    else if (in->next_value <= floor)
+        return idmint__fail(IDMINT_EINVAL,
+                            "namespace '%s': start %llu is at or below the floor %llu (the "
+                            "largest ID '%s' may have issued); leave the start out or use "
+                            "%llu or more",
+                            in->name, (unsigned long long)in->next_value, (unsigned long long)floor,
+                            old, (unsigned long long)(floor + 1));
+    return 0;
+}
+
 /* Create @p in (the library's copy) above @p floor as a migration from @p old. */
 static int create_above(struct idmint_authority *a, idmint_ns_info *in, uint64_t floor,
-                        const char *old)
+                        int has_start, const char *old)
 {
     int rc;
 
@@ -103,24 +124,18 @@ static int create_above(struct idmint_authority *a, idmint_ns_info *in, uint64_t
         if ((rc = snowflake_passes(in, floor, idmint__authority_now_ms(a))) != 0)
             return rc;
     } else if (in->kind == IDMINT_KIND_RANGE) {
-        if (floor >= IDMINT_MAX_VALUE)
-            return idmint__fail(IDMINT_EINVAL, "namespace '%s': no value lies above the floor %llu",
-                                in->name, (unsigned long long)floor);
-        if (in->next_value <= 1)
-            in->next_value = floor + 1;
-        else if (in->next_value <= floor)
-            return idmint__fail(IDMINT_EINVAL,
-                                "namespace '%s': start %llu is at or below the floor %llu (the "
-                                "largest ID '%s' may have issued); leave the start out or use "
-                                "%llu or more",
-                                in->name, (unsigned long long)in->next_value,
-                                (unsigned long long)floor, old, (unsigned long long)(floor + 1));
+        if ((rc = range_start(in, floor, has_start, old)) != 0)
+            return rc;
     }
     return idmint__authority_ns_create_floor(a, in, floor, old);
 }
 
-int idmint_ns_migrate(idmint_authority *a, const char *old_name, const idmint_ns_info *info,
-                      idmint_ns_info *created)
+/*
+ * idmint_ns_migrate(): a range NEW starts at exactly @p start when
+ * @p has_start, else just above the floor.
+ */
+static int migrate(idmint_authority *a, const char *old_name, const idmint_ns_info *info,
+                   int has_start, uint64_t start, idmint_ns_info *created)
 {
     idmint_ns_info in, old, probe;
     uint64_t floor = 0;
@@ -129,6 +144,13 @@ int idmint_ns_migrate(idmint_authority *a, const char *old_name, const idmint_ns
     if (rc != 0 || (rc = idmint__ns_name_check(old_name)) != 0 ||
         (rc = idmint__authority_ns_copy_in(info, &in)) != 0)
         return rc;
+    if (has_start && in.kind != IDMINT_KIND_RANGE)
+        return idmint__fail(IDMINT_EINVAL,
+                            "namespace '%s': a start is for a range namespace; a snowflake one "
+                            "mints from the first time unit above the floor",
+                            in.name);
+    if (has_start)
+        in.next_value = start;
     if (created != NULL &&
         (rc = idmint__struct_size_check(created->size, IDMINT__NS_INFO_SIZE_V1, sizeof(*created),
                                         "idmint_ns_info", "idmint_ns_info_init")) != 0)
@@ -158,6 +180,9 @@ int idmint_ns_migrate(idmint_authority *a, const char *old_name, const idmint_ns
     if (in.kind == IDMINT_KIND_SNOWFLAKE &&
         (rc = snowflake_passes(&in, floor, idmint__authority_now_ms(a))) != 0)
         return rc;
+    if (in.kind == IDMINT_KIND_RANGE && has_start &&
+        (rc = range_start(&in, floor, has_start, old_name)) != 0)
+        return rc;
 
     /* Disable first: from then on no take, renewal or reservation moves the
      * old namespace's highest ID, so the floor read next is final. */
@@ -166,7 +191,7 @@ int idmint_ns_migrate(idmint_authority *a, const char *old_name, const idmint_ns
         return rc;
     if ((rc = idmint__store_ns_get(a->st, old_name, &old)) == 0 &&
         (rc = highest_issued(a, &old, &floor)) == 0)
-        rc = create_above(a, &in, floor, old_name);
+        rc = create_above(a, &in, floor, has_start, old_name);
     if (rc != 0) {
         char why[512];
 
@@ -185,6 +210,23 @@ int idmint_ns_migrate(idmint_authority *a, const char *old_name, const idmint_ns
         idmint__struct_copy_out(created, &probe);
     }
     return 0;
+}
+
+int idmint_ns_migrate(idmint_authority *a, const char *old_name, const idmint_ns_info *info,
+                      idmint_ns_info *created)
+{
+    /* 0 and 1 (idmint_ns_info_init's default) both mean "no start". */
+    return migrate(a, old_name, info, info != NULL && info->next_value > 1,
+                   info != NULL ? info->next_value : 0, created);
+}
+
+int idmint_ns_migrate_start(idmint_authority *a, const char *old_name, const idmint_ns_info *info,
+                            uint64_t start, idmint_ns_info *created)
+{
+    if (start == 0)
+        return idmint__fail(IDMINT_EINVAL, "a start of 0: no ID is 0; use idmint_ns_migrate() "
+                                           "to start just above the floor");
+    return migrate(a, old_name, info, 1, start, created);
 }
 
 int idmint_authority_backup(idmint_authority *a, const char *dest_path)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * idmint_open/close and the minting entry points: options, the fork check,
- * the clock read and the wait at a full sequence. The engines (snowflake.c,
- * range.c) and the lease policy (lease.c) do the rest.
+ * idmint_open/close and the minting entry points: options, the fork check
+ * (against fork_gate.c), the clock read and the wait at a full sequence. The
+ * engines (snowflake.c, range.c) and the lease policy (lease.c) do the rest.
  */
 #include "internal.h"
 #include "store.h"
@@ -27,7 +27,12 @@ struct idmint {
     /* Hot and shared by every minting thread: one CAS target plus read-mostly
      * fields, kept away from the clock's cache line. */
     _Alignas(CACHE_LINE) struct snowflake sf;
-    _Alignas(CACHE_LINE) uint64_t fork_generation; /* idmint__fork_generation at open */
+    /* 1 in the process that opened the handle. The whole struct lies on
+     * pages the kernel empties in every child (MADV_WIPEONFORK), so a child
+     * reads 0 here and nothing of the parent's lease or state; 0 from the
+     * start where pages cannot be wiped, and fork_id decides. */
+    _Alignas(CACHE_LINE) int is_own;
+    uint64_t fork_id;  /* idmint__fork_id() at open; 0 in a child when wiped */
     struct clock *clk; /* &own_clock when injected, else the process clock */
     struct range_supply *rs;
     int is_range;
@@ -42,87 +47,20 @@ struct idmint {
     _Alignas(CACHE_LINE) struct clock own_clock; /* only with injected clocks */
 };
 
-_Atomic uint64_t idmint__fork_generation;
-
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+/* The hot half of is_forked(): one load and compare on m's own line. */
+static inline int is_own(const idmint *m)
+{
+    return __builtin_expect(m->is_own == 1, 1) != 0;
+}
 
 /*
- * The store gate: fork() waits until no thread of the library is inside a
- * store call. A child forked in the middle of one (a background renewal or
- * refill holding an SQLite write lock, or an SQLite mutex) would inherit
- * that state with no thread to end it, and its own new handle would wait on
- * it forever. A thread already inside passes again (depth), so nesting
- * cannot deadlock against a waiting fork.
+ * Whether this is a copy of the process that opened @p m (fork(), a raw
+ * clone). In a child the wiped handle reads is_own 0 and fork_id 0, which
+ * no process's fork id is; unwiped, fork_id is the opener's, not ours.
  */
-static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static unsigned gate_active; /* threads inside a store call; guarded by gate_mu */
-static int gate_forking;     /* a fork() waits for gate_active to reach 0 */
-static _Thread_local unsigned gate_depth;
-
-void idmint__store_gate_enter(void)
-{
-    idmint__fork_watch();
-    if (gate_depth++ > 0)
-        return;
-    pthread_mutex_lock(&gate_mu);
-    while (gate_forking)
-        pthread_cond_wait(&gate_cv, &gate_mu);
-    gate_active++;
-    pthread_mutex_unlock(&gate_mu);
-}
-
-void idmint__store_gate_leave(void)
-{
-    if (--gate_depth > 0)
-        return;
-    pthread_mutex_lock(&gate_mu);
-    if (--gate_active == 0)
-        pthread_cond_broadcast(&gate_cv);
-    pthread_mutex_unlock(&gate_mu);
-}
-
-/* Held across fork(): released in the parent, made new in the child. */
-static void fork_prepare(void)
-{
-    pthread_mutex_lock(&gate_mu);
-    gate_forking = 1;
-    while (gate_active > 0)
-        pthread_cond_wait(&gate_cv, &gate_mu);
-}
-
-static void fork_parent(void)
-{
-    gate_forking = 0;
-    pthread_cond_broadcast(&gate_cv);
-    pthread_mutex_unlock(&gate_mu);
-}
-
-static void fork_child(void)
-{
-    /* Only the forking thread lives on, and it holds gate_mu. */
-    gate_forking = 0;
-    gate_active = 0;
-    pthread_mutex_init(&gate_mu, NULL);
-    pthread_cond_init(&gate_cv, NULL);
-    atomic_fetch_add(&idmint__fork_generation, 1);
-    idmint__clock_after_fork();
-}
-
-static void fork_install(void)
-{
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-void idmint__fork_watch(void)
-{
-    pthread_once(&fork_once, fork_install);
-}
-
 static int is_forked(const idmint *m)
 {
-    return m->fork_generation !=
-           atomic_load_explicit(&idmint__fork_generation, memory_order_relaxed);
+    return !is_own(m) && idmint__fork_id() != m->fork_id;
 }
 
 static int forked_error(void)
@@ -184,7 +122,7 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     struct idmint_authority *a = NULL;
     idmint_ns_info info;
     idmint *m;
-    int rc;
+    int rc, is_wiped;
 
     idmint__errmsg_clear();
     if (out == NULL || ns == NULL)
@@ -203,19 +141,19 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
     rc = options_check(&o);
     if (rc != 0)
         return rc;
-    idmint__fork_watch();
+    idmint__fork_sync();
 
-    m = aligned_alloc(CACHE_LINE, sizeof(*m));
+    m = idmint__wiped_alloc(sizeof(*m), &is_wiped);
     if (m == NULL)
         return IDMINT_ENOMEM;
-    memset(m, 0, sizeof(*m));
     if (o.wall_clock_ms != NULL) {
         idmint__clock_init(&m->own_clock, o.wall_clock_ms, o.mono_clock_ns, o.clock_ctx);
         m->clk = &m->own_clock;
     } else {
         m->clk = idmint__clock_system();
     }
-    m->fork_generation = atomic_load(&idmint__fork_generation);
+    m->fork_id = idmint__fork_id();
+    m->is_own = is_wiped;
 
     idmint__store_gate_enter();
     rc = idmint__authority_open_clock(&a, authority, o.region, m->clk, o.token);
@@ -248,7 +186,7 @@ fail:
     idmint__store_gate_enter();
     idmint_authority_close(a);
     idmint__store_gate_leave();
-    free(m);
+    idmint__wiped_free(m, sizeof(*m));
     return rc;
 }
 
@@ -315,14 +253,11 @@ static int snowflake_fail(int rc)
     return rc;
 }
 
-int idmint_next(idmint *m, uint64_t *id)
+/* idmint_next past its checks. */
+static inline int next_one(idmint *m, uint64_t *id)
 {
     size_t got;
 
-    if (m == NULL || id == NULL)
-        return idmint__fail(IDMINT_EINVAL, "need a handle and an output pointer");
-    if (is_forked(m))
-        return forked_error();
     if (m->is_range) {
         /* The common case inline: this thread's cached chunk, no shared line. */
         struct range_tls *t = &idmint__range_tls[0];
@@ -335,6 +270,27 @@ int idmint_next(idmint *m, uint64_t *id)
         return idmint__range_next(m->rs, id);
     }
     return snowflake_mint(m, id, 1, &got);
+}
+
+/*
+ * Not is_own: a copy of the process, or the getpid() fallback, which comes
+ * here on every call. Out of line, so that the
+ * common path keeps nothing in registers across a call it never makes.
+ */
+__attribute__((noinline, cold)) static int next_checked(idmint *m, uint64_t *id)
+{
+    if (is_forked(m))
+        return forked_error();
+    return next_one(m, id);
+}
+
+int idmint_next(idmint *m, uint64_t *id)
+{
+    if (m == NULL || id == NULL)
+        return idmint__fail(IDMINT_EINVAL, "need a handle and an output pointer");
+    if (!is_own(m))
+        return next_checked(m, id);
+    return next_one(m, id);
 }
 
 int idmint_next_n(idmint *m, uint64_t *ids, size_t n)
@@ -500,5 +456,5 @@ void idmint_close(idmint *m)
         idmint__range_close(m->rs, forked);
     else
         idmint__lease_close(m->lk, idmint__snowflake_last_time(&m->sf), forked);
-    free(m);
+    idmint__wiped_free(m, sizeof(*m));
 }

@@ -116,15 +116,62 @@ void idmint__errmsg_clear(void);
 /* 32 lowercase hex digits of fresh randomness plus NUL: an incarnation id. */
 int idmint__incarnation(char out[33]);
 
-/* ==== fork detection (handle.c) ==== */
+/* ==== fork_gate.c: which copy of the process this is, and the store gate ==== */
 
-/* Grows by one in every child after fork(); read without a system call. */
-extern _Atomic uint64_t idmint__fork_generation;
-/* Install the atfork handler once. Thread-safe. */
-void idmint__fork_watch(void);
+/*
+ * This process's fork id: never 0, different in every copy of the process
+ * the kernel makes (libc fork(), the raw fork or clone system call without
+ * CLONE_VM) from every id its parent had; the same in a vfork() child, which
+ * shares its parent's memory. Sets the gate up on first use. The slow path
+ * (a few loads; a getpid() where the kernel lacks MADV_WIPEONFORK).
+ * Thread-safe.
+ */
+uint64_t idmint__fork_id(void);
+/*
+ * The word the hot check reads: it holds idmint__fork_id() while the
+ * process is the one that claimed it, and 0 in any copy made since (a page
+ * marked MADV_WIPEONFORK), or always 0 where the kernel cannot wipe (then
+ * every check takes the slow path). Never NULL, never moves. Thread-safe.
+ */
+const _Atomic uint64_t *idmint__fork_word(void);
+/*
+ * The hot half of the check: 1 while @p word, idmint__fork_word(), holds
+ * @p id, a fork id taken with idmint__fork_id() (this is then the copy that
+ * took it); 0 means ask idmint__fork_id(). One load, one compare, no call.
+ */
+static inline int idmint__fork_word_holds(const _Atomic uint64_t *word, uint64_t id)
+{
+    return __builtin_expect(atomic_load_explicit(word, memory_order_relaxed) == id, 1) != 0;
+}
+/* Whether fork id @p id belongs to another copy of the process than this one. Thread-safe. */
+static inline int idmint__fork_is_other(const _Atomic uint64_t *word, uint64_t id)
+{
+    return !idmint__fork_word_holds(word, id) && idmint__fork_id() != id;
+}
+/*
+ * Make sure this copy of the process has its own gate and clock state
+ * (installs the atfork handler on first use; in a copy made by a raw system
+ * call, sets both up again once). Called by idmint_open and the store gate;
+ * never from a mint, which a vfork() child could make. Thread-safe.
+ */
+void idmint__fork_sync(void);
+/*
+ * @p size zeroed bytes on pages of their own, which the kernel hands every
+ * child empty (MADV_WIPEONFORK) when the gate itself wipes: then *is_wiped
+ * is 1 and a child sees only zeros there, whatever the parent wrote. NULL
+ * when out of memory. Page-aligned. Free with idmint__wiped_free(p, size),
+ * also in a child. Thread-safe.
+ */
+void *idmint__wiped_alloc(size_t size, int *is_wiped);
+/* Give back idmint__wiped_alloc(@p size)'s @p p; NULL is a no-op. */
+void idmint__wiped_free(void *p, size_t size);
+/* 1 when the kernel wipes the fork id's page in children, 0 on the getpid() fallback. */
+int idmint__fork_gate_is_wiping(void);
+/* Tests: use the getpid() fallback. 0, or -1 when the gate was already set up. */
+int idmint__fork_gate_refuse_wipe(void);
 /*
  * Around every call into a store or remote authority made by a handle or
- * its background threads: fork() waits until none is in flight (handle.c).
+ * its background threads: fork() waits until none is in flight.
  * Never call fork() between enter and leave.
  */
 void idmint__store_gate_enter(void);

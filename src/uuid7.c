@@ -3,7 +3,8 @@
  * UUIDv7 (RFC 9562 §5.7) with a 16-bit counter (§6.2 method 1): the 12 bits
  * of rand_a and the top 4 bits of rand_b. One 64-bit atomic (ms << 16 |
  * counter), advanced by CAS, orders every UUID of the process; the other 58
- * bits come from the kernel through a per-thread pool that fork() invalidates.
+ * bits come from the kernel through a per-thread pool that any copy of the
+ * process (fork(), a raw clone) invalidates.
  */
 #include "idmint.h"
 #include "internal.h"
@@ -27,19 +28,20 @@
 
 /* One per thread: getrandom(2) per UUID would cost more than the rest. */
 struct pool {
-    uint64_t fork_gen; /* idmint__fork_generation when filled */
-    size_t pos;        /* next unused byte; POOL_SIZE when empty */
+    uint64_t fork_id; /* idmint__fork_id() when filled */
+    size_t pos;       /* next unused byte; POOL_SIZE when empty */
     unsigned char buf[POOL_SIZE];
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static struct clock uuid_clock;
-static _Atomic uint64_t uuid_state; /* ms << 16 | counter of the last UUID; only grows */
+static const _Atomic uint64_t *uuid_fork_word; /* idmint__fork_word() */
+static _Atomic uint64_t uuid_state;            /* ms << 16 | counter of the last UUID; only grows */
 
 static void uuid_init(void)
 {
     idmint__clock_init(&uuid_clock, NULL, NULL, NULL);
-    idmint__fork_watch();
+    uuid_fork_word = idmint__fork_word();
 }
 
 /*
@@ -48,19 +50,20 @@ static void uuid_init(void)
  */
 static int pool_ready(struct pool *p)
 {
-    uint64_t gen = atomic_load_explicit(&idmint__fork_generation, memory_order_relaxed);
+    uint64_t id;
     int rc;
 
-    /* A forked child holds a copy of the parent's unused bytes; using them
-     * would repeat the parent's UUIDs bit for bit. */
-    if (p->fork_gen != gen)
+    /* A child holds a copy of the parent's unused bytes; using them would
+     * repeat the parent's UUIDs bit for bit. */
+    if (idmint__fork_is_other(uuid_fork_word, p->fork_id))
         p->pos = POOL_SIZE;
     if (p->pos + DRAW_MAX <= POOL_SIZE)
         return 0;
+    id = idmint__fork_id(); /* before the draw: the bytes are this copy's */
     rc = idmint__entropy(p->buf, sizeof(p->buf));
     if (rc != 0)
         return rc;
-    p->fork_gen = gen;
+    p->fork_id = id;
     p->pos = 0;
     return 0;
 }

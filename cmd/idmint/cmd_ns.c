@@ -309,7 +309,10 @@ static int ns_migrate(int argc, char **argv, struct args_common *common, char **
         goto out;
     memcpy(info.name, pos[1], strlen(pos[1]) + 1);
     idmint_ns_info_init(&created, info.kind);
-    rc = idmint_ns_migrate(a, pos[0], &info, &created);
+    /* --start N is honoured or refused, 1 included: idmint_ns_migrate()
+     * would read a next_value of 1 as its default, "just above the floor". */
+    rc = f.start != NULL ? idmint_ns_migrate_start(a, pos[0], &info, info.next_value, &created)
+                         : idmint_ns_migrate(a, pos[0], &info, &created);
     if (rc != 0) {
         rc = cli_fail(rc, "ns migrate: cannot migrate '%s' to '%s'", pos[0], pos[1]);
     } else {

@@ -21,10 +21,20 @@ static const char trace_usage[] =
     "(its fingerprint), generation and token its holder was recorded with:\n"
     "  ID minted host=H pid=P program=X incarnation=FP generation=G worker=R/W ...\n"
     "  ID not_minted: not minted under any grant this authority knows\n"
+    "  ID not_minted: not an ID of 'NS': its time T is before 'NS' was created (C)\n"
+    "  ID not_minted: not an ID of 'NS': it lies in a grant of 'OLD', which 'NS' was\n"
+    "    migrated from (every ID of 'NS' lies above those): OWNER\n"
     "  ID duplicate: OWNER | OWNER\n"
-    "With --json, one object per ID. '-' reads the IDs from stdin, one per line.\n"
-    "Grants are kept for the provenance retention (30 days for worker leases, 7\n"
-    "for ranges, by default); an older ID reads as not minted.\n"
+    "A worker grant could have minted the time units from the later of its take and\n"
+    "the E its holder found (exclusive) to the last E stored for it; a range grant,\n"
+    "its values. An ID carries no namespace: trace names a grant of NS that could\n"
+    "have minted it, and cannot tell it from an ID of another namespace of the same\n"
+    "layout whose holder had the same worker id at that time (or, for a range, the\n"
+    "same value), unless NS was migrated from that namespace.\n"
+    "With --json, one object per ID ('message' says why when not minted). '-'\n"
+    "reads the IDs from stdin, one per line. Grants are kept for the provenance\n"
+    "retention (30 days for worker leases, 7 for ranges, by default); an older ID\n"
+    "reads as not minted.\n"
     "Exit status 1 when an ID is not minted under any grant or is a duplicate.\n";
 
 /* The IDs of stdin, one per line, into a malloc'd array. CLI_EXIT_*. */
@@ -67,15 +77,20 @@ static int trace_all(const char *authority, const char *ns, const uint64_t *ids,
                      int as_json)
 {
     idmint_authority *a = NULL;
-    int rc, status = CLI_EXIT_OK;
+    idmint_ns_info info;
+    int rc, status = CLI_EXIT_OK, has_info;
 
     /* Tracing only reads: a wrong --authority must not leave an empty one behind. */
     rc = idmint_authority_open_existing(&a, authority, 0);
     if (rc != 0)
         return cli_fail(rc, "trace: cannot open %s",
                         authority != NULL ? authority : "the default authority");
+    /* For saying why an ID is not minted; trace itself reports a missing namespace. */
+    idmint_ns_info_init(&info, IDMINT_KIND_SNOWFLAKE);
+    has_info = idmint_ns_get(a, ns, &info) == 0;
     for (size_t i = 0; i < n && status != CLI_EXIT_USAGE; i++) {
         idmint_grant_info *grants = NULL;
+        char why[768];
         size_t found = 0;
 
         rc = idmint_trace(a, ns, ids[i], &grants, &found);
@@ -87,7 +102,10 @@ static int trace_all(const char *authority, const char *ns, const uint64_t *ids,
             status = cli_fail(rc, "trace: ID %llu of '%s'", (unsigned long long)ids[i], ns);
             break;
         }
-        trace_out_print(stdout, ids[i], grants, found, as_json);
+        if (found == 0 && has_info)
+            trace_out_why(a, &info, ids[i], why, sizeof(why));
+        trace_out_print(stdout, ids[i], grants, found, found == 0 && has_info ? why : NULL,
+                        as_json);
         if (found != 1)
             status = CLI_EXIT_FAILED;
         idmint_free(grants);

@@ -201,7 +201,7 @@ static int print_collisions(const char *authority, const char *ns, const uint64_
         }
         if (!as_json)
             fputs("collision ", stdout);
-        trace_out_print(stdout, a[i], grants, found, as_json);
+        trace_out_print(stdout, a[i], grants, found, NULL, as_json);
         idmint_free(grants);
         traced++;
     }

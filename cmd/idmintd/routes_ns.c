@@ -151,11 +151,13 @@ static int bad_field(char *err, size_t err_size, const char *field, const char *
 }
 
 /*
- * Fill @p info from the body of POST /v1/namespaces. Fields it does not
- * read are the dispatcher's to refuse (route_table.c). 0, or -1 with
- * @p err set.
+ * Fill @p info from the body of POST /v1/namespaces; *has_start says whether
+ * it named a start (a start of "1" is not the default of no start). Fields
+ * it does not read are the dispatcher's to refuse (route_table.c). 0, or -1
+ * with @p err set.
  */
-static int ns_from_body(const struct json *body, idmint_ns_info *info, char *err, size_t err_size)
+static int ns_from_body(const struct json *body, idmint_ns_info *info, int *has_start, char *err,
+                        size_t err_size)
 {
     const char *name, *kind, *text;
     int64_t v;
@@ -215,6 +217,7 @@ static int ns_from_body(const struct json *body, idmint_ns_info *info, char *err
         return bad_field(err, err_size, "start", "must be a decimal string");
     if (q > 0)
         info->next_value = u;
+    *has_start = q > 0;
     if ((q = get_u64(body, "max", &u)) < 0)
         return bad_field(err, err_size, "max", "must be a decimal string");
     if (q > 0)
@@ -230,20 +233,31 @@ static int ns_from_body(const struct json *body, idmint_ns_info *info, char *err
     return 0;
 }
 
-int routes_parse_ns_body(const char *text, size_t len, idmint_ns_info *out, char *err,
-                         size_t err_size)
+/* routes_parse_ns_body(), and whether the body named a start. */
+static int parse_ns_body(const char *text, size_t len, idmint_ns_info *out, int *has_start,
+                         char *err, size_t err_size)
 {
     struct json *body = json_parse_object(text, len, err, err_size);
     idmint_ns_info info;
-    int rc;
+    int rc, named = 0;
 
     if (body == NULL)
         return -1;
-    rc = ns_from_body(body, &info, err, err_size);
+    rc = ns_from_body(body, &info, &named, err, err_size);
     json_free(body);
-    if (rc == 0)
+    if (rc == 0) {
         *out = info;
+        *has_start = named;
+    }
     return rc;
+}
+
+int routes_parse_ns_body(const char *text, size_t len, idmint_ns_info *out, char *err,
+                         size_t err_size)
+{
+    int has_start;
+
+    return parse_ns_body(text, len, out, &has_start, err, err_size);
 }
 
 void routes_ns_create(struct http_req *r, struct worker *w, const struct route_match *m)
@@ -278,20 +292,22 @@ void routes_ns_migrate(struct http_req *r, struct worker *w, const struct route_
     idmint_authority *a;
     idmint_ns_info info;
     uint64_t t0;
-    int rc;
+    int rc, has_start;
 
     if (idmint__ns_name_check(old) != 0) {
         routes_fail(r, IDMINT_EINVAL, NULL);
         return;
     }
-    if (routes_parse_ns_body(r->body, r->body_len, &info, err, sizeof(err)) != 0) {
+    if (parse_ns_body(r->body, r->body_len, &info, &has_start, err, sizeof(err)) != 0) {
         routes_fail_http(r, 400, "invalid_argument", err);
         return;
     }
     if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
     t0 = metrics_now_ns();
-    rc = idmint_ns_migrate(a, old, &info, NULL);
+    /* A start the body names is honoured or refused, "1" included. */
+    rc = has_start ? idmint_ns_migrate_start(a, old, &info, info.next_value, NULL)
+                   : idmint_ns_migrate(a, old, &info, NULL);
     routes_store_done(w, t0);
     if (rc != 0) {
         routes_fail(r, rc, NULL);

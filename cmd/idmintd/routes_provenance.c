@@ -77,8 +77,9 @@ void routes_ids_trace(struct http_req *r, struct worker *w, const struct route_m
     json_set_str(o, "verdict", n == 0 ? "not_minted" : n == 1 ? "minted" : "duplicate");
     if (n == 0)
         json_set_str(o, "message",
-                     "not minted under any grant this authority knows (forged, from another "
-                     "authority, or older than the provenance retention)");
+                     "not minted under any grant this authority knows (forged, of another "
+                     "namespace or authority, minted before this namespace existed, or older "
+                     "than the provenance retention)");
     arr = json_new_array();
     for (size_t i = 0; i < n; i++)
         json_push(arr, grant_json(idmint_grant_info_at(grants, i)));

@@ -109,4 +109,27 @@ expect_line "$T/err" '^idmint: warning: layout runs out on 20[0-9]{2}-[0-9]{2}-[
 "$IDMINT" ns list >"$T/list" || die "ns list failed"
 expect_line "$T/list" '^shortlived snowflake enabled layout=38/0/10/12 ' "short layout was created"
 
+# ns migrate --start N is honoured or refused, 1 included: a start of 1 read
+# as "no start" and NEW began above the floor without a word.
+"$IDMINT" ns create tickets --kind range --block 10 >/dev/null || die "ns create tickets failed"
+"$IDMINT" mint --ns tickets -n 5 >/dev/null || die "mint from tickets failed"
+rc=0
+"$IDMINT" ns migrate tickets tickets2 --start 1 >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" -eq 1 ] || die "ns migrate --start 1 above a floor: exit $rc, want 1: $(cat "$T/out")"
+expect_line "$T/err" "start 1 is at or below the floor [1-9][0-9]* .*use [0-9]+ or more" \
+    "ns migrate --start 1 refusal"
+"$IDMINT" ns show tickets2 >/dev/null 2>&1 && die "a refused migration created tickets2"
+"$IDMINT" ns show tickets | grep -q '^state: enabled$' || die "a refused migration left tickets disabled"
+# Honoured where it can be: a namespace that issued nothing has no floor.
+"$IDMINT" ns create unused --kind range >/dev/null || die "ns create unused failed"
+"$IDMINT" ns migrate unused unused2 --start 1 >"$T/out" 2>"$T/err" ||
+    die "ns migrate --start 1 of an unused namespace failed: $(cat "$T/err")"
+expect_line "$T/out" '^first value: 1$' "ns migrate --start 1 honoured"
+"$IDMINT" mint --ns unused2 -n 1 | grep -qx 1 || die "unused2 does not start at 1"
+# Any start above the floor is honoured as given.
+"$IDMINT" ns migrate tickets tickets3 --start 5000 >"$T/out" 2>"$T/err" ||
+    die "ns migrate --start 5000 failed: $(cat "$T/err")"
+expect_line "$T/out" '^first value: 5000$' "ns migrate --start 5000 honoured"
+"$IDMINT" mint --ns tickets3 -n 1 | grep -qx 5000 || die "tickets3 does not start at 5000"
+
 echo "ns round trip passed"

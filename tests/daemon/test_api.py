@@ -521,6 +521,23 @@ def test_ranges(d):
     test_ranges_forget(d, base)
 
 
+def test_migrate_start(d):
+    """A start the body names is honoured or refused, "1" included (it read as no start)."""
+    # tiny issued [1, 11): its floor is 10, and a start of 1 lies below it.
+    r = d.post("/v1/namespaces/tiny/migrate", {"name": "tiny2", "kind": "range", "start": "1"})
+    S.error(r, 400, "invalid_argument", "migrate to a start of 1, below tiny's floor of 10")
+    S.ok("start 1 is at or below the floor 10" in r.body.decode(errors="replace"),
+         "the refusal names the start and the floor", H.snip(r.body))
+    S.error(d.get("/v1/namespaces/tiny2"), 404, "not_found", "a refused migration creates nothing")
+    j = d.get("/v1/namespaces/tiny").json() or {}
+    S.ok(j.get("disabled") is False, "a refused migration leaves tiny enabled", repr(j))
+    j = S.json_ok(d.post("/v1/namespaces/tiny/migrate",
+                         {"name": "tiny3", "kind": "range", "start": "50"}), 201,
+                  "migrate to a start of 50")
+    if j is not None:
+        S.ok(j.get("next_value") == "50", "tiny3 starts at 50, as asked", repr(j))
+
+
 def forget(d, body, what):
     j = S.json_ok(d.post("/internal/ranges/forget", body), 200, what)
     if j is None or not S.keys(j, ["namespace", "forgotten"], what + " keys", exact=True):
@@ -713,6 +730,7 @@ def main():
     S.run("disable and enable", test_disable_enable, d)
     S.run("worker leases", test_worker_leases, d)
     S.run("ranges", test_ranges, d)
+    S.run("migrate start", test_migrate_start, d)
     S.run("audit", test_audit, d)
     S.run("metrics", test_metrics, d)
     S.run("sigterm", test_sigterm, d)

@@ -90,4 +90,31 @@ rc=0
 [ "$(sqlite3 "$dir/a.db" "SELECT count(*) FROM audit WHERE action='ns.create' AND detail LIKE '%migrated_from=%floor=%'")" = 3 ] ||
     fail "migrations not audited with their floors"
 echo "refused layout: exit 1, nothing created, nothing disabled, nothing audited"
+
+# Provenance across a migration (issue 28, item 5): NEW's first holder takes
+# worker 0 while OLD's holder of worker 0 still mints (same layout), so NEW's
+# grant spans the time of OLD's last IDs. They are OLD's, and trace says so.
+d="$dir/trace"
+mkdir -p "$d"
+"$IDMINT" ns create pa --kind snowflake --layout 41/0/4/12 >/dev/null
+"$IDMINT" mint --ns pa -n 1000000 --rate 2000 --lease 3 --renew 1 >"$d/old" 2>"$d/old.err" &
+old_pid=$!
+sleep 0.5
+"$IDMINT" ns migrate pa pb --layout 41/0/4/12 >/dev/null
+"$IDMINT" mint --ns pb -n 100 >"$d/new" # takes worker 0 now, mints once past pa's last E
+rc=0
+wait "$old_pid" || rc=$?
+[ "$rc" = 1 ] || fail "pa's minter: exit $rc"
+tail -200 "$d/old" >"$d/old.last"
+rc=0
+"$IDMINT" trace --ns pb - <"$d/old.last" >"$d/trace.pb" || rc=$?
+[ "$rc" = 1 ] && [ "$(grep -c " not_minted: not an ID of 'pb': " "$d/trace.pb")" = 200 ] ||
+    fail "pa's last IDs traced in pb: exit $rc: $(head -3 "$d/trace.pb")"
+grep -q "it lies in a grant of 'pa', which 'pb' was migrated from" "$d/trace.pb" ||
+    fail "pa's IDs minted while pb's holder held worker 0 are not put down to pa: $(tail -1 "$d/trace.pb")"
+"$IDMINT" trace --ns pa - <"$d/old.last" | grep -c " minted host=" | grep -qx 200 ||
+    fail "pa's last IDs are not traced to pa"
+"$IDMINT" trace --ns pb - <"$d/new" | grep -c " minted host=" | grep -qx 100 ||
+    fail "pb's IDs are not traced to pb"
+echo "trace across a migration: pa's last IDs are pa's, not pb's"
 echo "migration drill: ok"

@@ -92,4 +92,51 @@ for ns, forged in (("snow", forged_sf), ("rng", top + 10_000_000)):
     assert "not_minted" in p.stdout, p.stdout
 print("forged IDs reported as not minted, exit 1")
 PY
+
+# Issue 28, item 5: trace never names an owner that could not have minted the
+# ID. The first millisecond after the epoch, worker 0, of the default
+# namespace: the holder of worker 0 took it months later (its E found was 0).
+"$IDMINT" mint -n 1 >/dev/null
+rc=0
+out=$("$IDMINT" trace 4194304) || rc=$?
+[ "$rc" = 1 ] && grep -q "^4194304 not_minted: not an ID of 'default': its time 2026-01-01T00:00:00.001Z is before 'default' was created" <<<"$out" ||
+    { echo "FAIL: trace 4194304: exit $rc: $out" >&2; exit 1; }
+echo "trace 4194304: not_minted, exit 1"
+# An ID of snow is not snow2's, though snow2 has the same layout and its
+# holder the same worker id: snow2 did not exist when snow's IDs were minted.
+"$IDMINT" ns create snow2 --kind snowflake --layout 41/0/5/12 >/dev/null
+"$IDMINT" mint -n 1000 --ns snow2 --verbose >"$dir/ids.snow2" 2>"$dir/err.snow2"
+python3 - "$dir" "$n" "$IDMINT" <<'PY'
+import json, subprocess, sys
+d, n, idmint = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+info = {}
+for line in open(f"{d}/err.snow2"):
+    if line.startswith("mint: "):
+        info = dict(kv.split("=", 1) for kv in line.split()[1:])
+worker = int(info["worker"].split("/")[1])
+same = []
+for k in range(n):
+    if open(f"{d}/who.{k}").read().split()[0] != "snow":
+        continue
+    for line in open(f"{d}/ids.{k}"):
+        if line.strip() and (int(line) >> 12) & 31 == worker:
+            same.append(int(line))
+assert len(same) > 100, f"only {len(same)} snow IDs of worker {worker}"
+same = same[:2000]
+for ns, verdict in (("snow", "minted"), ("snow2", "not_minted")):
+    p = subprocess.run([idmint, "trace", "--ns", ns, "--json", "-"], capture_output=True,
+                       text=True, input="".join(f"{i}\n" for i in same))
+    assert p.returncode == (0 if verdict == "minted" else 1), (ns, p.returncode, p.stderr)
+    for line in p.stdout.splitlines():
+        o = json.loads(line)
+        assert o["verdict"] == verdict, (ns, o)
+        if verdict == "not_minted":
+            assert o["grants"] == [] and "before 'snow2' was created" in o["message"], o
+own = [int(x) for x in open(f"{d}/ids.snow2") if x.strip()][:100]
+p = subprocess.run([idmint, "trace", "--ns", "snow2", "-"], capture_output=True, text=True,
+                   input="".join(f"{i}\n" for i in own))
+assert p.returncode == 0 and p.stdout.count(" minted host=") == len(own), p.stdout[:500]
+print(f"{len(same)} IDs of snow (worker {worker}): minted in snow, not_minted in snow2; "
+      f"snow2's own {len(own)} traced to it")
+PY
 echo "test_trace: PASS"

@@ -119,7 +119,7 @@ static void test_clock__process_clock_works_in_a_forked_child(void **state)
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        idmint__fork_watch(); /* what idmint_open installs */
+        idmint__fork_sync(); /* what idmint_open does */
         _exit(tracks_realtime(idmint__clock_system(), 300) ? 0 : 1);
     }
     assert_int_equal(waitpid(pid, &status, 0), pid);
