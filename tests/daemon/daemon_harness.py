@@ -51,8 +51,11 @@ def tokens_config(tokens):
 
 
 def clean_env():
-    """The caller's environment without IDMINT_* settings that would override our flags."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IDMINT_")}
+    """The caller's environment without IDMINT_* settings that would override our flags.
+    IDMINT_WITNESS_DIR stays: it keeps the host evidence of every store a test makes in the
+    build tree (CMakeLists.txt), never in /var/lib/idmint or the user's state folder."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("IDMINT_") or k == "IDMINT_WITNESS_DIR"}
     return env
 
 
