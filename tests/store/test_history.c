@@ -777,11 +777,21 @@ static void test_history__audit_pages_of_any_size_hold_every_record_once(void **
 
 /* ==== PostgreSQL: restores ==== */
 
-static void test_history__postgres_a_sequence_set_back_shows_the_counter_going_back(void **state)
+/*
+ * The sequence alone set back (by hand; a restore brings back the log with
+ * it): the log still holds every pair, so what holders saw stays proven,
+ * and no write reuses a logged seq: each is refused until a fence moves the
+ * sequence past the log.
+ */
+static void
+test_history__postgres_a_sequence_set_back_below_its_log_refuses_grants_until_a_fence(void **state)
 {
     struct fx *f = *state;
     struct idmint__history seen = {"", 0, 0}, got;
+    struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 0, 100);
+    struct idmint__history_state hs;
     struct idmint__lease a = {0};
+    struct idmint__range r = {0};
     char sql[128];
 
     make_snowflake(f->st, "sf", 0, "");
@@ -797,10 +807,15 @@ static void test_history__postgres_a_sequence_set_back_shows_the_counter_going_b
     snprintf(sql, sizeof(sql), "SELECT setval('idmint.history_seq', %llu)",
              (unsigned long long)a.history.seq);
     assert_int_equal(psql(f, f->pg_db, sql, NULL, 0), 0);
-    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700, NOW_MS), 0);
-    assert_string_equal(a.history.id, seen.id);
-    assert_true(a.history.seq <= seen.seq);
-    assert_int_equal(idmint__history_follow(&seen, &a.history, "sf"), IDMINT_ERESTORED);
+    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700, NOW_MS), IDMINT_ERESTORED);
+    assert_int_equal(idmint__store_range_reserve(f->st, "rg", "inc-1", "req-3", 1, NOW_MS, &r),
+                     IDMINT_ERESTORED);
+    assert_int_equal(idmint__store_history_check(f->st, seen.seq, &hs), 0);
+    assert_int_equal(idmint__history_verify(&seen, &hs, IDMINT__EVIDENCE_HOLDER, "sf"), 0);
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_range_reserve(f->st, "rg", "inc-1", "req-3", 1, NOW_MS, &r), 0);
+    assert_true(r.history.seq > seen.seq);
+    assert_string_equal(r.history.id, NEW_ID);
 }
 
 static void test_history__postgres_a_dump_restored_under_running_holders_is_caught(void **state)
@@ -808,6 +823,7 @@ static void test_history__postgres_a_dump_restored_under_running_holders_is_caug
     struct fx *f = *state;
     struct idmint__history seen = {"", 0, 0}, got, fenced = {"", 0, 0};
     struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 0, 0);
+    struct idmint__history_state hs;
     struct idmint__lease a = {0};
     struct idmint__range r = {0};
     struct store *restored = NULL;
@@ -845,6 +861,11 @@ static void test_history__postgres_a_dump_restored_under_running_holders_is_caug
     assert_int_equal(idmint__store_open(url, NULL, &restored), 0);
     assert_int_equal(idmint__store_ns_get(restored, "rg", &info), 0);
     assert_int_equal(info.next_value, 1); /* as dumped */
+    /* The chain: the restored log lacks the pair the holder saw last. */
+    assert_int_equal(idmint__store_history_check(restored, seen.seq, &hs), 0);
+    assert_true(hs.head.seq < seen.seq);
+    assert_int_equal(idmint__history_verify(&seen, &hs, IDMINT__EVIDENCE_HOLDER, "sf"),
+                     IDMINT_ERESTORED);
     /* The holder's next contact: the same history, a counter gone back. */
     assert_int_equal(idmint__store_lease_renew(restored, "sf", &a, 1800, NOW_MS), 0);
     assert_string_equal(a.history.id, seen.id);
@@ -975,7 +996,10 @@ static void test_history__postgres_schema_2_is_upgraded_once_by_many_openers(voi
                           "BEGIN; DROP TABLE idmint.worker_grants, idmint.range_grants, "
                           "idmint.batches, idmint.collisions; "
                           "DROP SEQUENCE idmint.history_seq; DROP TABLE idmint.history; "
-                          "ALTER TABLE idmint.namespaces DROP COLUMN floor, DROP COLUMN origin; "
+                          "DROP TABLE idmint.history_log; ALTER TABLE idmint.range_leases "
+                          "DROP COLUMN hseq, DROP COLUMN htip; "
+                          "ALTER TABLE idmint.namespaces DROP COLUMN floor, DROP COLUMN origin, "
+                          "DROP COLUMN max_lease_units; "
                           "DELETE FROM idmint.schema_version WHERE version >= 3; COMMIT",
                           NULL, 0),
                      0);
@@ -1019,6 +1043,9 @@ static void test_history__postgres_schema_4_keeps_batches_under_their_owners(voi
              "expires_ms, DROP CONSTRAINT batches_pkey, ADD PRIMARY KEY (key); "
              "CREATE INDEX batches_age ON idmint.batches (created_ms); "
              "ALTER TABLE idmint.collisions DROP COLUMN expires_ms; "
+             "DROP TABLE idmint.history_log; ALTER TABLE idmint.range_leases DROP COLUMN hseq, "
+             "DROP COLUMN htip; ALTER TABLE idmint.namespaces DROP COLUMN max_lease_units; "
+             "ALTER TABLE idmint.history DROP COLUMN store_id, DROP COLUMN lineage; "
              "DELETE FROM idmint.schema_version WHERE version >= 5; "
              "INSERT INTO idmint.batches VALUES ('orders', 'k-1', 'shop', 3, '100+3', "
              "1780000000000); "
@@ -1035,7 +1062,7 @@ static void test_history__postgres_schema_4_keeps_batches_under_their_owners(voi
                           "(SELECT count(*) FROM idmint.collisions)",
                           out, sizeof(out)),
                      0);
-    assert_string_equal(out, "5 2");
+    assert_string_equal(out, "6 2");
     memset(&got, 0, sizeof(got));
     assert_int_equal(idmint__store_batch_get(f->st, "shop", "k-1", &got), 0);
     assert_string_equal(got.runs, "100+3");
@@ -1152,7 +1179,7 @@ int main(void)
         T(test_history__audit_pages_of_any_size_hold_every_record_once),
     };
     const struct CMUnitTest postgres[] = {
-        T(test_history__postgres_a_sequence_set_back_shows_the_counter_going_back),
+        T(test_history__postgres_a_sequence_set_back_below_its_log_refuses_grants_until_a_fence),
         T(test_history__postgres_a_dump_restored_under_running_holders_is_caught),
         T(test_history__postgres_a_deleted_history_row_stops_grants_until_a_fence),
         T(test_history__postgres_schema_2_is_upgraded_once_by_many_openers),
