@@ -1,59 +1,140 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The restore drill on PostgreSQL: 4 processes mint (snowflake and range,
-# short renew and refill intervals) from a database of their own; a pg_dump
-# is taken mid-run; minting goes on; the dump is restored over the live
-# database (pg_restore --clean) under the running processes. Every live
-# process must stop at its next contact with the explicit error (the
-# restored sequence is behind what each saw); after `idmint authority
-# fence`, fresh processes mint; no ID of the whole drill is issued twice.
-# Usage: test_pg_restore.sh /path/to/idmint [/path/to/idmintd]
+# The restore drills on PostgreSQL (docs/operations.md "Restores"), each on
+# a database of its own, under a live idmintd (600 s lease, minting for a
+# client every 10 ms) and 4 CLI minters (snowflake and range), with every
+# process's IDs collected:
+#   dump     a pg_dump taken mid-run, restored over the live database with
+#            pg_restore --clean --single-transaction (the fixture's server);
+#   datadir  a pg_basebackup taken mid-run; then the server of a private
+#            cluster is stopped, its data directory replaced by the copy,
+#            and started again;
+# in each, every running process stops (the history chain: the restored log
+# lacks the pair each saw), new processes are refused by this host's
+# witness, a fence without --above or shorter than the daemon's 600 s lease
+# is refused and changes nothing, a forced short fence is audited, fresh
+# processes mint above every ID of the lost history, and no ID of the drill
+# repeats.
+# Usage: test_pg_restore.sh /path/to/idmint /path/to/idmintd
 # Environment: IDMINT_PG_ENV (file with the URL of tests/support/pg-start.sh).
 set -euo pipefail
-IDMINT=${1:?usage: test_pg_restore.sh /path/to/idmint}
+IDMINT=${1:?usage: test_pg_restore.sh /path/to/idmint /path/to/idmintd}
+IDMINTD=${2:?usage: test_pg_restore.sh /path/to/idmint /path/to/idmintd}
 # shellcheck source=../support/pg-fixture.sh
 source "$(dirname "$0")/../support/pg-fixture.sh"
 DB=idmint_restore_$$
 scale=${IDMINT_TIMEOUT_SCALE:-1}
-d=$(mktemp -d)
+dir=$(mktemp -d)
+chmod 755 "$dir" # the private cluster's server runs as postgres when we are root
 unset IDMINT_TOKEN IDMINT_CONFIG
 cleanup() {
+    touch "$dir"/*/stop.client 2>/dev/null || true
     kill -9 $(jobs -p) 2>/dev/null || true
     as_super -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
-    rm -rf "$d"
+    bash "$(dirname "$0")/../support/pg-stop.sh" "$dir/cluster" >/dev/null 2>&1 || true
+    [ -n "${KEEP:-}" ] || rm -rf "$dir"
 }
 trap cleanup EXIT
 fail() {
     echo "pg_restore: FAIL: $*" >&2
     exit 1
 }
+command -v curl >/dev/null || fail "curl is not installed"
 # shellcheck source=../support/restore_drill.sh
 . "$(dirname "$0")/../support/restore_drill.sh"
 
-as_super -d postgres -c "CREATE DATABASE $DB"
-export IDMINT_AUTHORITY="postgresql://postgres@$HOST:$PORT/$DB"
-"$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null
-"$IDMINT" ns create rg --kind range --block 100 >/dev/null
+if [ "$(id -u)" -eq 0 ]; then
+    as_owner() { runuser -u postgres -- "$@"; }
+else
+    as_owner() { "$@"; }
+fi
 
-drill_start "$d"
-sleep 1.5
-"$BIN/pg_dump" -h "$HOST" -p "$PORT" -U postgres -Fc -f "$d/dump" "$DB"
-sleep 1.5 # minting goes on past the dump
-"$BIN/pg_restore" -h "$HOST" -p "$PORT" -U postgres --clean --if-exists --single-transaction \
-    -d "$DB" "$d/dump"
-restored=$SECONDS
+# q URL SQL: one value from the drill's database.
+q() {
+    local hp=${1#*@}
+    hp=${hp%%/*}
+    "$BIN/psql" -X -qtA -v ON_ERROR_STOP=1 -h "${hp%:*}" -p "${hp##*:}" -U postgres \
+        -d "${1##*/}" -c "$2"
+}
 
-drill_stopped "$d" pg
-echo "all 4 live processes stopped at their next contact, $((SECONDS - restored)) s after the restore"
+drill() {
+    local mode=$1 d="$dir/$1" rc t0 data
+    mkdir -p "$d"
+    case $mode in
+    dump)
+        as_super -d postgres -c "CREATE DATABASE $DB" >/dev/null
+        IDMINT_AUTHORITY="postgresql://postgres@$HOST:$PORT/$DB"
+        ;;
+    datadir)
+        bash "$(dirname "$0")/../support/pg-start.sh" "$dir/cluster" >/dev/null
+        IDMINT_AUTHORITY=$(head -n 1 "$dir/cluster/env")
+        data=$dir/cluster/data
+        drill_lease=10 # the restore is an outage of a second or so first
+        ;;
+    esac
+    export IDMINT_AUTHORITY IDMINT_WITNESS_DIR="$d/witness"
+    "$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null
+    "$IDMINT" ns create rg --kind range --block 100 >/dev/null
 
-rc=0
-"$IDMINT" authority fence 2>"$d/fence.err" || rc=$?
-[ "$rc" = 1 ] && grep -q "needs --above rg=N" "$d/fence.err" || fail "fence without --above: $rc"
-max_rg=$(cat "$d"/lost.rg.* | sort -n | tail -1)
-# Handles size their blocks to their rate, so the restored store may already
-# stand above the highest ID printed: never fence below it (it would refuse).
-next_rg=$("$IDMINT" ns show rg | awk '$1 == "next:" {print $2}')
-[ "$((next_rg - 1))" -le "$max_rg" ] || max_rg=$((next_rg - 1))
-"$IDMINT" authority fence --above "rg=$max_rg" --max-lease 3 >/dev/null
-drill_fresh "$d" pg
+    drill_daemon "$d"
+    drill_start "$d"
+    sleep 1.5
+    case $mode in
+    dump) "$BIN/pg_dump" -h "$HOST" -p "$PORT" -U postgres -Fc -f "$d/dump" "$DB" ;;
+    datadir)
+        "$BIN/pg_basebackup" -h 127.0.0.1 \
+            -p "$(cat "$dir/cluster/port")" -U postgres -D "$d/copy" -X stream -c fast
+        [ "$(id -u)" -ne 0 ] || chown -R postgres "$d/copy"
+        chmod 700 "$d/copy"
+        ;;
+    esac
+    sleep 1.5 # minting goes on past the copy
+    case $mode in
+    dump)
+        "$BIN/pg_restore" -h "$HOST" -p "$PORT" -U postgres --clean --if-exists \
+            --single-transaction -d "$DB" "$d/dump"
+        t0=$(date +%s.%N) # committed: from here on every reader sees the copy
+        ;;
+    datadir)
+        # The running processes see an outage of a second or so, then the
+        # copy: their checks tell it from the server they knew.
+        as_owner "$BIN/pg_ctl" -D "$data" -m immediate -w stop >/dev/null
+        mv "$data" "$d/data.lost"
+        mv "$d/copy" "$data"
+        as_owner "$BIN/pg_ctl" -D "$data" -l "$dir/cluster/server.log" -w -t 30 start >/dev/null
+        t0=$(date +%s.%N)
+        ;;
+    esac
+    drill_stopped "$d" "$mode" "$t0"
+    drill_refused "$d" "$mode" "this host saw"
+
+    # Bad fences change nothing: no --above for rg; one shorter than the
+    # daemon's 600 s lease, which the restored store knows (taken before
+    # the copy).
+    local audit_before next_before
+    audit_before=$(q "$IDMINT_AUTHORITY" "SELECT count(*) FROM idmint.audit")
+    next_before=$(q "$IDMINT_AUTHORITY" "SELECT next_value || '/' || floor FROM idmint.namespaces WHERE name = 'rg'")
+    rc=0
+    "$IDMINT" authority fence 2>"$d/fence.err" || rc=$?
+    [ "$rc" = 1 ] && grep -q "needs --above rg=N" "$d/fence.err" || fail "$mode: fence without --above: $rc"
+    rc=0
+    "$IDMINT" authority fence --above rg=999999999 --max-lease 5 2>"$d/fence.err" || rc=$?
+    [ "$rc" = 1 ] && grep -q "shorter than the longest lease .* granted in namespace '[a-z]*' (600 s)" \
+        "$d/fence.err" || fail "$mode: short fence: $rc $(cat "$d/fence.err")"
+    echo "$mode: a fence with --max-lease 5 under the daemon's 600 s lease is refused"
+    [ "$(q "$IDMINT_AUTHORITY" "SELECT count(*) FROM idmint.audit")" = "$audit_before" ] ||
+        fail "$mode: a refused fence was audited"
+    [ "$(q "$IDMINT_AUTHORITY" "SELECT next_value || '/' || floor FROM idmint.namespaces WHERE name = 'rg'")" = "$next_before" ] ||
+        fail "$mode: a refused fence moved rg"
+
+    # Every process of the lost history has stopped (drill_stopped): the
+    # operator may fence short, and the audit log says so.
+    drill_fence "$d" "$mode" --max-lease 3 --force-short-lease
+    q "$IDMINT_AUTHORITY" "SELECT detail FROM idmint.audit WHERE action = 'authority.fence'" |
+        grep -q "short_lease=forced" || fail "$mode: the forced short fence is not audited"
+    drill_fresh "$d" "$mode"
+}
+
+drill dump
+drill datadir
 echo "pg restore drill: ok"
