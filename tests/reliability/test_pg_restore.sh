@@ -130,8 +130,10 @@ drill() {
     # Every process of the lost history has stopped (drill_stopped): the
     # operator may fence short, and the audit log says so.
     drill_fence "$d" "$mode" --max-lease 3 --force-short-lease
-    q "$IDMINT_AUTHORITY" "SELECT detail FROM idmint.audit WHERE action = 'authority.fence'" |
-        grep -q "short_lease=forced" || fail "$mode: the forced short fence is not audited"
+    # Into a file first: grep -q leaving early would fail the pipe (pipefail).
+    q "$IDMINT_AUTHORITY" "SELECT detail FROM idmint.audit WHERE action = 'authority.fence'" \
+        >"$d/audit"
+    grep -q "short_lease=forced" "$d/audit" || fail "$mode: the forced short fence is not audited"
     drill_fresh "$d" "$mode"
 }
 
