@@ -12,7 +12,7 @@
  * safety. No namespace rules.
  *
  * Keys, under the prefix P (default "/idmint"):
- *   P/schema                          schema version ("4"), made on first open
+ *   P/schema                          schema version ("5"), made on first open
  *   P/history                         the authority's history id (JSON), made
  *                                     with the schema; a fence writes a new one
  *   P/ns/NAME                         a namespace (JSON); a range namespace's
