@@ -424,6 +424,112 @@ static struct idmint__fence_step step_of(const char *ns, idmint_kind kind, uint6
     return s;
 }
 
+/* ==== the chain (store.h, version 6): every backend ==== */
+
+/* What the store says about @p seq; fails the test when it cannot say. */
+static struct idmint__history_state check_at(struct store *st, uint64_t seq)
+{
+    struct idmint__history_state hs;
+
+    memset(&hs, 0, sizeof(hs));
+    if (idmint__store_history_check(st, seq, &hs) != 0)
+        fail_msg("history_check(%llu): %s", (unsigned long long)seq, idmint_errmsg());
+    return hs;
+}
+
+static void test_history__every_grant_logs_its_pair_and_a_foreign_tip_is_refused(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__history seen = {"", 0, 0}, got, forged;
+    struct idmint__history_state hs;
+    struct idmint__lease a = {0};
+
+    make_snowflake(f->st, "sf", 0, "");
+    make_range(f->st, "rg", 1, 1000000, 0, "");
+    lease_init(&a, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, "sf", 16, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    assert_follows(&seen, &a.history, "take");
+    assert_true(a.history.tip != 0);
+    got = reserve_one(f->st, "rg", "req-1");
+    assert_follows(&seen, &got, "reserve");
+    assert_true(got.tip != 0 && got.tip != a.history.tip);
+    /* Both pairs are in the log, the head at or past the newest. */
+    hs = check_at(f->st, a.history.seq);
+    assert_int_equal(hs.tip_at_seq, a.history.tip);
+    assert_true(hs.head.seq >= got.seq);
+    assert_string_equal(hs.head.id, got.id);
+    assert_true(idmint__history_id_valid(hs.store_id));
+    assert_true(hs.oldest_seq <= a.history.seq);
+    assert_int_equal(idmint__history_verify(&a.history, &hs, IDMINT__EVIDENCE_HOLDER, "sf"), 0);
+    hs = check_at(f->st, got.seq);
+    assert_int_equal(hs.tip_at_seq, got.tip);
+    assert_int_equal(idmint__history_verify(&got, &hs, IDMINT__EVIDENCE_HOLDER, "rg"), 0);
+    /* Another tip at that seq (what a store put back and written to shows),
+     * or a seq past the head: refused. */
+    forged = got;
+    forged.tip ^= 1;
+    assert_int_equal(idmint__history_verify(&forged, &hs, IDMINT__EVIDENCE_HOLDER, "rg"),
+                     IDMINT_ERESTORED);
+    forged = got;
+    forged.seq = hs.head.seq + 5;
+    hs = check_at(f->st, forged.seq);
+    assert_int_equal(hs.tip_at_seq, 0);
+    assert_int_equal(idmint__history_verify(&forged, &hs, IDMINT__EVIDENCE_WITNESS, "w"),
+                     IDMINT_ERESTORED);
+}
+
+static void test_history__a_fence_keeps_the_store_id_and_records_the_id_it_replaced(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 0, 100);
+    struct idmint__history_state before, after;
+    struct idmint__history got;
+
+    make_range(f->st, "rg", 1, 1000000, 0, "");
+    got = reserve_one(f->st, "rg", "req-1");
+    before = check_at(f->st, got.seq);
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID, ACTOR, NOW_MS), 0);
+    after = check_at(f->st, got.seq);
+    assert_string_equal(after.store_id, before.store_id);
+    assert_string_equal(after.head.id, NEW_ID);
+    assert_true(after.head.seq > got.seq && after.head.tip != 0);
+    assert_true(after.lineage_n >= 1);
+    assert_string_equal(after.lineage[0], got.id);
+    /* A host's witness of the old history descends through the fence; a
+     * holder of it must stop. */
+    assert_int_equal(idmint__history_verify(&got, &after, IDMINT__EVIDENCE_WITNESS, "w"), 0);
+    assert_int_equal(idmint__history_verify(&got, &after, IDMINT__EVIDENCE_HOLDER, "rg"),
+                     IDMINT_ERESTORED);
+    /* The fence's own pair is in the log. */
+    assert_int_equal(check_at(f->st, after.head.seq).tip_at_seq, after.head.tip);
+}
+
+static void
+test_history__a_fence_shorter_than_the_longest_lease_is_refused_unless_forced(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__fence_step step = step_of("sf", IDMINT_KIND_SNOWFLAKE, 5000, 0);
+    struct idmint__lease a = {0};
+    size_t audits;
+
+    make_snowflake(f->st, "sf", 0, "");
+    lease_init(&a, HOLDER_A);
+    a.granted_units = 600001;
+    assert_int_equal(idmint__store_lease_take(f->st, "sf", 16, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    audits = audit_count(f->st);
+    step.lease_units = 3001;
+    step.unit_ms = 1;
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID, ACTOR, NOW_MS), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "shorter than the longest lease"));
+    assert_int_equal(audit_count(f->st), audits); /* nothing changed */
+    assert_ns(f->st, "sf", 0, 0);
+    step.lease_units = 600001; /* as long: allowed */
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID, ACTOR, NOW_MS), 0);
+    step.lease_units = 3001;
+    step.allow_short = 1;
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID_2, ACTOR, NOW_MS), 0);
+}
+
 /* ==== the grant counter ==== */
 
 static void test_history__the_counter_grows_with_every_grant_of_two_stores_interleaved(void **state)
@@ -1165,6 +1271,9 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest common[] = {
+        T(test_history__every_grant_logs_its_pair_and_a_foreign_tip_is_refused),
+        T(test_history__a_fence_keeps_the_store_id_and_records_the_id_it_replaced),
+        T(test_history__a_fence_shorter_than_the_longest_lease_is_refused_unless_forced),
         T(test_history__the_counter_grows_with_every_grant_of_two_stores_interleaved),
         T(test_history__a_replayed_reservation_reports_its_grant_and_no_news),
         T(test_history__the_id_is_32_hex_digits_and_survives_a_reopen),
