@@ -9,6 +9,10 @@
 #   datadir  a pg_basebackup taken mid-run; then the server of a private
 #            cluster is stopped, its data directory replaced by the copy,
 #            and started again;
+#   pitr     a private cluster archiving its WAL, a base backup taken
+#            before the run and a restore point made mid-run; then the
+#            server is stopped and recovered from the base backup to that
+#            point (recovery_target_name, promote);
 # in each, every running process stops (the history chain: the restored log
 # lacks the pair each saw), new processes are refused by this host's
 # witness, a fence without --above or shorter than the daemon's 600 s lease
@@ -32,6 +36,7 @@ cleanup() {
     kill -9 $(jobs -p) 2>/dev/null || true
     as_super -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
     bash "$(dirname "$0")/../support/pg-stop.sh" "$dir/cluster" >/dev/null 2>&1 || true
+    bash "$(dirname "$0")/../support/pg-stop.sh" "$dir/pitr-cluster" >/dev/null 2>&1 || true
     [ -n "${KEEP:-}" ] || rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -71,6 +76,22 @@ drill() {
         data=$dir/cluster/data
         drill_lease=10 # the restore is an outage of a second or so first
         ;;
+    pitr)
+        bash "$(dirname "$0")/../support/pg-start.sh" "$dir/pitr-cluster" >/dev/null
+        IDMINT_AUTHORITY=$(head -n 1 "$dir/pitr-cluster/env")
+        data=$dir/pitr-cluster/data
+        mkdir -p "$d/archive"
+        [ "$(id -u)" -ne 0 ] || chown postgres "$d" "$d/archive"
+        q "$IDMINT_AUTHORITY" "ALTER SYSTEM SET archive_mode = on" >/dev/null
+        q "$IDMINT_AUTHORITY" "ALTER SYSTEM SET archive_command = 'cp %p $d/archive/%f'" >/dev/null
+        as_owner "$BIN/pg_ctl" -D "$data" -l "$dir/pitr-cluster/server.log" -w -t 30 restart \
+            >/dev/null
+        "$BIN/pg_basebackup" -h 127.0.0.1 -p "$(cat "$dir/pitr-cluster/port")" -U postgres \
+            -D "$d/base" -X stream -c fast
+        [ "$(id -u)" -ne 0 ] || chown -R postgres "$d/base"
+        chmod 700 "$d/base"
+        drill_lease=10
+        ;;
     esac
     export IDMINT_AUTHORITY IDMINT_WITNESS_DIR="$d/witness"
     "$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null
@@ -87,6 +108,10 @@ drill() {
         [ "$(id -u)" -ne 0 ] || chown -R postgres "$d/copy"
         chmod 700 "$d/copy"
         ;;
+    pitr)
+        q "$IDMINT_AUTHORITY" "SELECT pg_create_restore_point('drill')" >/dev/null
+        q "$IDMINT_AUTHORITY" "SELECT pg_switch_wal()" >/dev/null
+        ;;
     esac
     sleep 1.5 # minting goes on past the copy
     case $mode in
@@ -102,6 +127,27 @@ drill() {
         mv "$data" "$d/data.lost"
         mv "$d/copy" "$data"
         as_owner "$BIN/pg_ctl" -D "$data" -l "$dir/cluster/server.log" -w -t 30 start >/dev/null
+        t0=$(date +%s.%N)
+        ;;
+    pitr)
+        # Everything after the restore point is lost: the archive keeps it,
+        # but recovery stops at the point and promotes.
+        as_owner "$BIN/pg_ctl" -D "$data" -m immediate -w stop >/dev/null
+        mv "$data" "$d/data.lost"
+        mv "$d/base" "$data"
+        cat >>"$data/postgresql.auto.conf" <<CONF
+restore_command = 'cp $d/archive/%f %p'
+recovery_target_name = 'drill'
+recovery_target_action = 'promote'
+archive_mode = off
+CONF
+        as_owner touch "$data/recovery.signal"
+        as_owner "$BIN/pg_ctl" -D "$data" -l "$dir/pitr-cluster/server.log" -w -t 60 start \
+            >/dev/null
+        for _ in $(seq 1 $((100 * scale))); do
+            [ "$(q "$IDMINT_AUTHORITY" "SELECT pg_is_in_recovery()")" = f ] && break
+            sleep 0.1
+        done
         t0=$(date +%s.%N)
         ;;
     esac
@@ -139,4 +185,5 @@ drill() {
 
 drill dump
 drill datadir
+drill pitr
 echo "pg restore drill: ok"
