@@ -13,6 +13,9 @@
 #            before the run and a restore point made mid-run; then the
 #            server is stopped and recovered from the base backup to that
 #            point (recovery_target_name, promote);
+#   replica  a streaming replica of a private cluster stops receiving
+#            mid-run (it lags); then the primary dies and the replica,
+#            moved to the primary's port, is promoted;
 # in each, every running process stops (the history chain: the restored log
 # lacks the pair each saw), new processes are refused by this host's
 # witness, a fence without --above or shorter than the daemon's 600 s lease
@@ -20,7 +23,8 @@
 # processes mint above every ID of the lost history, and no ID of the drill
 # repeats.
 # Usage: test_pg_restore.sh /path/to/idmint /path/to/idmintd
-# Environment: IDMINT_PG_ENV (file with the URL of tests/support/pg-start.sh).
+# Environment: IDMINT_PG_ENV (file with the URL of tests/support/pg-start.sh);
+# DRILLS, a list of the drills to run (default: all four).
 set -euo pipefail
 IDMINT=${1:?usage: test_pg_restore.sh /path/to/idmint /path/to/idmintd}
 IDMINTD=${2:?usage: test_pg_restore.sh /path/to/idmint /path/to/idmintd}
@@ -37,6 +41,9 @@ cleanup() {
     as_super -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
     bash "$(dirname "$0")/../support/pg-stop.sh" "$dir/cluster" >/dev/null 2>&1 || true
     bash "$(dirname "$0")/../support/pg-stop.sh" "$dir/pitr-cluster" >/dev/null 2>&1 || true
+    [ ! -f "$dir/replica/standby/postmaster.pid" ] ||
+        as_owner "$BIN/pg_ctl" -D "$dir/replica/standby" -m immediate -w stop >/dev/null 2>&1 || true
+    bash "$(dirname "$0")/../support/pg-stop.sh" "$dir/replica-cluster" >/dev/null 2>&1 || true
     [ -n "${KEEP:-}" ] || rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -63,7 +70,7 @@ q() {
 }
 
 drill() {
-    local mode=$1 d="$dir/$1" rc t0 data
+    local mode=$1 d="$dir/$1" rc t0 data port
     mkdir -p "$d"
     case $mode in
     dump)
@@ -92,6 +99,19 @@ drill() {
         chmod 700 "$d/base"
         drill_lease=10
         ;;
+    replica)
+        bash "$(dirname "$0")/../support/pg-start.sh" "$dir/replica-cluster" >/dev/null
+        IDMINT_AUTHORITY=$(head -n 1 "$dir/replica-cluster/env")
+        data=$dir/replica-cluster/data
+        port=$(cat "$dir/replica-cluster/port")
+        "$BIN/pg_basebackup" -h 127.0.0.1 -p "$port" -U postgres -D "$d/standby" -X stream -c fast -R
+        echo "port = $((port + 1))" >>"$d/standby/postgresql.auto.conf"
+        [ "$(id -u)" -ne 0 ] || chown -R postgres "$d" "$d/standby"
+        chmod 700 "$d/standby"
+        as_owner "$BIN/pg_ctl" -D "$d/standby" -l "$d/standby.log" -w -t 30 start >/dev/null ||
+            fail "replica: the standby did not start: $(tail -3 "$d/standby.log")"
+        drill_lease=10
+        ;;
     esac
     export IDMINT_AUTHORITY IDMINT_WITNESS_DIR="$d/witness"
     "$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null
@@ -111,6 +131,10 @@ drill() {
     pitr)
         q "$IDMINT_AUTHORITY" "SELECT pg_create_restore_point('drill')" >/dev/null
         q "$IDMINT_AUTHORITY" "SELECT pg_switch_wal()" >/dev/null
+        ;;
+    replica)
+        # From here on the replica lags: it holds WAL up to now only.
+        as_owner "$BIN/pg_ctl" -D "$d/standby" -m fast -w stop >/dev/null
         ;;
     esac
     sleep 1.5 # minting goes on past the copy
@@ -150,6 +174,14 @@ CONF
         done
         t0=$(date +%s.%N)
         ;;
+    replica)
+        # The primary dies; the lagging replica takes its address and is promoted.
+        as_owner "$BIN/pg_ctl" -D "$data" -m immediate -w stop >/dev/null
+        echo "port = $port" >>"$d/standby/postgresql.auto.conf"
+        as_owner "$BIN/pg_ctl" -D "$d/standby" -l "$d/standby.log" -w -t 30 start >/dev/null
+        as_owner "$BIN/pg_ctl" -D "$d/standby" -w -t 30 promote >/dev/null
+        t0=$(date +%s.%N)
+        ;;
     esac
     drill_stopped "$d" "$mode" "$t0"
     drill_refused "$d" "$mode" "this host saw"
@@ -183,7 +215,8 @@ CONF
     drill_fresh "$d" "$mode"
 }
 
-drill dump
-drill datadir
-drill pitr
+# DRILLS (default: all) runs some of them, e.g. DRILLS=replica.
+for mode in ${DRILLS:-dump datadir pitr replica}; do
+    drill "$mode"
+done
 echo "pg restore drill: ok"
