@@ -335,9 +335,9 @@ static int note_restored(struct ns_handle *nh, int status)
     if (nh->stop_status != status) {
         nh->stop_status = status;
         log_write(LOG_ERROR, "the authority went backwards: minting stopped",
-                  "namespace=%s detail=\"the store was restored from a backup or rolled back "
-                  "and may hand out again what this daemon held; run 'idmint authority fence' "
-                  "on it, then restart idmintd\"",
+                  "namespace=%s detail=\"the store was restored from a backup, rolled back, or "
+                  "its file removed or replaced, and may hand out again what this daemon held; "
+                  "run 'idmint authority fence' on it, then restart idmintd\"",
                   nh->name);
     }
     return 1;
@@ -412,7 +412,8 @@ int handles_ready(struct handles *h, char *reason, size_t size)
         }
         if (nh->stop_status == IDMINT_ERESTORED) {
             snprintf(reason, size,
-                     "namespace '%s': the authority went backwards (restored or rolled back); "
+                     "namespace '%s': the authority went backwards (restored, rolled back, or its "
+                     "file removed or replaced); "
                      "run 'idmint authority fence' on it, then restart idmintd",
                      nh->name);
             return 0;

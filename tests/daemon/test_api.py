@@ -445,8 +445,11 @@ def test_worker_leases(d):
             "not_found", "take in an unknown namespace")
 
 
-# The authority's history of the last grant (a new reservation; a replay has none).
+# The authority's history of the last grant, and of each range granted: a
+# replay carries the pair of the grant that made its record (its holder
+# proves it before using the range), never a new one.
 SEEN_GRANT_SEQ = [0]
+GRANT_OF = {}
 
 
 def reserve(d, body, what, status=200, replay=False):
@@ -456,16 +459,20 @@ def reserve(d, body, what, status=200, replay=False):
         return None
     extra = set(j) - {"namespace", "start", "end"}
     if not S.keys(j, ["namespace", "start", "end"], what + " keys") or \
-            not S.ok(extra == (set() if replay else {"history", "grant_seq"}),
-                     what + " history keys", repr(j)):
+            not S.ok(extra == {"history", "grant_seq"}, what + " history keys", repr(j)):
         return None
-    if not replay:
-        S.ok(re.fullmatch("[0-9a-f]{32}", j["history"]) is not None, what + " history id",
-             repr(j["history"]))
-        seq = S.decimal(j["grant_seq"], what + " grant_seq", lo=1)
+    S.ok(re.fullmatch("[0-9a-f]{32}", j["history"]) is not None, what + " history id",
+         repr(j["history"]))
+    seq = S.decimal(j["grant_seq"], what + " grant_seq", lo=1)
+    key = (j["namespace"], j["start"])
+    if replay:
+        S.ok(GRANT_OF.get(key) == (j["history"], seq), what + " carries its grant's pair",
+             "%r, the grant had %r" % ((j["history"], seq), GRANT_OF.get(key)))
+    else:
         S.ok(seq is not None and seq > SEEN_GRANT_SEQ[0], what + " grant_seq grows",
              "%r after %r" % (seq, SEEN_GRANT_SEQ[0]))
         SEEN_GRANT_SEQ[0] = seq or SEEN_GRANT_SEQ[0]
+        GRANT_OF[key] = (j["history"], seq)
     S.ok(j["namespace"] == body["namespace"], what + " namespace", repr(j))
     s = S.decimal(j["start"], what + " start", lo=1)
     e = S.decimal(j["end"], what + " end", lo=1)
