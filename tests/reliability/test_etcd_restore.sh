@@ -123,7 +123,7 @@ drill() {
     done
     t0=$(date +%s.%N) # the members start on the copies
     start_all "$E"
-    echo "$mode: every member put back"
+    echo "$mode: every member put back; the cluster serves again after $(drill_since "$t0") s"
     drill_stopped "$d" "$mode" "$t0"
     drill_refused "$d" "$mode" "this host saw"
 
