@@ -12,7 +12,7 @@
  * safety. No namespace rules.
  *
  * Keys, under the prefix P (default "/idmint"):
- *   P/schema                          schema version ("4"), made on first open
+ *   P/schema                          schema version ("5"), made on first open
  *   P/history                         the authority's history id (JSON), made
  *                                     with the schema; a fence writes a new one
  *   P/ns/NAME                         a namespace (JSON); a range namespace's
@@ -79,6 +79,19 @@
  * fence writes P/history in the txn that moves the namespaces, so every
  * write after it reads the new id. (etcdutl's --bump-revision restores with
  * a revision ahead: only the fence's new id tells those processes.)
+ *
+ * Since schema 5 (store interface version 6) the chain: every granting txn
+ * also puts P/tip, a random tip the call drew, so the key's MVCC history is
+ * the log of (seq, tip): the value of P/tip at revision seq has mod_revision
+ * seq only if the txn at seq was a grant, and its value is that grant's tip.
+ * A restored cluster reuses revisions with other tips, or (bump-revision)
+ * skips them, so what a holder saw is gone either way. history_check reads
+ * P/history and P/tip (the head), then P/tip at the seq asked about; etcd's
+ * compaction is the pruning (the operator's: --auto-compaction-*), and a
+ * compacted seq is one the log no longer holds. P/history also holds the
+ * store id and the lineage, and each namespace's longest lease granted is
+ * the largest of its keys P/maxlease/NAME/UNITS (20 digits), which takes and
+ * renewals put without reading.
  */
 #include "store.h"
 #include "internal.h"
@@ -94,8 +107,8 @@
 
 #define ETCD_DEFAULT_PREFIX      "/idmint"
 /* 2: P/history, floor and origin; 3: grants, batches, collisions; 4: batches by owner, deduplicated
- * collisions, both on leases */
-#define ETCD_SCHEMA_VERSION      4
+ * collisions, both on leases; 5: P/tip (the history chain), store id and lineage, longest leases */
+#define ETCD_SCHEMA_VERSION      5
 #define ETCD_MAX_MEMBERS         16
 #define ETCD_CONNECT_TIMEOUT_MS  500L  /* one TCP connect */
 #define ETCD_ATTEMPT_MS          2000u /* one request to one member */
@@ -154,6 +167,9 @@ struct etcd_store {
     size_t cur;                   /* the member tried first: the last that answered */
     char prefix[ETCD_PREFIX_MAX]; /* no trailing '/' */
     char hkey[ETCD_KEY_MAX];      /* P/history */
+    char tkey[ETCD_KEY_MAX];      /* P/tip: the tip of the last granting txn */
+    uint64_t call_tip;            /* the tip of the call in progress' grants; 0: none drawn yet */
+    int is_compacted;             /* the last request asked for a compacted revision */
     char name[ETCD_NAME_MAX];     /* "etcd://..." for messages */
     uint64_t deadline_ms;         /* monotonic end of the call in progress */
     uint64_t call_start_ms;       /* monotonic start of the call in progress */
@@ -753,6 +769,12 @@ static enum etcd_outcome etcd_once(struct etcd_store *s, const char *path, const
         json_decref(doc);
         return ETCD_MAYBE;
     }
+    if (msg != NULL && strstr(msg, "required revision has been compacted") != NULL) {
+        s->is_compacted = 1; /* history_check: the log no longer holds that seq */
+        *err = idmint__fail(IDMINT_ESTORE, "%s: %s: %s", s->name, url, msg);
+        json_decref(doc);
+        return ETCD_DEFINITE;
+    }
     if (msg != NULL && strstr(msg, "requested lease not found") != NULL) {
         /* Revoked, or a snapshot from before its grant: expiry_lease grants another. */
         s->is_lease_gone = 1;
@@ -1011,6 +1033,22 @@ static void call_begin(struct etcd_store *s)
     s->call_start_ms = idmint__deadline_now_ms();
     s->deadline_ms = s->call_start_ms + ETCD_CALL_BUDGET_MS;
     s->is_oom = 0;
+    s->call_tip = 0;
+}
+
+/*
+ * The tip of this call's grants into *tip, drawn on first use: every
+ * attempt of one call puts the same tip, so the one that applied (a lost
+ * reply) is known. 0 or IDMINT_EUNAVAILABLE.
+ */
+static int call_tip(struct etcd_store *s, uint64_t *tip)
+{
+    int rc = 0;
+
+    if (s->call_tip == 0)
+        rc = idmint__store_history_tip(&s->call_tip);
+    *tip = s->call_tip;
+    return rc;
 }
 
 /*
@@ -1453,11 +1491,12 @@ static int history_id_of(const struct etcd_store *s, const struct etcd_kv *kv, c
 }
 
 /*
- * @p out of a write at revision @p rev that read the history key as @p kv:
- * its revision is the counter. A reply without a revision is no news.
+ * @p out of a write at revision @p rev with tip @p tip that read the history
+ * key as @p kv: its revision is the counter. A reply without a revision is
+ * no news.
  */
 static int history_at(const struct etcd_store *s, const struct etcd_kv *kv, int64_t rev,
-                      struct idmint__history *out)
+                      uint64_t tip, struct idmint__history *out)
 {
     char id[33];
     int rc;
@@ -1470,22 +1509,24 @@ static int history_at(const struct etcd_store *s, const struct etcd_kv *kv, int6
         return rc;
     memcpy(out->id, id, sizeof(out->id));
     out->seq = (uint64_t)rev;
+    out->tip = tip;
     return 0;
 }
 
 /*
  * The history of our write that applied in an earlier attempt whose reply
  * was lost: the revision of the audit key @p akv it created, with the id
- * of @p hkv read with it. A history key written since (a fence) makes it no
- * news: the holder's next write shows the new id.
+ * of @p hkv read with it and the txn's tip @p tip. A history key written
+ * since (a fence) makes it no news: the holder's next write shows the new
+ * id.
  */
 static int history_applied(const struct etcd_store *s, const struct etcd_kv *hkv,
-                           const struct etcd_kv *akv, struct idmint__history *out)
+                           const struct etcd_kv *akv, uint64_t tip, struct idmint__history *out)
 {
     memset(out, 0, sizeof(*out));
     if (hkv == NULL || hkv->mod_rev >= akv->create_rev)
         return 0;
-    return history_at(s, hkv, akv->create_rev, out);
+    return history_at(s, hkv, akv->create_rev, tip, out);
 }
 
 /*
@@ -1499,13 +1540,23 @@ static int grant_write(struct etcd_store *s, json_t *cmp, json_t *ok, json_t *fa
                        struct etcd_range *r, size_t n, struct idmint__history *hist)
 {
     struct etcd_range last;
-    int rc;
+    char text[24];
+    uint64_t tip = 0;
+    int rc = call_tip(s, &tip);
 
+    if (rc != 0) {
+        json_decref(cmp);
+        json_decref(ok);
+        json_decref(fail);
+        return rc;
+    }
+    snprintf(text, sizeof(text), "%llu", (unsigned long long)tip);
     add(s, cmp, cmp_exists(s->hkey));
+    add(s, ok, op_put_text(s->tkey, text)); /* the chain: this txn's (seq, tip) */
     add(s, ok, op_range(s->hkey, NULL));
     rc = etcd_write(s, cmp, ok, fail, r, n, &last);
     if (rc == ETCD_APPLIED) {
-        rc = history_at(s, range_one(&last), s->applied_rev, hist);
+        rc = history_at(s, range_one(&last), s->applied_rev, tip, hist);
         range_free(&last);
         return rc != 0 ? rc : ETCD_APPLIED;
     }
@@ -1514,6 +1565,21 @@ static int grant_write(struct etcd_store *s, json_t *cmp, json_t *ok, json_t *fa
         return history_missing(s);
     }
     return rc;
+}
+
+/*
+ * Put P/maxlease/NAME/UNITS (@p units, 20 digits) for a lease of @p units
+ * granted in @p ns: the largest such key is the longest lease granted there
+ * (store.h, version 6), kept without a read or a compare. NULL (an
+ * allocation failure, remembered by add) when the key does not fit.
+ */
+static json_t *op_lease_max(const struct etcd_store *s, const char *ns, uint64_t units)
+{
+    char key[ETCD_KEY_MAX];
+
+    if (key_fmt(s, key, "/maxlease/%s/%020llu", ns, (unsigned long long)units) != 0)
+        return NULL;
+    return op_put_text(key, "");
 }
 
 /* ==== open / close ==== */
@@ -1655,6 +1721,24 @@ static int url_parse(struct etcd_store *s, const char *location)
 }
 
 /*
+ * The history key @p hkv of an older schema with @p store_id added (one it
+ * has is kept), or NULL when it is not a JSON object (the txn then fails to
+ * build: a damaged key is never replaced silently).
+ */
+static json_t *history_upgraded(struct etcd_store *s, const struct etcd_kv *hkv,
+                                const char *store_id)
+{
+    json_t *o = kv_json(s, hkv, "a history id");
+
+    if (o != NULL && json_object_get(o, "store_id") == NULL &&
+        json_object_set_new(o, "store_id", json_string(store_id)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/*
  * Make sure P/schema names a version we know, bringing a new prefix or one
  * of version 1 or 2 to ETCD_SCHEMA_VERSION (with a history id when it has
  * none): one txn that compares both keys as read, so nodes starting at
@@ -1665,8 +1749,10 @@ static int url_parse(struct etcd_store *s, const char *location)
  */
 static int etcd_schema(struct etcd_store *s, unsigned flags)
 {
-    char key[ETCD_KEY_MAX], text[32], id[ETCD_OPID_LEN + 1];
+    char key[ETCD_KEY_MAX], text[32], id[ETCD_OPID_LEN + 1], store_id[ETCD_OPID_LEN + 1];
+    char tip_text[24];
     struct etcd_range r[2]; /* schema, history */
+    uint64_t tip = 0;
     uint64_t version = 0;
     int rc = key_fmt(s, key, "/schema"), have = 0, lost;
 
@@ -1717,10 +1803,12 @@ static int etcd_schema(struct etcd_store *s, unsigned flags)
             ranges_free(r, 2);
             return lost_too_often(s, "writing the schema version");
         }
-        if ((rc = opid_new(id)) != 0) {
+        if ((rc = opid_new(id)) != 0 || (rc = opid_new(store_id)) != 0 ||
+            (rc = idmint__store_history_tip(&tip)) != 0) {
             ranges_free(r, 2);
             return rc;
         }
+        snprintf(tip_text, sizeof(tip_text), "%llu", (unsigned long long)tip);
         /* Version 1 is version 2 without the history, version 2 is
          * version 3 without the grant, batch, collision and age keys, which
          * start empty, and version 3 is version 4 without the leased batch
@@ -1737,8 +1825,15 @@ static int etcd_schema(struct etcd_store *s, unsigned flags)
         add(s, cmp, kv != NULL ? cmp_mod(key, kv->mod_rev) : cmp_absent(key));
         add(s, cmp, hkv != NULL ? cmp_mod(s->hkey, hkv->mod_rev) : cmp_absent(s->hkey));
         add(s, ok, op_put_text(key, text));
+        /* Version 5: the store id (kept across fences and restores) joins
+         * the history key, kept as it is otherwise, and a first tip logs the
+         * upgrade's revision. No longest lease is known for leases granted
+         * before: a fence cannot refuse a short --max-lease for them. */
         if (hkv == NULL)
-            add(s, ok, op_put(s->hkey, json_pack("{s:s}", "id", id)));
+            add(s, ok, op_put(s->hkey, json_pack("{s:s,s:s}", "id", id, "store_id", store_id)));
+        else
+            add(s, ok, op_put(s->hkey, history_upgraded(s, hkv, store_id)));
+        add(s, ok, op_put_text(s->tkey, tip_text));
         add(s, fail, op_range(key, NULL));
         add(s, fail, op_range(s->hkey, NULL));
         ranges_free(r, 2);
@@ -1797,7 +1892,8 @@ static int etcd_open(const char *location, const char *token, unsigned flags, st
     /* Members are reached directly: a proxy would add its own delays to renewals. */
     idmint__curl.easy_setopt(s->curl, CURLOPT_PROXY, "");
     call_begin(s);
-    if ((rc = key_fmt(s, s->hkey, "/history")) != 0 || (rc = etcd_schema(s, flags)) != 0) {
+    if ((rc = key_fmt(s, s->hkey, "/history")) != 0 || (rc = key_fmt(s, s->tkey, "/tip")) != 0 ||
+        (rc = etcd_schema(s, flags)) != 0) {
         etcd_close(&s->base);
         return rc;
     }
@@ -2151,7 +2247,8 @@ static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_cou
         if (range_one(&t.r[2]) != NULL) {
             /* An earlier attempt of this call applied (its reply was lost). */
             if ((rc = take_from_audit(s, range_one(&t.r[2]), &res)) == 0)
-                rc = history_applied(s, range_one(&t.r[3]), range_one(&t.r[2]), &res.history);
+                rc = history_applied(s, range_one(&t.r[3]), range_one(&t.r[2]), s->call_tip,
+                                     &res.history);
             goto out;
         }
         if ((nkv = range_one(&t.r[0])) == NULL) {
@@ -2204,6 +2301,7 @@ static int etcd_lease_take(struct store *st, const char *ns, uint64_t worker_cou
             op_put(gkey, wgrant_json(s, lease->holder, &lease->origin, res.fence_found,
                                      res.lease_until, now_ms)));
         add(s, ok, op_put_text(agekey, ""));
+        add(s, ok, op_lease_max(s, ns, lease->granted_units));
         add(s, fail, op_range(nkey, NULL));
         add(s, fail, op_range(rkey, rend));
         add(s, fail, op_range(akey, NULL));
@@ -2330,6 +2428,7 @@ static int etcd_lease_renew(struct store *st, const char *ns, struct idmint__lea
             json_decref(fail);
             goto out;
         }
+        add(s, ok, op_lease_max(s, ns, lease->granted_units));
         add(s, fail, op_range(wkey, NULL));
         add(s, fail, op_range(nkey, NULL));
         add(s, fail, op_range(gkey, NULL));
@@ -2399,7 +2498,7 @@ static int etcd_lease_release(struct store *st, const char *ns, struct idmint__l
             goto out;
         if (range_one(&r[1]) != NULL) {
             if ((rc = until_from_audit(s, range_one(&r[1]), &stored)) == 0)
-                rc = history_applied(s, range_one(&r[3]), range_one(&r[1]), &history);
+                rc = history_applied(s, range_one(&r[3]), range_one(&r[1]), s->call_tip, &history);
             goto out;
         }
         if ((rc = lease_is_held(s, &r[0], lease, &row)) <= 0) {
@@ -2678,8 +2777,9 @@ static int record_from_kv(const struct etcd_store *s, const struct etcd_kv *kv, 
 
     if (o == NULL)
         return IDMINT_ESTORE;
+    /* htip: the tip of the txn that wrote it (schema 5; absent before: 0). */
     if (get_u64(o, "count", count) != 0 || get_u64(o, "start", &res->start) != 0 ||
-        get_u64(o, "end", &res->end) != 0)
+        get_u64(o, "end", &res->end) != 0 || get_u64(o, "htip", &res->history.tip) != 0)
         rc = etcd_bad_value(s, kv->key, "a range request record");
     json_decref(o);
     return rc;
@@ -2691,15 +2791,19 @@ static int range_grant_ops(struct etcd_store *s, const char *ns, const char *ike
                            json_t *ok)
 {
     char gkey[ETCD_KEY_MAX], agekey[ETCD_KEY_MAX];
+    uint64_t tip = 0;
     int rc;
 
     if ((rc = key_rgrant(s, ns, res->start, gkey)) != 0 ||
-        (rc = key_age(s, IDMINT__KEEP_RANGE_GRANTS, now_ms, gkey, agekey)) != 0)
+        (rc = key_age(s, IDMINT__KEEP_RANGE_GRANTS, now_ms, gkey, agekey)) != 0 ||
+        (rc = call_tip(s, &tip)) != 0)
         return rc;
+    /* With the tip of the txn that writes it: a replay carries the pair of
+     * its grant (seq: the record's create_revision). */
     add(s, ok,
         op_put(ikey,
-               json_pack("{s:o,s:o,s:o,s:o}", "count", j_u64(count), "start", j_u64(res->start),
-                         "end", j_u64(res->end), "created_ms", j_i64(now_ms))));
+               json_pack("{s:o,s:o,s:o,s:o,s:o}", "count", j_u64(count), "start", j_u64(res->start),
+                         "end", j_u64(res->end), "created_ms", j_i64(now_ms), "htip", j_u64(tip))));
     /* The grant, with the record that makes a replay find it: a replay adds none. */
     add(s, ok, op_put(gkey, rgrant_json(s, fp, &res->origin, res->end, now_ms)));
     add(s, ok, op_put_text(agekey, ""));
@@ -2899,6 +3003,7 @@ static void serve_waiting(struct etcd_store *s, const char *ns, const char *nkey
         size_t n_records = 0;
         int rc;
 
+        s->call_tip = 0; /* each round is a grant of its own */
         add(s, ops, op_range(nkey, NULL));
         add(s, ops, op_range_first(wait_key, wait_end, ETCD_COMBINE_MAX));
         add(s, ops, op_range(s->hkey, NULL));
@@ -3035,8 +3140,16 @@ static int etcd_range_reserve(struct store *st, const char *ns, const char *inca
                 if ((rc = record_from_kv(s, ikv, &saved_count, &res)) == 0 && saved_count != count)
                     rc = idmint__store_range_replay_conflict(ns, incarnation, request_id,
                                                              saved_count, count);
-                if (rc == 0 && is_waiting)
-                    rc = history_applied(s, range_one(&r[n_r - 1]), ikv, &res.history);
+                /* Schema 5: the pair of the grant that made the record, under
+                 * today's id; the holder proves it before it uses the range,
+                 * as the record may be a restored cluster's (src/history.c). */
+                if (rc == 0 && res.history.tip != 0)
+                    rc = range_one(&r[n_r - 1]) == NULL
+                             ? history_missing(s)
+                             : history_at(s, range_one(&r[n_r - 1]), ikv->create_rev,
+                                          res.history.tip, &res.history);
+                else if (rc == 0 && is_waiting)
+                    rc = history_applied(s, range_one(&r[n_r - 1]), ikv, 0, &res.history);
                 goto out;
             }
             if ((nkv = range_one(&r[0])) == NULL) {
@@ -3192,18 +3305,70 @@ static int etcd_range_forget(struct store *st, const char *ns, const char *incar
 /* ==== fence ==== */
 
 /*
+ * The history key a fence writes: id @p history_id, the store id of @p hkv
+ * (the one a store of an older schema lacked: a new one), and the lineage
+ * with the id @p hkv held first, IDMINT__LINEAGE_MAX ids at most.
+ */
+static json_t *history_fenced(struct etcd_store *s, const struct etcd_kv *hkv,
+                              const char *history_id, int64_t now_ms)
+{
+    char lineage[IDMINT__LINEAGE_MAX * 33], store_id[ETCD_OPID_LEN + 1] = "";
+    json_t *o = hkv != NULL ? kv_json(s, hkv, "a history id") : NULL;
+    const char *old = json_string_value(json_object_get(o, "id"));
+    const char *sid = json_string_value(json_object_get(o, "store_id"));
+    const char *lin = json_string_value(json_object_get(o, "lineage"));
+    size_t len;
+
+    if (sid != NULL && strlen(sid) == ETCD_OPID_LEN)
+        memcpy(store_id, sid, sizeof(store_id));
+    else if (opid_new(store_id) != 0)
+        s->is_oom = 1; /* no entropy: the txn is not sent */
+    snprintf(lineage, sizeof(lineage), "%s%s%s", old != NULL ? old : "",
+             old != NULL && lin != NULL && lin[0] != '\0' ? " " : "", lin != NULL ? lin : "");
+    len = strlen(lineage);
+    if (len > IDMINT__LINEAGE_MAX * 33 - 1)
+        len = IDMINT__LINEAGE_MAX * 33 - 1;
+    while (len > 0 && lineage[len - 1] == ' ')
+        len--;
+    lineage[len] = '\0';
+    json_decref(o);
+    return json_pack("{s:s,s:o,s:s,s:s}", "id", history_id, "fenced_ms", j_i64(now_ms), "store_id",
+                     store_id, "lineage", lineage);
+}
+
+/* The longest lease granted in @p ns, from @p maxl (every P/maxlease/ key). */
+static uint64_t fence_longest(const struct etcd_store *s, const char *ns,
+                              const struct etcd_range *maxl)
+{
+    char prefix[ETCD_KEY_MAX];
+    uint64_t longest = 0, units;
+    size_t i, len;
+
+    if (key_fmt(s, prefix, "/maxlease/%s/", ns) != 0)
+        return 0;
+    len = strlen(prefix);
+    for (i = 0; i < maxl->n; i++)
+        if (strncmp(maxl->kvs[i].key, prefix, len) == 0 &&
+            idmint__parse_u64(maxl->kvs[i].key + len, &units) == 0 && units > longest)
+            longest = units;
+    return longest;
+}
+
+/*
  * Judge and move the namespace of @p step, read in @p all (every namespace
  * key, in key order): its compare into @p cmp, its new value into @p ok,
- * its audit step into @p steps.
+ * its audit step into @p steps. A snowflake step shorter than the longest
+ * lease in @p maxl is refused unless allowed (store.h, version 6).
  */
 static int fence_step(struct etcd_store *s, const struct idmint__fence_step *step,
-                      const struct etcd_range *all, json_t *cmp, json_t *ok, json_t *steps)
+                      const struct etcd_range *all, const struct etcd_range *maxl, json_t *cmp,
+                      json_t *ok, json_t *steps)
 {
-    char key[ETCD_KEY_MAX], detail[256];
+    char key[ETCD_KEY_MAX], detail[384];
     const struct etcd_kv *kv = NULL;
     idmint_ns_info info;
-    uint64_t old_floor;
-    size_t i;
+    uint64_t old_floor, longest = 0;
+    size_t i, len;
     int rc = key_ns(s, step->ns, key);
 
     for (i = 0; rc == 0 && kv == NULL && i < all->n; i++)
@@ -3217,7 +3382,16 @@ static int fence_step(struct etcd_store *s, const struct idmint__fence_step *ste
         return rc;
     if (step->kind == IDMINT_KIND_RANGE && step->next_value < info.next_value)
         return idmint__store_fence_backwards(step, info.next_value);
+    if (step->kind == IDMINT_KIND_SNOWFLAKE)
+        longest = fence_longest(s, step->ns, maxl);
+    if (step->lease_units < longest && !step->allow_short)
+        return idmint__store_fence_short(step, longest);
     idmint__store_fence_detail(step, info.floor, info.next_value, detail, sizeof(detail));
+    len = strlen(detail);
+    if (step->lease_units < longest && len < sizeof(detail))
+        snprintf(detail + len, sizeof(detail) - len,
+                 " short_lease=forced quarantine_units=%llu longest_lease_units=%llu",
+                 (unsigned long long)step->lease_units, (unsigned long long)longest);
     old_floor = info.floor;
     info.floor = step->floor > old_floor ? step->floor : old_floor;
     if (step->kind == IDMINT_KIND_RANGE)
@@ -3240,8 +3414,10 @@ static int etcd_fence(struct store *st, const struct idmint__fence_step *steps, 
 {
     struct etcd_store *s = (struct etcd_store *)st;
     char akey[ETCD_KEY_MAX], nkey[ETCD_KEY_MAX], nend[ETCD_KEY_MAX], opid[ETCD_OPID_LEN + 1];
-    char detail[128];
-    struct etcd_range r[3]; /* every namespace key, history key, audit key */
+    char mkey[ETCD_KEY_MAX], mend[ETCD_KEY_MAX], detail[128], tip_text[24];
+    /* every namespace key, history key, audit key, every longest-lease key */
+    struct etcd_range r[4];
+    uint64_t tip = 0;
     size_t i, j;
     int rc, lost;
 
@@ -3254,9 +3430,12 @@ static int etcd_fence(struct store *st, const struct idmint__fence_step *steps, 
     call_begin(s);
     memset(r, 0, sizeof(r));
     if ((rc = opid_new(opid)) != 0 || (rc = key_audit(s, opid, akey)) != 0 ||
-        (rc = key_fmt(s, nkey, "/ns/")) != 0)
+        (rc = key_fmt(s, nkey, "/ns/")) != 0 || (rc = key_fmt(s, mkey, "/maxlease/")) != 0 ||
+        (rc = idmint__store_history_tip(&tip)) != 0)
         return rc;
     key_prefix_end(nkey, nend);
+    key_prefix_end(mkey, mend);
+    snprintf(tip_text, sizeof(tip_text), "%llu", (unsigned long long)tip);
     snprintf(detail, sizeof(detail), "history=%.8s namespaces=%zu", history_id, n);
     for (lost = 0; lost < ETCD_MAX_LOST; lost++) {
         json_t *ops = json_array(), *cmp, *ok, *list, *audit;
@@ -3265,7 +3444,8 @@ static int etcd_fence(struct store *st, const struct idmint__fence_step *steps, 
         add(s, ops, op_range(nkey, nend));
         add(s, ops, op_range(s->hkey, NULL));
         add(s, ops, op_range(akey, NULL));
-        if ((rc = etcd_read(s, ops, r, 3)) != 0)
+        add(s, ops, op_range(mkey, mend));
+        if ((rc = etcd_read(s, ops, r, 4)) != 0)
             break;
         if (range_one(&r[2]) != NULL)
             break; /* an earlier attempt of this call applied (its reply was lost) */
@@ -3273,7 +3453,7 @@ static int etcd_fence(struct store *st, const struct idmint__fence_step *steps, 
         ok = json_array();
         list = json_array();
         for (i = 0; i < n && rc == 0; i++)
-            rc = fence_step(s, &steps[i], &r[0], cmp, ok, list);
+            rc = fence_step(s, &steps[i], &r[0], &r[3], cmp, ok, list);
         if (rc != 0) {
             json_decref(cmp);
             json_decref(ok);
@@ -3283,9 +3463,11 @@ static int etcd_fence(struct store *st, const struct idmint__fence_step *steps, 
         hkv = range_one(&r[1]);
         add(s, cmp, cmp_mod(s->hkey, hkv != NULL ? hkv->mod_rev : 0));
         add(s, cmp, cmp_absent(akey));
-        /* No backup mark to clear: etcd's snapshots are its own tools'. */
-        add(s, ok,
-            op_put(s->hkey, json_pack("{s:s,s:o}", "id", history_id, "fenced_ms", j_i64(now_ms))));
+        /* No backup mark to clear: etcd's snapshots are its own tools'. The
+         * store id is kept, the id replaced goes first in the lineage, and
+         * the fence logs a tip of its own. */
+        add(s, ok, op_put(s->hkey, history_fenced(s, hkv, history_id, now_ms)));
+        add(s, ok, op_put_text(s->tkey, tip_text));
         audit = audit_json(now_ms, actor, "authority.fence", "", detail, NULL);
         if (audit != NULL && json_object_set_new(audit, "steps", list) != 0) {
             json_decref(audit);
@@ -3294,7 +3476,7 @@ static int etcd_fence(struct store *st, const struct idmint__fence_step *steps, 
             json_decref(list);
         }
         add(s, ok, op_put(akey, audit));
-        ranges_free(r, 3);
+        ranges_free(r, 4);
         rc = etcd_write(s, cmp, ok, json_array(), r, 0, NULL);
         if (rc == ETCD_APPLIED) {
             rc = 0;
@@ -3315,8 +3497,115 @@ static int etcd_fence(struct store *st, const struct idmint__fence_step *steps, 
             lost_backoff(s, lost); /* a namespace moved since the read: read again */
         rc = ETCD_UNKNOWN;         /* to say "lost" below, whichever way the loop ends */
     }
-    ranges_free(r, 3);
+    ranges_free(r, 4);
     return rc == ETCD_UNKNOWN ? lost_too_often(s, "fencing") : rc;
+}
+
+/* ==== history ==== */
+
+/*
+ * What history_check reads of the history key @p hkv: the id, the store id
+ * and the lineage (a JSON string: ids newest first, a space between).
+ */
+static int history_key_state(struct etcd_store *s, const struct etcd_kv *hkv,
+                             struct idmint__history_state *out)
+{
+    json_t *o = kv_json(s, hkv, "a history id");
+    const char *id = json_string_value(json_object_get(o, "id"));
+    const char *sid = json_string_value(json_object_get(o, "store_id"));
+    const char *lin = json_string_value(json_object_get(o, "lineage"));
+    int rc = 0;
+
+    if (o == NULL)
+        return IDMINT_ESTORE;
+    if (id == NULL || !idmint__history_id_valid(id))
+        rc = etcd_bad_value(s, hkv->key, "a history id");
+    else {
+        memcpy(out->head.id, id, 33);
+        snprintf(out->store_id, sizeof(out->store_id), "%s", sid != NULL ? sid : "");
+        out->lineage_n = 0;
+        for (const char *p = lin != NULL ? lin : "";
+             *p != '\0' && out->lineage_n < IDMINT__LINEAGE_MAX;) {
+            size_t len = strcspn(p, " ");
+
+            if (len == 32) {
+                memcpy(out->lineage[out->lineage_n], p, 32);
+                out->lineage[out->lineage_n++][32] = '\0';
+            }
+            p += len;
+            p += strspn(p, " ");
+        }
+    }
+    json_decref(o);
+    return rc;
+}
+
+/* The tip in P/tip's @p kv; 0 when it is not a number (never a tip). */
+static uint64_t tip_of(const struct etcd_kv *kv)
+{
+    char text[24];
+    uint64_t tip = 0;
+
+    snprintf(text, sizeof(text), "%.*s", (int)(kv->value_len < 23 ? kv->value_len : 23), kv->value);
+    return idmint__parse_u64(text, &tip) == 0 ? tip : 0;
+}
+
+/*
+ * Two reads: P/history and P/tip at one revision (the head: P/tip's
+ * mod_revision and value), then P/tip at @p seq when it lies at or below
+ * the head. Revisions at or below the head never change, so the second
+ * read needs no snapshot of the first. A compacted seq is one the log no
+ * longer holds (oldest_seq past it).
+ */
+static int etcd_history_check(struct store *st, uint64_t seq, struct idmint__history_state *out)
+{
+    struct etcd_store *s = (struct etcd_store *)st;
+    struct etcd_range r[2]; /* history key, tip key */
+    const struct etcd_kv *hkv, *tkv;
+    json_t *ops = json_array(), *op, *req;
+    int rc;
+
+    call_begin(s);
+    add(s, ops, op_range(s->hkey, NULL));
+    add(s, ops, op_range(s->tkey, NULL));
+    if ((rc = etcd_read(s, ops, r, 2)) != 0) {
+        ranges_free(r, 2);
+        return rc;
+    }
+    hkv = range_one(&r[0]);
+    tkv = range_one(&r[1]);
+    if (hkv == NULL) {
+        ranges_free(r, 2);
+        return history_missing(s);
+    }
+    rc = history_key_state(s, hkv, out);
+    if (rc == 0 && tkv != NULL) {
+        out->head.seq = (uint64_t)tkv->mod_rev;
+        out->head.tip = tip_of(tkv);
+    }
+    ranges_free(r, 2);
+    out->backup_ms = 0; /* etcd's snapshots are its own tools': none is marked */
+    out->oldest_seq = 1;
+    out->tip_at_seq = 0;
+    if (rc != 0 || seq == 0 || seq > out->head.seq || seq > INT64_MAX)
+        return rc;
+    ops = json_array();
+    op = op_range(s->tkey, NULL);
+    req = json_object_get(op, "request_range");
+    if (req != NULL && json_object_set_new(req, "revision", j_u64(seq)) != 0)
+        s->is_oom = 1;
+    add(s, ops, op);
+    s->is_compacted = 0;
+    if ((rc = etcd_read(s, ops, r, 1)) == 0 && (tkv = range_one(&r[0])) != NULL &&
+        (uint64_t)tkv->mod_rev == seq)
+        out->tip_at_seq = tip_of(tkv);
+    ranges_free(r, 1);
+    if (rc != 0 && s->is_compacted) {
+        out->oldest_seq = seq + 1;
+        rc = 0;
+        idmint__errmsg_clear();
+    }
+    return rc;
 }
 
 /* ==== audit ==== */
@@ -4247,7 +4536,7 @@ static int etcd_collision_list(struct store *st, int64_t after_seq, size_t limit
 }
 
 const struct store_ops idmint__store_etcd = {
-    .version = STORE_OPS_V5,
+    .version = STORE_OPS_V6,
     .scheme = "etcd",
     .caps = STORE_CAP_TXN,
     .open = etcd_open,
@@ -4272,4 +4561,5 @@ const struct store_ops idmint__store_etcd = {
     .batch_claim = etcd_batch_claim,
     .collision_add = etcd_collision_add,
     .collision_list = etcd_collision_list,
+    .history_check = etcd_history_check,
 };

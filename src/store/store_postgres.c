@@ -19,8 +19,14 @@
  * restore or a promoted standby as WAL last logged it: a counter below
  * what processes of the lost history saw, except for grants made in the
  * last moments before (pg_dump reads sequences after its snapshot, and
- * PostgreSQL logs a sequence up to 32 values ahead). Those the fence
- * after a restore catches: it changes the id.
+ * PostgreSQL logs a sequence up to 32 values ahead). So the counter alone
+ * proves nothing (store.h, version 6): every granting write also logs
+ * (seq, tip), a random tip the caller drew, in idmint.history_log in its
+ * own transaction, and history_check reads the log's head and the tip at a
+ * seq in one snapshot. A restore loses the log's newest entries and a seq
+ * it hands out again gets another tip, so a holder's pair is gone either
+ * way. The head is the log's newest committed entry, not the sequence:
+ * nextval() is not rolled back, and a holder only ever saw committed ones.
  *
  * Provenance (version 4, schema 4) rides in the granting transactions: a
  * take inserts its worker grant, a renewal moves the grant's last E in its
@@ -42,8 +48,9 @@
 #include <unistd.h>
 
 /* 2: fence; 3: history, floor, origin; 4: provenance; 5: batches by owner and key, collisions
- * deduplicated, both expiring by the server's clock */
-#define PG_SCHEMA_VERSION      5
+ * deduplicated, both expiring by the server's clock; 6: history log, store id, lineage,
+ * longest lease */
+#define PG_SCHEMA_VERSION      6
 #define PG_CONNECT_TIMEOUT_S   "3"    /* libpq default when the URL names none */
 #define PG_STATEMENT_TIMEOUT   "5000" /* ms; a stuck lock or server fails the call */
 #define PG_RECONNECT_BUDGET_MS 3000   /* total time one call may spend reconnecting */
@@ -159,6 +166,9 @@ enum pg_stmt_id {
     ST_NS_FENCE_LOCK,
     ST_NS_FENCE,
     ST_HISTORY_FENCE,
+    ST_HISTORY_LOG,
+    ST_HISTORY_CHECK,
+    ST_NS_LEASE_MAX,
     ST_WGRANT_INSERT,
     ST_WGRANT_UPDATE,
     ST_WGRANT_FIND,
@@ -180,14 +190,37 @@ enum pg_stmt_id {
     "next_value, max_value, block, max_block, disabled, created_ms, floor, origin"
 
 /*
- * The history of a granting write, as its last two RETURNING columns: the
- * counter grows once per returned row (one), and the id is read in the
- * same statement. A fence that commits while the statement waits on a row
- * it changed may leave that one write with the old id and a counter past
- * the fence's: harmless, as the row it wrote is the fenced one (read
- * committed rereads it), and the holder's next write shows the new id.
+ * The history of a granting write, as its last three columns over the CTE
+ * h of HISTORY_LOG: the seq and tip it logged, and the id, read in the same
+ * statement. A fence that commits while the statement waits on a row it
+ * changed may leave that one write with the old id and a seq past the
+ * fence's: harmless, as the row it wrote is the fenced one (read committed
+ * rereads it), and the holder's next check shows the new id.
  */
-#define HISTORY_COLUMNS "nextval('idmint.history_seq'), (SELECT id FROM idmint.history)"
+#define HISTORY_COLUMNS "h.seq, h.tip, (SELECT id FROM idmint.history)"
+
+/*
+ * The history log entry of a granting write as two CTEs over the write's
+ * one-row CTE @p src: h logs (nextval, tip @p tip) at @p now, and hp prunes
+ * (store.h: at least STORE_HISTORY_KEEP entries and a day are kept). Only
+ * a write whose seq is a multiple of PG_LOG_PRUNE_EVERY prunes, up to
+ * twice that many of the oldest entries, in key order: pruners are rare and
+ * never deadlock, and the log never grows past what they remove.
+ */
+#define PG_LOG_PRUNE_EVERY 64
+#define PG_LINEAGE_CHARS   263 /* IDMINT__LINEAGE_MAX ids of 32 digits, a space between */
+_Static_assert(PG_LINEAGE_CHARS == IDMINT__LINEAGE_MAX * 33 - 1, "lineage length");
+#define PG_LOG_KEEP    "4096"     /* STORE_HISTORY_KEEP, spelled for SQL */
+#define PG_LOG_KEEP_MS "86400000" /* STORE_HISTORY_KEEP_MS */
+_Static_assert(STORE_HISTORY_KEEP == 4096u && STORE_HISTORY_KEEP_MS == 86400000LL, "log keep");
+#define HISTORY_LOG(src, tip, now)                                                                 \
+    "h AS (INSERT INTO idmint.history_log (seq, tip, at_ms) SELECT "                               \
+    "nextval('idmint.history_seq'), " tip "::bigint, " now "::bigint FROM " src                    \
+    " RETURNING seq, tip), "                                                                       \
+    "hp AS (DELETE FROM idmint.history_log WHERE (SELECT seq FROM h) % " PG_STR(                   \
+        PG_LOG_PRUNE_EVERY) " = 0 AND seq < least((SELECT seq FROM h) - " PG_LOG_KEEP              \
+                            ", (SELECT min(seq) FROM idmint.history_log) + 2 * " PG_STR(           \
+                                PG_LOG_PRUNE_EVERY) ") AND at_ms < " now "::bigint - 86400000) "
 
 #define LEASE_KEY "namespace = $1::text AND region = $2::bigint AND worker_id = $3::bigint"
 /* The worker grant (alias gr) of the lease keyed by $1..$3 and generation $5. */
@@ -253,45 +286,50 @@ static const char *const pg_sql[ST__COUNT] = {
                        "($2::bigint & 2147483647)::integer)",
     /* A CTE runs once: a LIMIT subquery in FROM may be rescanned per row
      * and so claim a second id. */
-    [ST_LEASE_TAKE] =
-        "WITH c AS MATERIALIZED (SELECT worker_id, lease_until "
-        "FROM idmint.worker_leases WHERE namespace = $1::text "
-        "AND region = $2::bigint AND worker_id < $3::bigint "
-        "AND (holder = '' OR lease_until < $6::bigint) "
-        /* As in SQLite: an id whose E has passed first; a
-         * fenced one only when no new id is left. */
-        "AND (lease_until < $6::bigint OR (SELECT count(*) FROM "
-        "idmint.worker_leases WHERE namespace = $1::text AND region = $2::bigint) "
-        ">= $3::bigint) "
-        "ORDER BY lease_until >= $6::bigint, lease_until, worker_id LIMIT 1 "
-        "FOR UPDATE) "
-        "UPDATE idmint.worker_leases w SET holder = $4::text, "
-        "generation = w.generation + 1, "
-        "lease_until = greatest(w.lease_until, $5::bigint), fence = c.lease_until "
-        "FROM c "
-        "WHERE w.namespace = $1::text AND w.region = $2::bigint "
-        "AND w.worker_id = c.worker_id "
-        "RETURNING w.worker_id, w.generation, c.lease_until, w.lease_until, " HISTORY_COLUMNS,
+    [ST_LEASE_TAKE] = "WITH c AS MATERIALIZED (SELECT worker_id, lease_until "
+                      "FROM idmint.worker_leases WHERE namespace = $1::text "
+                      "AND region = $2::bigint AND worker_id < $3::bigint "
+                      "AND (holder = '' OR lease_until < $6::bigint) "
+                      /* As in SQLite: an id whose E has passed first; a
+                       * fenced one only when no new id is left. */
+                      "AND (lease_until < $6::bigint OR (SELECT count(*) FROM "
+                      "idmint.worker_leases WHERE namespace = $1::text AND region = $2::bigint) "
+                      ">= $3::bigint) "
+                      "ORDER BY lease_until >= $6::bigint, lease_until, worker_id LIMIT 1 "
+                      "FOR UPDATE) "
+                      "UPDATE idmint.worker_leases w SET holder = $4::text, "
+                      "generation = w.generation + 1, "
+                      "lease_until = greatest(w.lease_until, $5::bigint), fence = c.lease_until "
+                      "FROM c "
+                      "WHERE w.namespace = $1::text AND w.region = $2::bigint "
+                      "AND w.worker_id = c.worker_id "
+                      "RETURNING w.worker_id, w.generation, c.lease_until, w.lease_until",
     [ST_LEASE_COUNT] = "SELECT count(*) FROM idmint.worker_leases "
                        "WHERE namespace = $1::text AND region = $2::bigint",
     [ST_LEASE_INSERT] = "INSERT INTO idmint.worker_leases "
                         "(namespace, region, worker_id, holder, generation, lease_until, fence) "
-                        "VALUES ($1::text, $2::bigint, $3::bigint, $4::text, 1, $5::bigint, 0) "
-                        "RETURNING " HISTORY_COLUMNS,
+                        "VALUES ($1::text, $2::bigint, $3::bigint, $4::text, 1, $5::bigint, 0)",
     /* Renewals are frequent: one statement, and the disabled flag is read
      * (not locked) with it. A renewal that races a disable may still land,
      * as it would a moment before. Only a refusal costs a second statement.
      * The grant's last E and updated_ms ($7) move in the same statement (a
      * data-modifying CTE runs once, whether or not it is read); no grant
-     * row (pruned, or taken before schema 4) updates nothing. */
-    [ST_LEASE_RENEW] = "WITH w AS (UPDATE idmint.worker_leases SET lease_until = "
-                       "greatest(lease_until, $6::bigint) WHERE " LEASE_KEY
-                       " AND holder = $4::text AND generation = $5::bigint AND NOT EXISTS "
-                       "(SELECT 1 FROM idmint.namespaces WHERE name = $1::text AND disabled) "
-                       "RETURNING lease_until AS e, " HISTORY_COLUMNS "), "
-                       "g AS (UPDATE idmint.worker_grants gr SET last = w.e, "
-                       "updated_ms = $7::bigint FROM w WHERE " GRANT_KEY ") "
-                       "SELECT * FROM w",
+     * row (pruned, or taken before schema 4) updates nothing. So do its
+     * history log entry (tip $8) and the namespace's longest lease ($9
+     * units, written only when it grows), and only when the lease moved. */
+    [ST_LEASE_RENEW] =
+        "WITH w AS (UPDATE idmint.worker_leases SET lease_until = "
+        "greatest(lease_until, $6::bigint) WHERE " LEASE_KEY
+        " AND holder = $4::text AND generation = $5::bigint AND NOT EXISTS "
+        "(SELECT 1 FROM idmint.namespaces WHERE name = $1::text AND disabled) "
+        "RETURNING lease_until AS e), " HISTORY_LOG(
+            "w", "$8", "$7") ", "
+                             "m AS (UPDATE idmint.namespaces SET max_lease_units = $9::bigint "
+                             "WHERE name = $1::text AND max_lease_units < $9::bigint "
+                             "AND EXISTS (SELECT 1 FROM w)), "
+                             "g AS (UPDATE idmint.worker_grants gr SET last = w.e, "
+                             "updated_ms = $7::bigint FROM w WHERE " GRANT_KEY ") "
+                             "SELECT w.e, " HISTORY_COLUMNS " FROM w, h",
     [ST_LEASE_RENEW_REFUSAL] = "SELECT EXISTS (SELECT 1 FROM idmint.worker_leases WHERE " LEASE_KEY
                                " AND holder = $4::text AND generation = $5::bigint), "
                                "EXISTS (SELECT 1 FROM idmint.namespaces "
@@ -302,25 +340,23 @@ static const char *const pg_sql[ST__COUNT] = {
      * time from the future would park the id). The CTE locks the row and
      * keeps the E before, for the audit record.
      */
-    [ST_LEASE_RELEASE] =
-        "WITH o AS MATERIALIZED (SELECT lease_until FROM idmint.worker_leases "
-        "WHERE " LEASE_KEY " AND holder = $4::text AND generation = $5::bigint "
-        "FOR UPDATE) "
-        "UPDATE idmint.worker_leases w SET holder = '', "
-        "lease_until = least(greatest($6::bigint, w.fence), w.lease_until) "
-        "FROM o WHERE w.namespace = $1::text AND w.region = $2::bigint "
-        "AND w.worker_id = $3::bigint RETURNING o.lease_until, w.lease_until, " HISTORY_COLUMNS,
+    [ST_LEASE_RELEASE] = "WITH o AS MATERIALIZED (SELECT lease_until FROM idmint.worker_leases "
+                         "WHERE " LEASE_KEY " AND holder = $4::text AND generation = $5::bigint "
+                         "FOR UPDATE) "
+                         "UPDATE idmint.worker_leases w SET holder = '', "
+                         "lease_until = least(greatest($6::bigint, w.fence), w.lease_until) "
+                         "FROM o WHERE w.namespace = $1::text AND w.region = $2::bigint "
+                         "AND w.worker_id = $3::bigint RETURNING o.lease_until, w.lease_until",
     /* E capped at $4: a forged or runaway E must not park the id for years. */
-    [ST_LEASE_FORCE] =
-        "WITH o AS MATERIALIZED (SELECT holder, generation, lease_until "
-        "FROM idmint.worker_leases WHERE " LEASE_KEY " FOR UPDATE) "
-        "UPDATE idmint.worker_leases w SET holder = '', "
-        "generation = w.generation + 1, "
-        "lease_until = least(w.lease_until, $4::bigint), "
-        "fence = least(w.lease_until, $4::bigint) "
-        "FROM o WHERE w.namespace = $1::text AND w.region = $2::bigint "
-        "AND w.worker_id = $3::bigint "
-        "RETURNING o.holder, o.generation, o.lease_until, w.lease_until, " HISTORY_COLUMNS,
+    [ST_LEASE_FORCE] = "WITH o AS MATERIALIZED (SELECT holder, generation, lease_until "
+                       "FROM idmint.worker_leases WHERE " LEASE_KEY " FOR UPDATE) "
+                       "UPDATE idmint.worker_leases w SET holder = '', "
+                       "generation = w.generation + 1, "
+                       "lease_until = least(w.lease_until, $4::bigint), "
+                       "fence = least(w.lease_until, $4::bigint) "
+                       "FROM o WHERE w.namespace = $1::text AND w.region = $2::bigint "
+                       "AND w.worker_id = $3::bigint "
+                       "RETURNING o.holder, o.generation, o.lease_until, w.lease_until",
     [ST_LEASE_LIST] = "SELECT region, worker_id, holder, generation, lease_until "
                       "FROM idmint.worker_leases WHERE namespace = $1::text "
                       "ORDER BY region, worker_id",
@@ -371,13 +407,19 @@ static const char *const pg_sql[ST__COUNT] = {
         "THEN set_config('synchronous_commit', 'off', true) END), "
         "g AS (INSERT INTO idmint.range_grants (namespace, start_value, end_value, holder, host, "
         "pid, program, token, granted_ms) SELECT $1::text, start, next_value, $6::text, $7::text, "
-        "$8::bigint, $9::text, $10::text, $5::bigint FROM fresh) "
-        "INSERT INTO idmint.range_leases "
-        "(namespace, incarnation, request_id, count, start_value, end_value, created_ms) "
-        "SELECT $1::text, $2::text, $3::text, $4::bigint, start, next_value, $5::bigint "
-        "FROM fresh RETURNING start_value, end_value, "
-        "current_setting('synchronous_commit') = 'off', " HISTORY_COLUMNS,
-    [ST_RANGE_SAVED] = "SELECT count, start_value, end_value FROM idmint.range_leases "
+        "$8::bigint, $9::text, $10::text, $5::bigint FROM fresh), " HISTORY_LOG(
+            "fresh", "$11",
+            "$5") "INSERT INTO idmint.range_leases (namespace, incarnation, request_id, count, "
+                  "start_value, "
+                  "end_value, created_ms, hseq, htip) "
+                  "SELECT $1::text, $2::text, $3::text, $4::bigint, start, next_value, $5::bigint, "
+                  "h.seq, h.tip FROM fresh, h RETURNING start_value, end_value, "
+                  "current_setting('synchronous_commit') = 'off', hseq, htip, "
+                  "(SELECT id FROM idmint.history)",
+    /* The pair of the grant that made the record (0, 0 before schema 6),
+     * and today's history id. */
+    [ST_RANGE_SAVED] = "SELECT count, start_value, end_value, hseq, htip, "
+                       "(SELECT id FROM idmint.history) FROM idmint.range_leases "
                        "WHERE namespace = $1::text AND incarnation = $2::text "
                        "AND request_id = $3::text",
     /*
@@ -392,14 +434,33 @@ static const char *const pg_sql[ST__COUNT] = {
     [ST_RANGE_FORGET] = "DELETE FROM idmint.range_leases WHERE namespace = $1::text "
                         "AND incarnation = $2::text AND request_id COLLATE \"C\" < $3::text",
     /* A fence locks each row it moves before it judges it. */
-    [ST_NS_FENCE_LOCK] = "SELECT floor, next_value FROM idmint.namespaces WHERE name = $1::text "
+    [ST_NS_FENCE_LOCK] = "SELECT floor, next_value, max_lease_units FROM idmint.namespaces "
+                         "WHERE name = $1::text "
                          "FOR UPDATE",
     [ST_NS_FENCE] = "UPDATE idmint.namespaces SET floor = greatest(floor, $2::bigint), "
                     "next_value = $3::numeric WHERE name = $1::text",
-    /* An upsert: a fence also mends a history row deleted by hand. */
-    [ST_HISTORY_FENCE] = "INSERT INTO idmint.history (id) VALUES ($1::text) "
-                         "ON CONFLICT (one) DO UPDATE SET id = excluded.id "
-                         "RETURNING nextval('idmint.history_seq')",
+    /* An upsert: a fence also mends a history row deleted by hand. The id
+     * replaced goes first in the lineage, which keeps IDMINT__LINEAGE_MAX. */
+    [ST_HISTORY_FENCE] =
+        "INSERT INTO idmint.history AS cur (id) VALUES ($1::text) "
+        "ON CONFLICT (one) DO UPDATE SET lineage = "
+        "left(trim(cur.id || ' ' || cur.lineage), " PG_STR(
+            PG_LINEAGE_CHARS) "), "
+                              "id = excluded.id RETURNING id, "
+                              /* and a sequence behind its log (pg_fail) moves past it */
+                              "setval('idmint.history_seq', greatest((SELECT last_value FROM "
+                              "idmint.history_seq), (SELECT max(seq) FROM idmint.history_log)))",
+    /* The history log entry of a write in an explicit transaction: tip $1, at $2. */
+    [ST_HISTORY_LOG] = "WITH one AS (SELECT 1), " HISTORY_LOG(
+        "one", "$1", "$2") "SELECT " HISTORY_COLUMNS " FROM h",
+    /* One statement, one snapshot: the head and the log agree. */
+    [ST_HISTORY_CHECK] = "SELECT hi.id, hi.store_id, hi.lineage, l.seq, l.tip, "
+                         "(SELECT min(seq) FROM idmint.history_log), "
+                         "(SELECT tip FROM idmint.history_log WHERE seq = $1::bigint) "
+                         "FROM idmint.history hi LEFT JOIN LATERAL (SELECT seq, tip FROM "
+                         "idmint.history_log ORDER BY seq DESC LIMIT 1) l ON true",
+    [ST_NS_LEASE_MAX] = "UPDATE idmint.namespaces SET max_lease_units = $2::bigint "
+                        "WHERE name = $1::text AND max_lease_units < $2::bigint",
     [ST_WGRANT_INSERT] = "INSERT INTO idmint.worker_grants (namespace, region, worker_id, "
                          "generation, holder, host, pid, program, token, first, last, granted_ms, "
                          "updated_ms) VALUES ($1::text, $2::bigint, $3::bigint, $4::bigint, "
@@ -563,6 +624,29 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     " ALTER COLUMN expires_ms SET DEFAULT " PG_NOW_MS " + 2592000000;"
     "CREATE UNIQUE INDEX collisions_report ON idmint.collisions (namespace, id, reporter);"
     "CREATE INDEX collisions_expiry ON idmint.collisions (expires_ms);",
+    /*
+     * 6: the history log (store.h, version 6; src/history.c), the store's
+     * identity (kept across fences and restores: a restored copy is the same
+     * store) and lineage (the ids fenced over, newest first), each
+     * namespace's longest lease, and the pair of the grant that made each
+     * request record. A first entry logs the current seq at at_ms 0, the
+     * first to be pruned; its tip comes from gen_random_uuid(), the
+     * server's strong random source, nonzero and below 2^63. Namespaces
+     * start with no longest lease known: a fence then cannot refuse a short
+     * --max-lease for leases granted before the upgrade (docs/operations.md).
+     * A node of schema 5 still running meanwhile grants without logging:
+     * its holders' pairs (tip 0) are judged by the seq alone.
+     */
+    "ALTER TABLE idmint.history"
+    " ADD COLUMN store_id text NOT NULL DEFAULT replace(gen_random_uuid()::text, '-', ''),"
+    " ADD COLUMN lineage text NOT NULL DEFAULT '';"
+    "ALTER TABLE idmint.namespaces ADD COLUMN max_lease_units bigint NOT NULL DEFAULT 0;"
+    "ALTER TABLE idmint.range_leases ADD COLUMN hseq bigint NOT NULL DEFAULT 0,"
+    " ADD COLUMN htip bigint NOT NULL DEFAULT 0;"
+    "CREATE TABLE idmint.history_log ("
+    " seq bigint PRIMARY KEY, tip bigint NOT NULL CHECK (tip > 0), at_ms bigint NOT NULL);"
+    "INSERT INTO idmint.history_log (seq, tip, at_ms) VALUES (nextval('idmint.history_seq'),"
+    " ('x' || substr(md5(gen_random_uuid()::text), 1, 15))::bit(60)::bigint + 1, 0);",
 };
 
 struct pg_store {
@@ -582,6 +666,14 @@ enum pg_failure {
     PGF_TRANSIENT,  /* the server rolled the transaction back: safe to run again */
     PGF_OTHER,
 };
+
+/* Field @p code of the error @p res, or "" when it has none. */
+static const char *pg_field(const PGresult *res, int code)
+{
+    const char *v = res != NULL ? pq.resultErrorField(res, code) : NULL;
+
+    return v != NULL ? v : "";
+}
 
 /* The message of @p res (or of the connection), on one line without "ERROR:". */
 static void pg_message(const struct pg_store *s, const PGresult *res, char *buf, size_t size)
@@ -634,6 +726,16 @@ static int pg_fail(struct pg_store *s, const PGresult *res, const char *what)
     if (strcmp(state, "57014") == 0 || strcmp(state, "55P03") == 0 || strcmp(state, "25006") == 0)
         /* Statement timeout, lock timeout, a read-only (standby) server. */
         return idmint__fail(IDMINT_EUNAVAILABLE, "postgres %s: %s: %s", s->where, what, msg);
+    if (strcmp(state, "23505") == 0 &&
+        strcmp(pg_field(res, PG_DIAG_CONSTRAINT_NAME), "history_log_pkey") == 0)
+        /* A seq logged before: the sequence is behind its own log (set back
+         * by hand, or restored apart from it). Nothing commits until a fence
+         * moves it past the log. */
+        return idmint__fail(IDMINT_ERESTORED,
+                            "postgres %s: %s: idmint.history_seq is behind the history log (set "
+                            "back, or restored apart from it); run 'idmint authority fence' on it "
+                            "(docs/operations.md)",
+                            s->where, what);
     if (strcmp(state, "23505") == 0)
         return idmint__fail(IDMINT_ECONFLICT, "postgres %s: %s: %s", s->where, what, msg);
     return idmint__fail(IDMINT_ESTORE, "postgres %s: %s: %s (SQLSTATE %s)", s->where, what, msg,
@@ -714,7 +816,8 @@ static void col_text(const PGresult *r, int row, int col, char *buf, size_t size
 
 /*
  * The history of the granting write whose only row is @p r, from its
- * HISTORY_COLUMNS at @p col. IDMINT_ERESTORED without the history row (a
+ * HISTORY_COLUMNS (seq, tip, id) at @p col. IDMINT_ERESTORED without the
+ * history row (a
  * partial restore, or deleted by hand): a write we cannot place in a
  * history must not look like news, and its holder must stop. A take,
  * release or forced release rolls back; a renewal or reservation (one
@@ -724,7 +827,7 @@ static void col_text(const PGresult *r, int row, int col, char *buf, size_t size
 static int history_from(const struct pg_store *s, const PGresult *r, int col,
                         struct idmint__history *out)
 {
-    const char *id = pq.getvalue(r, 0, col + 1);
+    const char *id = pq.getvalue(r, 0, col + 2);
 
     if (!idmint__history_id_valid(id))
         return idmint__fail(IDMINT_ERESTORED,
@@ -734,6 +837,7 @@ static int history_from(const struct pg_store *s, const PGresult *r, int col,
                             s->where);
     memcpy(out->id, id, sizeof(out->id));
     out->seq = col_u64(r, 0, col);
+    out->tip = col_u64(r, 0, col + 1);
     return 0;
 }
 
@@ -1284,6 +1388,40 @@ struct ns_create_call {
     int64_t now_ms;
 };
 
+/*
+ * Log a new history entry in the current transaction (a take, release,
+ * forced release or fence) and fill @p out with its pair and the id.
+ */
+static int pg_history(struct pg_store *s, int64_t now_ms, struct idmint__history *out)
+{
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    uint64_t tip = 0;
+    int rc;
+
+    if ((rc = idmint__store_history_tip(&tip)) != 0)
+        return rc;
+    arg_u64(&a, tip);
+    arg_i64(&a, now_ms);
+    if ((rc = pg_exec(s, ST_HISTORY_LOG, &a, &r, "log the history")) != 0)
+        return rc;
+    rc = pq.ntuples(r) == 1 ? history_from(s, r, 0, out)
+                            : idmint__fail(IDMINT_ESTORE, "postgres %s: log the history: %d rows",
+                                           s->where, pq.ntuples(r));
+    pq.clear(r);
+    return rc;
+}
+
+/* Keep the longest lease granted in @p ns (@p units), in the current transaction. */
+static int pg_lease_max(struct pg_store *s, const char *ns, uint64_t units)
+{
+    struct pg_args a = {.n = 0};
+
+    arg_text(&a, ns);
+    arg_u64(&a, units);
+    return pg_run(s, ST_NS_LEASE_MAX, &a, NULL, "record the longest lease");
+}
+
 static int ns_create_body(struct pg_store *s, void *ctx)
 {
     const struct ns_create_call *c = ctx;
@@ -1502,9 +1640,8 @@ static int lease_claim(struct pg_store *s, struct lease_take_call *c, struct pg_
         res->generation = col_u64(r, 0, 1);
         res->fence_found = col_u64(r, 0, 2);
         res->lease_until = col_u64(r, 0, 3);
-        rc = history_from(s, r, 4, &res->history);
         pq.clear(r);
-        return rc;
+        return 0;
     }
     pq.clear(r);
 
@@ -1523,14 +1660,7 @@ static int lease_claim(struct pg_store *s, struct lease_take_call *c, struct pg_
     arg_u64(a, count);
     arg_text(a, c->in->holder);
     arg_u64(a, c->until_unit);
-    if ((rc = pg_exec(s, ST_LEASE_INSERT, a, &r, "add worker id")) != 0)
-        return rc;
-    rc = pq.ntuples(r) == 1
-             ? history_from(s, r, 0, &res->history)
-             : idmint__fail(IDMINT_ESTORE, "postgres %s: add worker id returned %d rows", s->where,
-                            pq.ntuples(r));
-    pq.clear(r);
-    return rc;
+    return pg_run(s, ST_LEASE_INSERT, a, NULL, "add worker id");
 }
 
 /* Record the worker grant of the take @p res (a new generation of its row). */
@@ -1578,7 +1708,10 @@ static int lease_take_body(struct pg_store *s, void *ctx)
 
     arg_u64(&a, c->in->region);
     if ((rc = pg_run(s, ST_REGION_LOCK, &a, NULL, "lock the region's worker ids")) != 0 ||
-        (rc = lease_claim(s, c, &a)) != 0 || (rc = worker_grant(s, c->ns, &c->res, c->now_ms)) != 0)
+        (rc = lease_claim(s, c, &a)) != 0 ||
+        (rc = pg_history(s, c->now_ms, &c->res.history)) != 0 ||
+        (rc = pg_lease_max(s, c->ns, c->res.granted_units)) != 0 ||
+        (rc = worker_grant(s, c->ns, &c->res, c->now_ms)) != 0)
         return rc;
     /* Last in the transaction: the audit lock is the last one it takes. */
     idmint__store_lease_detail(&c->res, c->res.fence_found, c->res.lease_until, detail,
@@ -1659,11 +1792,16 @@ static int lease_renew_body(struct pg_store *s, void *ctx)
     struct lease_renew_call *c = ctx;
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
+    uint64_t tip = 0;
     int rc, rows;
 
+    if ((rc = idmint__store_history_tip(&tip)) != 0)
+        return rc;
     arg_lease_key(&a, c->ns, c->lease);
     arg_u64(&a, c->until_unit);
     arg_i64(&a, c->now_ms);
+    arg_u64(&a, tip);
+    arg_u64(&a, c->lease->granted_units);
     if ((rc = pg_exec(s, ST_LEASE_RENEW, &a, &r, "renew worker lease")) != 0)
         return rc;
     rows = pq.ntuples(r);
@@ -1739,12 +1877,12 @@ static int lease_release_body(struct pg_store *s, void *ctx)
     if (rows == 1) {
         before = col_u64(r, 0, 0);
         c->stored = col_u64(r, 0, 1);
-        rc = history_from(s, r, 2, &c->history);
     }
     pq.clear(r);
     if (rows != 1)
         return idmint__store_lease_lost(c->ns, c->lease);
-    if (rc != 0 || (rc = worker_grant_update(s, c->ns, c->lease, c->stored, c->now_ms)) != 0)
+    if ((rc = pg_history(s, c->now_ms, &c->history)) != 0 ||
+        (rc = worker_grant_update(s, c->ns, c->lease, c->stored, c->now_ms)) != 0)
         return rc;
     idmint__store_lease_detail(c->lease, before, c->stored, detail, sizeof(detail));
     return pg_audit(s, c->now_ms, c->actor, "worker.release", c->ns, detail);
@@ -1822,13 +1960,12 @@ static int force_body(struct pg_store *s, void *ctx)
         generation = col_u64(r, 0, 1);
         before = col_u64(r, 0, 2);
         after = col_u64(r, 0, 3);
-        rc = history_from(s, r, 4, &history);
     }
     pq.clear(r);
     if (rows != 1)
         return idmint__fail(IDMINT_ENOTFOUND, "namespace '%s' has no worker id %u in region %u",
                             c->ns, (unsigned)c->worker_id, (unsigned)c->region);
-    if (rc != 0)
+    if ((rc = pg_history(s, c->now_ms, &history)) != 0)
         return rc;
     idmint__store_force_detail(c->region, c->worker_id, holder, generation, before, after, detail,
                                sizeof(detail));
@@ -1901,6 +2038,17 @@ static int range_saved(struct pg_store *s, struct range_call *c)
     saved_count = col_u64(r, 0, 0);
     c->res.start = col_u64(r, 0, 1);
     c->res.end = col_u64(r, 0, 2);
+    /* The pair of the grant that made the record (seq 0 for a record older
+     * than schema 6: no news), under today's history id: the holder proves
+     * it is still in the log before it uses the range, because the record
+     * may be a restored store's (src/history.c). */
+    if (col_u64(r, 0, 3) != 0) {
+        rc = history_from(s, r, 3, &c->res.history);
+        if (rc != 0) {
+            pq.clear(r);
+            return rc;
+        }
+    }
     pq.clear(r);
     if (saved_count != c->count)
         return idmint__store_range_replay_conflict(c->ns, c->incarnation, c->request_id,
@@ -1915,10 +2063,13 @@ static int range_body(struct pg_store *s, void *ctx)
     struct idmint__origin origin;
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
+    uint64_t tip = 0;
     int rc, rows, is_async;
 
-    /* A repeat (of our own attempt too) is no news: only a fresh grant counts. */
+    /* A repeat (of our own attempt too) carries its record's pair, if any. */
     memset(&c->res.history, 0, sizeof(c->res.history));
+    if ((rc = idmint__store_history_tip(&tip)) != 0)
+        return rc;
     arg_text(&a, c->ns);
     arg_text(&a, c->incarnation);
     arg_text(&a, c->request_id);
@@ -1927,10 +2078,11 @@ static int range_body(struct pg_store *s, void *ctx)
     idmint__holder_fingerprint(c->incarnation, fp);
     arg_text(&a, fp);
     arg_origin(&a, &c->res.origin, &origin);
+    arg_u64(&a, tip);
     rc = pg_exec(s, ST_RANGE_RESERVE, &a, &r, "reserve range");
     if (rc == 0) {
         rows = pq.ntuples(r);
-        if (rows == 1 && pq.nfields(r) == 5) {
+        if (rows == 1 && pq.nfields(r) == 6) {
             c->res.start = col_u64(r, 0, 0);
             c->res.end = col_u64(r, 0, 1);
             is_async = strcmp(pq.getvalue(r, 0, 2), "t") == 0;
@@ -2009,7 +2161,7 @@ struct fence_call {
     size_t n;
     const char *history_id, *actor;
     int64_t now_ms;
-    char (*details)[256]; /* one per step */
+    char (*details)[384]; /* one per step */
 };
 
 /* Lock, judge and move the namespace of @p step; its audit detail into @p detail. */
@@ -2018,7 +2170,8 @@ static int fence_step(struct pg_store *s, const struct idmint__fence_step *step,
 {
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
-    uint64_t old_floor = 0, old_next = 0;
+    uint64_t old_floor = 0, old_next = 0, longest = 0;
+    size_t len;
     int rc, rows;
 
     arg_text(&a, step->ns);
@@ -2028,23 +2181,34 @@ static int fence_step(struct pg_store *s, const struct idmint__fence_step *step,
     if (rows == 1) {
         old_floor = col_u64(r, 0, 0);
         old_next = col_u64(r, 0, 1);
+        longest = col_u64(r, 0, 2);
     }
     pq.clear(r);
     if (rows != 1)
         return idmint__store_ns_missing(step->ns);
     if (step->kind == IDMINT_KIND_RANGE && step->next_value < old_next)
         return idmint__store_fence_backwards(step, old_next);
+    if (step->kind != IDMINT_KIND_SNOWFLAKE)
+        longest = 0;
+    if (step->lease_units < longest && !step->allow_short)
+        return idmint__store_fence_short(step, longest);
     arg_u64(&a, step->floor);
     arg_u64(&a, step->kind == IDMINT_KIND_RANGE ? step->next_value : old_next);
     if ((rc = pg_run(s, ST_NS_FENCE, &a, NULL, "fence namespace")) != 0)
         return rc;
     idmint__store_fence_detail(step, old_floor, old_next, detail, size);
+    len = strlen(detail);
+    if (step->lease_units < longest && len < size)
+        snprintf(detail + len, size - len,
+                 " short_lease=forced quarantine_units=%llu longest_lease_units=%llu",
+                 (unsigned long long)step->lease_units, (unsigned long long)longest);
     return 0;
 }
 
 static int fence_body(struct pg_store *s, void *ctx)
 {
     const struct fence_call *c = ctx;
+    struct idmint__history history;
     struct pg_args a = {.n = 0};
     PGresult *r = NULL;
     char detail[128];
@@ -2066,6 +2230,8 @@ static int fence_body(struct pg_store *s, void *ctx)
     if (rows != 1)
         return idmint__fail(IDMINT_ESTORE, "postgres %s: start a new history: %d rows", s->where,
                             rows);
+    if ((rc = pg_history(s, c->now_ms, &history)) != 0)
+        return rc;
     /* No backup mark to clear: PostgreSQL's backups are its own tools'. */
     snprintf(detail, sizeof(detail), "history=%.8s namespaces=%zu", c->history_id, c->n);
     return pg_audit(s, c->now_ms, c->actor, "authority.fence", "", detail);
@@ -2083,6 +2249,70 @@ static int postgres_fence(struct store *st, const struct idmint__fence_step *ste
     rc = pg_call((struct pg_store *)st, PG_TXN, fence_body, &c);
     free(c.details);
     return rc;
+}
+
+/* ==== history ==== */
+
+/* Split @p text, ids separated by spaces, newest first, into out->lineage. */
+static void lineage_parse(const char *text, struct idmint__history_state *out)
+{
+    const char *p = text;
+
+    out->lineage_n = 0;
+    while (*p != '\0' && out->lineage_n < IDMINT__LINEAGE_MAX) {
+        size_t len = strcspn(p, " ");
+
+        if (len == 32) {
+            memcpy(out->lineage[out->lineage_n], p, 32);
+            out->lineage[out->lineage_n++][32] = '\0';
+        }
+        p += len;
+        p += strspn(p, " ");
+    }
+}
+
+struct history_check_call {
+    uint64_t seq;
+    struct idmint__history_state *out;
+};
+
+static int history_check_body(struct pg_store *s, void *ctx)
+{
+    struct history_check_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    int rc, rows;
+
+    arg_u64(&a, c->seq);
+    if ((rc = pg_exec(s, ST_HISTORY_CHECK, &a, &r, "read the history")) != 0)
+        return rc;
+    rows = pq.ntuples(r);
+    if (rows == 1 && idmint__history_id_valid(pq.getvalue(r, 0, 0))) {
+        col_text(r, 0, 0, c->out->head.id, sizeof(c->out->head.id));
+        col_text(r, 0, 1, c->out->store_id, sizeof(c->out->store_id));
+        lineage_parse(pq.getvalue(r, 0, 2), c->out);
+        c->out->head.seq = col_u64(r, 0, 3); /* NULL (an empty log) reads as 0 */
+        c->out->head.tip = col_u64(r, 0, 4);
+        c->out->oldest_seq = col_u64(r, 0, 5);
+        c->out->tip_at_seq = col_u64(r, 0, 6);
+        c->out->backup_ms = 0; /* PostgreSQL's backups are its own tools': none is marked */
+    }
+    pq.clear(r);
+    if (rows != 1 || c->out->head.id[0] == '\0')
+        return idmint__fail(IDMINT_ERESTORED,
+                            "postgres %s: idmint.history holds no history id: a partial restore, "
+                            "or the row was deleted; run 'idmint authority fence' on it "
+                            "(docs/operations.md)",
+                            s->where);
+    return 0;
+}
+
+static int postgres_history_check(struct store *st, uint64_t seq, struct idmint__history_state *out)
+{
+    struct history_check_call c = {seq, out};
+
+    /* A read: safe to run again after a lost connection. */
+    return pg_call((struct pg_store *)st, PG_IDEMPOTENT, history_check_body, &c);
 }
 
 /* ==== audit ==== */
@@ -2459,7 +2689,7 @@ static int postgres_collision_list(struct store *st, int64_t after_seq, size_t l
 /* Two schemes, one backend: libpq accepts both URL spellings. */
 #define PG_OPS(scheme_name, open_fn)                                                               \
     {                                                                                              \
-        .version = STORE_OPS_V5, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
+        .version = STORE_OPS_V6, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
         .close = postgres_close, .ns_create = postgres_ns_create, .ns_get = postgres_ns_get,       \
         .ns_list = postgres_ns_list, .ns_set_disabled = postgres_ns_set_disabled,                  \
         .lease_take = postgres_lease_take, .lease_renew = postgres_lease_renew,                    \
@@ -2470,6 +2700,7 @@ static int postgres_collision_list(struct store *st, int64_t after_seq, size_t l
         .grant_find = postgres_grant_find, .prune = postgres_prune,                                \
         .batch_get = postgres_batch_get, .batch_claim = postgres_batch_claim,                      \
         .collision_add = postgres_collision_add, .collision_list = postgres_collision_list,        \
+        .history_check = postgres_history_check,                                                   \
     }
 
 const struct store_ops idmint__store_postgres = PG_OPS("postgres", postgres_open);

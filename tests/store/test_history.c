@@ -424,6 +424,112 @@ static struct idmint__fence_step step_of(const char *ns, idmint_kind kind, uint6
     return s;
 }
 
+/* ==== the chain (store.h, version 6): every backend ==== */
+
+/* What the store says about @p seq; fails the test when it cannot say. */
+static struct idmint__history_state check_at(struct store *st, uint64_t seq)
+{
+    struct idmint__history_state hs;
+
+    memset(&hs, 0, sizeof(hs));
+    if (idmint__store_history_check(st, seq, &hs) != 0)
+        fail_msg("history_check(%llu): %s", (unsigned long long)seq, idmint_errmsg());
+    return hs;
+}
+
+static void test_history__every_grant_logs_its_pair_and_a_foreign_tip_is_refused(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__history seen = {"", 0, 0}, got, forged;
+    struct idmint__history_state hs;
+    struct idmint__lease a = {0};
+
+    make_snowflake(f->st, "sf", 0, "");
+    make_range(f->st, "rg", 1, 1000000, 0, "");
+    lease_init(&a, HOLDER_A);
+    assert_int_equal(idmint__store_lease_take(f->st, "sf", 16, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    assert_follows(&seen, &a.history, "take");
+    assert_true(a.history.tip != 0);
+    got = reserve_one(f->st, "rg", "req-1");
+    assert_follows(&seen, &got, "reserve");
+    assert_true(got.tip != 0 && got.tip != a.history.tip);
+    /* Both pairs are in the log, the head at or past the newest. */
+    hs = check_at(f->st, a.history.seq);
+    assert_int_equal(hs.tip_at_seq, a.history.tip);
+    assert_true(hs.head.seq >= got.seq);
+    assert_string_equal(hs.head.id, got.id);
+    assert_true(idmint__history_id_valid(hs.store_id));
+    assert_true(hs.oldest_seq <= a.history.seq);
+    assert_int_equal(idmint__history_verify(&a.history, &hs, IDMINT__EVIDENCE_HOLDER, "sf"), 0);
+    hs = check_at(f->st, got.seq);
+    assert_int_equal(hs.tip_at_seq, got.tip);
+    assert_int_equal(idmint__history_verify(&got, &hs, IDMINT__EVIDENCE_HOLDER, "rg"), 0);
+    /* Another tip at that seq (what a store put back and written to shows),
+     * or a seq past the head: refused. */
+    forged = got;
+    forged.tip ^= 1;
+    assert_int_equal(idmint__history_verify(&forged, &hs, IDMINT__EVIDENCE_HOLDER, "rg"),
+                     IDMINT_ERESTORED);
+    forged = got;
+    forged.seq = hs.head.seq + 5;
+    hs = check_at(f->st, forged.seq);
+    assert_int_equal(hs.tip_at_seq, 0);
+    assert_int_equal(idmint__history_verify(&forged, &hs, IDMINT__EVIDENCE_WITNESS, "w"),
+                     IDMINT_ERESTORED);
+}
+
+static void test_history__a_fence_keeps_the_store_id_and_records_the_id_it_replaced(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 0, 100);
+    struct idmint__history_state before, after;
+    struct idmint__history got;
+
+    make_range(f->st, "rg", 1, 1000000, 0, "");
+    got = reserve_one(f->st, "rg", "req-1");
+    before = check_at(f->st, got.seq);
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID, ACTOR, NOW_MS), 0);
+    after = check_at(f->st, got.seq);
+    assert_string_equal(after.store_id, before.store_id);
+    assert_string_equal(after.head.id, NEW_ID);
+    assert_true(after.head.seq > got.seq && after.head.tip != 0);
+    assert_true(after.lineage_n >= 1);
+    assert_string_equal(after.lineage[0], got.id);
+    /* A host's witness of the old history descends through the fence; a
+     * holder of it must stop. */
+    assert_int_equal(idmint__history_verify(&got, &after, IDMINT__EVIDENCE_WITNESS, "w"), 0);
+    assert_int_equal(idmint__history_verify(&got, &after, IDMINT__EVIDENCE_HOLDER, "rg"),
+                     IDMINT_ERESTORED);
+    /* The fence's own pair is in the log. */
+    assert_int_equal(check_at(f->st, after.head.seq).tip_at_seq, after.head.tip);
+}
+
+static void
+test_history__a_fence_shorter_than_the_longest_lease_is_refused_unless_forced(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__fence_step step = step_of("sf", IDMINT_KIND_SNOWFLAKE, 5000, 0);
+    struct idmint__lease a = {0};
+    size_t audits;
+
+    make_snowflake(f->st, "sf", 0, "");
+    lease_init(&a, HOLDER_A);
+    a.granted_units = 600001;
+    assert_int_equal(idmint__store_lease_take(f->st, "sf", 16, 1000, 1600, &a, ACTOR, NOW_MS), 0);
+    audits = audit_count(f->st);
+    step.lease_units = 3001;
+    step.unit_ms = 1;
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID, ACTOR, NOW_MS), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "shorter than the longest lease"));
+    assert_int_equal(audit_count(f->st), audits); /* nothing changed */
+    assert_ns(f->st, "sf", 0, 0);
+    step.lease_units = 600001; /* as long: allowed */
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID, ACTOR, NOW_MS), 0);
+    step.lease_units = 3001;
+    step.allow_short = 1;
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID_2, ACTOR, NOW_MS), 0);
+}
+
 /* ==== the grant counter ==== */
 
 static void test_history__the_counter_grows_with_every_grant_of_two_stores_interleaved(void **state)
@@ -777,11 +883,21 @@ static void test_history__audit_pages_of_any_size_hold_every_record_once(void **
 
 /* ==== PostgreSQL: restores ==== */
 
-static void test_history__postgres_a_sequence_set_back_shows_the_counter_going_back(void **state)
+/*
+ * The sequence alone set back (by hand; a restore brings back the log with
+ * it): the log still holds every pair, so what holders saw stays proven,
+ * and no write reuses a logged seq: each is refused until a fence moves the
+ * sequence past the log.
+ */
+static void
+test_history__postgres_a_sequence_set_back_below_its_log_refuses_grants_until_a_fence(void **state)
 {
     struct fx *f = *state;
     struct idmint__history seen = {"", 0, 0}, got;
+    struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 0, 100);
+    struct idmint__history_state hs;
     struct idmint__lease a = {0};
+    struct idmint__range r = {0};
     char sql[128];
 
     make_snowflake(f->st, "sf", 0, "");
@@ -797,10 +913,15 @@ static void test_history__postgres_a_sequence_set_back_shows_the_counter_going_b
     snprintf(sql, sizeof(sql), "SELECT setval('idmint.history_seq', %llu)",
              (unsigned long long)a.history.seq);
     assert_int_equal(psql(f, f->pg_db, sql, NULL, 0), 0);
-    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700, NOW_MS), 0);
-    assert_string_equal(a.history.id, seen.id);
-    assert_true(a.history.seq <= seen.seq);
-    assert_int_equal(idmint__history_follow(&seen, &a.history, "sf"), IDMINT_ERESTORED);
+    assert_int_equal(idmint__store_lease_renew(f->st, "sf", &a, 1700, NOW_MS), IDMINT_ERESTORED);
+    assert_int_equal(idmint__store_range_reserve(f->st, "rg", "inc-1", "req-3", 1, NOW_MS, &r),
+                     IDMINT_ERESTORED);
+    assert_int_equal(idmint__store_history_check(f->st, seen.seq, &hs), 0);
+    assert_int_equal(idmint__history_verify(&seen, &hs, IDMINT__EVIDENCE_HOLDER, "sf"), 0);
+    assert_int_equal(idmint__store_fence(f->st, &step, 1, NEW_ID, ACTOR, NOW_MS), 0);
+    assert_int_equal(idmint__store_range_reserve(f->st, "rg", "inc-1", "req-3", 1, NOW_MS, &r), 0);
+    assert_true(r.history.seq > seen.seq);
+    assert_string_equal(r.history.id, NEW_ID);
 }
 
 static void test_history__postgres_a_dump_restored_under_running_holders_is_caught(void **state)
@@ -808,6 +929,7 @@ static void test_history__postgres_a_dump_restored_under_running_holders_is_caug
     struct fx *f = *state;
     struct idmint__history seen = {"", 0, 0}, got, fenced = {"", 0, 0};
     struct idmint__fence_step step = step_of("rg", IDMINT_KIND_RANGE, 0, 0);
+    struct idmint__history_state hs;
     struct idmint__lease a = {0};
     struct idmint__range r = {0};
     struct store *restored = NULL;
@@ -845,6 +967,11 @@ static void test_history__postgres_a_dump_restored_under_running_holders_is_caug
     assert_int_equal(idmint__store_open(url, NULL, &restored), 0);
     assert_int_equal(idmint__store_ns_get(restored, "rg", &info), 0);
     assert_int_equal(info.next_value, 1); /* as dumped */
+    /* The chain: the restored log lacks the pair the holder saw last. */
+    assert_int_equal(idmint__store_history_check(restored, seen.seq, &hs), 0);
+    assert_true(hs.head.seq < seen.seq);
+    assert_int_equal(idmint__history_verify(&seen, &hs, IDMINT__EVIDENCE_HOLDER, "sf"),
+                     IDMINT_ERESTORED);
     /* The holder's next contact: the same history, a counter gone back. */
     assert_int_equal(idmint__store_lease_renew(restored, "sf", &a, 1800, NOW_MS), 0);
     assert_string_equal(a.history.id, seen.id);
@@ -975,7 +1102,10 @@ static void test_history__postgres_schema_2_is_upgraded_once_by_many_openers(voi
                           "BEGIN; DROP TABLE idmint.worker_grants, idmint.range_grants, "
                           "idmint.batches, idmint.collisions; "
                           "DROP SEQUENCE idmint.history_seq; DROP TABLE idmint.history; "
-                          "ALTER TABLE idmint.namespaces DROP COLUMN floor, DROP COLUMN origin; "
+                          "DROP TABLE idmint.history_log; ALTER TABLE idmint.range_leases "
+                          "DROP COLUMN hseq, DROP COLUMN htip; "
+                          "ALTER TABLE idmint.namespaces DROP COLUMN floor, DROP COLUMN origin, "
+                          "DROP COLUMN max_lease_units; "
                           "DELETE FROM idmint.schema_version WHERE version >= 3; COMMIT",
                           NULL, 0),
                      0);
@@ -1019,6 +1149,9 @@ static void test_history__postgres_schema_4_keeps_batches_under_their_owners(voi
              "expires_ms, DROP CONSTRAINT batches_pkey, ADD PRIMARY KEY (key); "
              "CREATE INDEX batches_age ON idmint.batches (created_ms); "
              "ALTER TABLE idmint.collisions DROP COLUMN expires_ms; "
+             "DROP TABLE idmint.history_log; ALTER TABLE idmint.range_leases DROP COLUMN hseq, "
+             "DROP COLUMN htip; ALTER TABLE idmint.namespaces DROP COLUMN max_lease_units; "
+             "ALTER TABLE idmint.history DROP COLUMN store_id, DROP COLUMN lineage; "
              "DELETE FROM idmint.schema_version WHERE version >= 5; "
              "INSERT INTO idmint.batches VALUES ('orders', 'k-1', 'shop', 3, '100+3', "
              "1780000000000); "
@@ -1035,7 +1168,7 @@ static void test_history__postgres_schema_4_keeps_batches_under_their_owners(voi
                           "(SELECT count(*) FROM idmint.collisions)",
                           out, sizeof(out)),
                      0);
-    assert_string_equal(out, "5 2");
+    assert_string_equal(out, "6 2");
     memset(&got, 0, sizeof(got));
     assert_int_equal(idmint__store_batch_get(f->st, "shop", "k-1", &got), 0);
     assert_string_equal(got.runs, "100+3");
@@ -1082,7 +1215,7 @@ static void test_history__etcd_a_version_1_prefix_is_upgraded_once_by_many_opene
     assert_int_equal(etcd_put(f, "/schema", "1"), 0);
     open_many(f, "rg", id);
     assert_int_equal(etcd_get(f, "/schema", reply, sizeof(reply)), 0);
-    assert_non_null(strstr(reply, "\"value\":\"NA==\"")); /* "4" */
+    assert_non_null(strstr(reply, "\"value\":\"NQ==\"")); /* "5" */
     f->st = open_again(f);
     assert_int_equal(idmint__store_ns_get(f->st, "rg", &info), 0);
     assert_int_equal(info.floor, 0);
@@ -1138,6 +1271,9 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest common[] = {
+        T(test_history__every_grant_logs_its_pair_and_a_foreign_tip_is_refused),
+        T(test_history__a_fence_keeps_the_store_id_and_records_the_id_it_replaced),
+        T(test_history__a_fence_shorter_than_the_longest_lease_is_refused_unless_forced),
         T(test_history__the_counter_grows_with_every_grant_of_two_stores_interleaved),
         T(test_history__a_replayed_reservation_reports_its_grant_and_no_news),
         T(test_history__the_id_is_32_hex_digits_and_survives_a_reopen),
@@ -1152,7 +1288,7 @@ int main(void)
         T(test_history__audit_pages_of_any_size_hold_every_record_once),
     };
     const struct CMUnitTest postgres[] = {
-        T(test_history__postgres_a_sequence_set_back_shows_the_counter_going_back),
+        T(test_history__postgres_a_sequence_set_back_below_its_log_refuses_grants_until_a_fence),
         T(test_history__postgres_a_dump_restored_under_running_holders_is_caught),
         T(test_history__postgres_a_deleted_history_row_stops_grants_until_a_fence),
         T(test_history__postgres_schema_2_is_upgraded_once_by_many_openers),

@@ -8,12 +8,15 @@
 # the drill with fail() (defined by the caller).
 
 # drill_start DIR: two minters of each kind at 2,000 IDs a second (renewals
-# every second, a range refill every 25 ms); their pids in drill_pids.
+# every second, a range refill every 25 ms); their pids in drill_pids. The
+# snowflake lease is $drill_lease s (default 2): a drill whose restore is an
+# outage first gives it room to outlast it.
 drill_start() {
     local d=$1 i
     drill_pids=()
     for i in 1 2; do
-        "$IDMINT" mint --ns sf -n 1000000 --rate 2000 --lease 2 --renew 1 >"$d/lost.sf.$i" \
+        "$IDMINT" mint --ns sf -n 1000000 --rate 2000 --lease "${drill_lease:-2}" --renew 1 \
+            >"$d/lost.sf.$i" \
             2>"$d/err.sf.$i" &
         drill_pids+=($!)
         "$IDMINT" mint --ns rg -n 1000000 --rate 2000 >"$d/lost.rg.$i" 2>"$d/err.rg.$i" &
