@@ -306,7 +306,10 @@ installed_packages >"$T/packages.before"
 debs() { for p in "${PKGS[@]}"; do deb "$p" "$1"; done; } # REV
 versions() { for p in "${PKGS[@]}"; do printf '%s %s\n' "$p" "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$p")"; done; }
 want_versions() { for p in "${PKGS[@]}"; do printf '%s ii %s\n' "$p" "$VERSION-$1"; done; }
-as_idmint() { setpriv --reuid=idmint --regid=idmint --init-groups env HOME=/var/lib/idmint "$@"; }
+# As the packaged service runs: no IDMINT_WITNESS_DIR (ctest points it into
+# the build tree, which the idmint user may not write), so the witness goes
+# where a service user's goes by default, under its home.
+as_idmint() { setpriv --reuid=idmint --regid=idmint --init-groups env -u IDMINT_WITNESS_DIR HOME=/var/lib/idmint "$@"; }
 
 # The state the daemon package owns, after an install and after an upgrade.
 check_daemon_state() { # WHEN
@@ -342,7 +345,7 @@ mint_both() { # WHEN
     [ "$(sort -u "$T/cli.ids" | grep -cxE '[1-9][0-9]*')" -eq 5 ] || die "$1: idmint mint -n 5 printed: $(cat "$T/cli.ids")"
     rm -f "$T/run/port"
     # Not through as_idmint: $! must be idmintd itself (setpriv and env exec it).
-    setpriv --reuid=idmint --regid=idmint --init-groups env HOME=/var/lib/idmint \
+    setpriv --reuid=idmint --regid=idmint --init-groups env -u IDMINT_WITNESS_DIR HOME=/var/lib/idmint \
         /usr/bin/idmintd --config /etc/idmint/idmintd.conf --listen 127.0.0.1:0 \
         --port-file "$T/run/port" 2>"$T/idmintd.err" &
     daemon_pid=$!

@@ -81,7 +81,10 @@ drill() {
     if [ "$mode" = backup ]; then
         drill_refused "$d" "$mode" "not fenced"
     else
-        drill_refused "$d" "$mode" "this host saw write"
+        # "... this host saw write N" when the copy is still behind, "... is not
+        # the one this host saw" once a process that had not stopped yet wrote
+        # to it: both are the witness's refusal.
+        drill_refused "$d" "$mode" "this host saw"
     fi
 
     # Bad fences change nothing: no --above for rg; one below its next value;

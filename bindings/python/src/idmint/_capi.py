@@ -86,6 +86,8 @@ class Options(Structure):
         # appended in 0.2: idmint_options_init (the 0.1 symbol) leaves size at the
         # 0.1 struct, so the library reads none of these and applies its defaults
         ("range_target_ms", c_uint32),
+        # appended in 0.2 in the tail padding: 0 is the default (1000 ms)
+        ("history_check_ms", c_uint32),
     ]
 
 
