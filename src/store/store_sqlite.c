@@ -1136,12 +1136,33 @@ static int sq_schema_version(struct sqlite_store *s, off_t size_bytes, int64_t *
 
 /* Each step up to SQ_SCHEMA_VERSION exactly once, however many processes open the old file at once.
  */
+/*
+ * One schema step from version @p from to from + 1: @p sql, then @p extra
+ * (statements made for this store, NULL: none), in the caller's transaction.
+ */
+static int sq_migrate_step(struct sqlite_store *s, const char *sql, const char *extra, int64_t from)
+{
+    char *err = NULL, what[64];
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, &err);
+
+    sqlite3_free(err);
+    err = NULL;
+    if (rc == SQLITE_OK && extra != NULL) {
+        rc = sqlite3_exec(s->db, extra, NULL, NULL, &err);
+        sqlite3_free(err);
+    }
+    if (rc == SQLITE_OK)
+        return 0;
+    snprintf(what, sizeof(what), "migrate schema version %lld to %lld", (long long)from,
+             (long long)from + 1);
+    return sq_fail(s, rc, what);
+}
+
 static int sq_migrate(struct sqlite_store *s)
 {
     char history[128], identity[256];
     sqlite3_stmt *q = NULL;
     int64_t version = 0;
-    char *err = NULL;
     int rc;
 
     if ((rc = sq_begin(s)) != 0)
@@ -1153,39 +1174,16 @@ static int sq_migrate(struct sqlite_store *s)
         sqlite3_reset(q);
         rc = rc < 0 ? rc : 0;
     }
-    if (rc == 0 && version == 1) {
-        rc = sqlite3_exec(s->db, sq_migrate_1_sql, NULL, NULL, &err);
-        sqlite3_free(err);
-        rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 1 to 2");
-        version = 2;
-    }
-    if (rc == 0 && version == 2 && (rc = sq_history_insert_sql(history, sizeof(history))) == 0) {
-        rc = sqlite3_exec(s->db, sq_migrate_2_sql, NULL, NULL, &err);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_exec(s->db, history, NULL, NULL, &err);
-        sqlite3_free(err);
-        rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 2 to 3");
-        version = 3;
-    }
-    if (rc == 0 && version == 3) {
-        rc = sqlite3_exec(s->db, sq_migrate_3_sql, NULL, NULL, &err);
-        sqlite3_free(err);
-        rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 3 to 4");
-        version = 4;
-    }
-    if (rc == 0 && version == 4) {
-        rc = sqlite3_exec(s->db, SQ_MIGRATE_4_SQL, NULL, NULL, &err);
-        sqlite3_free(err);
-        rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 4 to 5");
-        version = 5;
-    }
-    if (rc == 0 && version == 5 && (rc = sq_identity_sql(identity, sizeof(identity))) == 0) {
-        rc = sqlite3_exec(s->db, sq_migrate_5_sql, NULL, NULL, &err);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_exec(s->db, identity, NULL, NULL, &err);
-        sqlite3_free(err);
-        rc = rc == SQLITE_OK ? 0 : sq_fail(s, rc, "migrate schema version 5 to 6");
-    }
+    if (rc == 0 && version == 1)
+        rc = sq_migrate_step(s, sq_migrate_1_sql, NULL, version++);
+    if (rc == 0 && version == 2 && (rc = sq_history_insert_sql(history, sizeof(history))) == 0)
+        rc = sq_migrate_step(s, sq_migrate_2_sql, history, version++);
+    if (rc == 0 && version == 3)
+        rc = sq_migrate_step(s, sq_migrate_3_sql, NULL, version++);
+    if (rc == 0 && version == 4)
+        rc = sq_migrate_step(s, SQ_MIGRATE_4_SQL, NULL, version++);
+    if (rc == 0 && version == 5 && (rc = sq_identity_sql(identity, sizeof(identity))) == 0)
+        rc = sq_migrate_step(s, sq_migrate_5_sql, identity, version++);
     return sq_finish(s, rc);
 }
 
