@@ -125,7 +125,7 @@ static void stub_daemon_init(struct daemon *d, int with_tokens)
     if (config_finish(&d->cfg, err, sizeof(err)) != 0)
         abort();
     handles_init(&d->handles, &d->cfg);
-    if ((d->workers = calloc(d->cfg.threads, sizeof(*d->workers))) == NULL)
+    if ((d->threads = calloc(d->cfg.threads, sizeof(*d->threads))) == NULL)
         abort();
     routes_thread_init(0, d);
 }
@@ -151,7 +151,7 @@ static int fuzz_dispatch(struct daemon *d, struct http_req *r)
 
     stub.responses = 0;
     stub.status = 0;
-    r->thread = &d->workers[0];
+    r->thread = &d->threads[0];
     r->priv = NULL;
     routes_handle(r);
     if (stub.responses != 1)

@@ -109,10 +109,10 @@ struct handles {
 
 /*
  * Everything one event-loop thread, or one store thread, owns. The first
- * cfg.threads of daemon.workers are the loops', the rest the store
+ * cfg.threads of daemon.threads are the loops', the rest the store
  * threads' (is_store): a handler running there may wait on the store.
  */
-struct worker {
+struct daemon_thread {
     unsigned index;
     struct daemon *d;
     idmint_authority *auth; /* opened on first use; never shared across threads */
@@ -125,11 +125,11 @@ struct worker {
     const void *handoff;
     size_t handoff_size;
     /* Store threads: set by routes_defer_resume during a handler's call. */
-    void (*resume)(struct http_req *r, struct worker *w, const struct route_match *m);
+    void (*resume)(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
     const void *resume_data;
     size_t resume_size;
     /* Loops only: the current request's row and start, and whether it is
-     * answered later (then whoever answers counts it: routes_count). */
+     * answered later (then whoever answers counts it: metrics_count_answer). */
     const struct route_row *row;
     uint64_t t0_ns;
     int is_deferred;
@@ -140,8 +140,8 @@ struct daemon {
     struct config cfg;
     struct handles handles;
     /* cfg.threads loops', then cfg.store_threads + cfg.store_lease_threads store threads' */
-    struct worker *workers;
-    unsigned n_workers;
+    struct daemon_thread *threads;
+    unsigned n_threads;
     struct store_pool *pool;
     _Atomic int is_ready; /* the eager handles are open */
     _Atomic uint64_t clock_backsteps;
@@ -207,8 +207,6 @@ const char *handles_authority_url(const struct config *cfg);
 void routes_handle(struct http_req *r);
 void *routes_thread_init(unsigned index, void *daemon);
 void routes_thread_fini(void *worker);
-/* A request answered later (w->is_deferred) is counted by its answerer with this. */
-void routes_count(struct worker *w, const struct route_row *row, int status, uint64_t t0_ns);
 
 /* ==== routes_ns.c, besides its handlers ==== */
 /*

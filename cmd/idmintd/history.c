@@ -11,7 +11,7 @@
 
 #include "daemon.h"
 #include "idmint_service.h"
-#include "status.h"
+#include "metrics.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -45,7 +45,7 @@ static void tick(struct daemon *d)
     size_t i, n = atomic_load_explicit(&d->handles.n, memory_order_acquire);
 
     for (i = 0; i < HANDLES_MAX; i++) {
-        uint64_t now = i < n ? status_ids_issued(d, i) : 0, delta = now - history.seen[i];
+        uint64_t now = i < n ? metrics_ids_issued(d, i) : 0, delta = now - history.seen[i];
 
         history.ring[i][history.head] = delta > UINT32_MAX ? UINT32_MAX : (uint32_t)delta;
         history.seen[i] = now;

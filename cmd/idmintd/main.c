@@ -478,9 +478,9 @@ int main(int argc, char **argv)
         http_tls_close(tls);
         return rc;
     }
-    d.n_workers = d.cfg.threads + d.cfg.store_threads + d.cfg.store_lease_threads;
-    d.workers = calloc(d.n_workers, sizeof(*d.workers));
-    if (d.workers == NULL) {
+    d.n_threads = d.cfg.threads + d.cfg.store_threads + d.cfg.store_lease_threads;
+    d.threads = calloc(d.n_threads, sizeof(*d.threads));
+    if (d.threads == NULL) {
         fprintf(stderr, "idmintd: out of memory\n");
         return 1;
     }
@@ -501,7 +501,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "idmintd: cannot start %u store threads\n",
                 d.cfg.store_threads + d.cfg.store_lease_threads);
         http_tls_close(tls);
-        free(d.workers);
+        free(d.threads);
         return 1;
     }
 
@@ -526,7 +526,7 @@ int main(int argc, char **argv)
         log_write(LOG_ERROR, "cannot listen", "listen=%s error=\"%s\"", d.cfg.listen, err);
         store_pool_close(d.pool);
         http_tls_close(tls);
-        free(d.workers);
+        free(d.threads);
         return 1;
     }
     http_format_addr(&hc.addr, http_server_port(srv), addr, sizeof(addr));
@@ -535,7 +535,7 @@ int main(int argc, char **argv)
         http_server_stop(srv, 0);
         store_pool_close(d.pool);
         http_tls_close(tls);
-        free(d.workers);
+        free(d.threads);
         return 1;
     }
     {
@@ -588,6 +588,6 @@ int main(int argc, char **argv)
         unlink(d.cfg.port_file);
     log_write(LOG_INFO, "stopped", NULL);
     log_close();
-    free(d.workers);
+    free(d.threads);
     return 0;
 }

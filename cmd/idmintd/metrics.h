@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Counters for /metrics. Each event-loop thread owns one struct
- * metrics_thread and is its only writer (relaxed load+store, no locked
- * instruction on the hot path); a scrape sums every thread's copy.
+ * The daemon's counters, read by /metrics (prometheus.h) and the status
+ * page (status.h). Each thread owns one struct metrics_thread and is its
+ * only writer (relaxed load+store, no locked instruction on the hot path);
+ * a reader sums every thread's copy.
  */
 #ifndef IDMINTD_METRICS_H
 #define IDMINTD_METRICS_H
@@ -39,9 +40,13 @@ static inline void metrics_add(_Atomic uint64_t *c, uint64_t n)
                           memory_order_relaxed);
 }
 
-/* One answered request of @p row (a route_table row; NULL: "other"). */
+/* The statuses counted apart, in the order of struct metrics_thread's http[][]; 0 is "other". */
+extern const int metrics_codes[METRICS_CODES];
+
+/* One answered request of @p row (a route_table row; NULL: "other"). Owner thread only. */
 void metrics_count_request(struct metrics_thread *m, const struct route_row *row, int status,
                            uint64_t elapsed_ns);
+/* One store call of @p elapsed_ns made by @p m's thread. Owner thread only. */
 void metrics_store_time(struct metrics_thread *m, uint64_t elapsed_ns);
 /* A range reservation served on /internal/ranges/lease. Thread-safe. */
 void metrics_range_reserved(const char *ns);
@@ -58,17 +63,34 @@ void metrics_batch(enum metrics_batch_kind kind);
 void metrics_collision(void);
 /* The collisions recorded since start (idmint_collisions_total). Thread-safe. */
 uint64_t metrics_collisions_total(void);
+/* The keyed GET /v1/ids answered as @p kind since start. Thread-safe. */
+uint64_t metrics_batches(enum metrics_batch_kind kind);
+
+/* Range reservations served through /internal/ranges/lease, per namespace. */
+struct metrics_range_count {
+    char name[64];
+    uint64_t n;
+};
+/* Copy at most @p cap namespaces' counts into @p out; returns how many. Thread-safe. */
+size_t metrics_ranges_reserved(struct metrics_range_count *out, size_t cap);
+
 /* Monotonic ns, for timing. */
 uint64_t metrics_now_ns(void);
 
+struct daemon;
+struct daemon_thread;
+/* IDs minted for handle slot @p slot by every thread of @p d (a relaxed sum). Thread-safe. */
+uint64_t metrics_ids_issued(struct daemon *d, size_t slot);
+/*
+ * Count one answered request of @p row, started at @p t0_ns (metrics_now_ns),
+ * on @p w's counters, and log a 5xx at debug. Called by whoever answers it:
+ * the loop for a request answered at once, the deferral's finish otherwise.
+ * Only on @p w's own thread.
+ */
+void metrics_count_answer(struct daemon_thread *w, const struct route_row *row, int status,
+                          uint64_t t0_ns);
+
 /* Upper bounds of the histogram buckets in seconds; the last bucket is +Inf. */
 extern const double metrics_bounds_s[METRICS_BUCKETS - 1];
-
-struct daemon;
-/*
- * The Prometheus text for @p d, malloc'd; NULL when out of memory. What it
- * reads of the store is the store sampler's latest pass (sampler.h).
- */
-char *metrics_render(struct daemon *d, size_t *len);
 
 #endif /* IDMINTD_METRICS_H */

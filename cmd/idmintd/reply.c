@@ -24,7 +24,7 @@
 void routes_reply(struct http_req *r, int status, const char *content_type, const char *body,
                   size_t len)
 {
-    struct worker *w = r->thread;
+    struct daemon_thread *w = r->thread;
 
     w->status = status;
     http_respond(r, status, content_type, body, len);
@@ -99,7 +99,7 @@ void routes_fail(struct http_req *r, int err, const char *message)
         message = text;
     }
     if (row->status >= 500) {
-        struct worker *w = r->thread;
+        struct daemon_thread *w = r->thread;
 
         log_write(LOG_WARN, "request failed", "status=%d code=%s error=\"%s\" thread=%u",
                   row->status, row->code, idmint_strerror(err), w->index);

@@ -17,7 +17,7 @@
 
 struct json;
 struct route_row;
-struct worker;
+struct daemon_thread;
 
 /* ==== replies ==== */
 

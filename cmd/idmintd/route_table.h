@@ -4,7 +4,7 @@
  * it needs, its handler, its metrics label, and the query parameters and
  * JSON body fields it accepts. routes.c dispatches by it (and answers 400
  * naming any other parameter or field before the handler runs), metrics.c
- * counts and labels requests by it, and `idmintd --list-routes` prints it
+ * counts requests by it and prometheus.c labels them, and `idmintd --list-routes` prints it
  * for tests/daemon/test_roles.py and test_unknown_names.py. The handlers of
  * routes_*.c are declared here, beside the table that names them, and
  * nowhere else.
@@ -22,7 +22,7 @@
 #define ROUTE_SEGMENTS_MAX 6   /* segments of a path; a longer path matches no row */
 #define ROUTE_SEGMENT_MAX  127 /* bytes of a {name} segment; a longer one matches no row */
 
-struct worker;
+struct daemon_thread;
 
 /* What the dispatcher hands a handler besides the request and its thread. */
 struct route_match {
@@ -46,7 +46,7 @@ struct route_row {
     const char *method;  /* "GET", "POST": compared byte for byte */
     const char *path;    /* "/v1/ids/{id}/decode": literal segments and at most one {name} */
     enum auth_role role; /* needed; AUTH_NONE: open, no token is asked for */
-    void (*handler)(struct http_req *r, struct worker *w, const struct route_match *m);
+    void (*handler)(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
     const char *label; /* route="…" of idmint_http_requests_total; rows may share one */
     int is_store;      /* enum route_runs_on: nonzero on a store thread (routes_defer.h) */
     /* The query parameters the handler reads, NULL-terminated; NULL: none.
@@ -82,40 +82,44 @@ int route_table_list(FILE *out);
 /* ==== the handlers, by file; m->segment is the pattern's {name} ==== */
 
 /* routes_ids.c */
-void routes_ids_get(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_ids_decode(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_ids_get(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_ids_decode(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 
 /* routes_provenance.c */
-void routes_ids_trace(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_collisions_report(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_collisions_list(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_ids_trace(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_collisions_report(struct http_req *r, struct daemon_thread *w,
+                              const struct route_match *m);
+void routes_collisions_list(struct http_req *r, struct daemon_thread *w,
+                            const struct route_match *m);
 
 /* routes_ns.c */
-void routes_ns_list(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_ns_create(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_ns_get(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_ns_disable(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_ns_enable(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_ns_list(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_ns_create(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_ns_get(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_ns_disable(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_ns_enable(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 /* POST /v1/namespaces/{ns}/migrate: idmint_ns_migrate(); the body is POST /v1/namespaces's. */
-void routes_ns_migrate(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_ns_workers(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_audit(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_ns_migrate(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_ns_workers(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_audit(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 
 /* routes_internal.c */
 /* force_release also needs m->role to be admin. */
-void routes_internal_workers(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_internal_ranges(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_internal_workers(struct http_req *r, struct daemon_thread *w,
+                             const struct route_match *m);
+void routes_internal_ranges(struct http_req *r, struct daemon_thread *w,
+                            const struct route_match *m);
 /* POST /internal/ranges/forget: a range supply deletes its older request records. */
-void routes_internal_ranges_forget(struct http_req *r, struct worker *w,
+void routes_internal_ranges_forget(struct http_req *r, struct daemon_thread *w,
                                    const struct route_match *m);
 
 /* routes_status.c */
-void routes_status_page(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_status_json(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_status_page(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_status_json(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 
 /* routes_ops.c */
-void routes_healthz(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_readyz(struct http_req *r, struct worker *w, const struct route_match *m);
-void routes_metrics(struct http_req *r, struct worker *w, const struct route_match *m);
+void routes_healthz(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_readyz(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_metrics(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 
 #endif /* IDMINTD_ROUTE_TABLE_H */

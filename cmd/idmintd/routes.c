@@ -54,7 +54,7 @@ static int method_is_known(const struct http_req *r)
  * none) under its role's rule, is over its limit; 0 to go on. A request
  * refused by the address's bucket takes nothing from the token's.
  */
-static int over_limit(struct http_req *r, struct worker *w, const struct auth_token *t,
+static int over_limit(struct http_req *r, struct daemon_thread *w, const struct auth_token *t,
                       unsigned role)
 {
     const struct config *cfg = &w->d->cfg;
@@ -164,7 +164,7 @@ static void allow_list(const struct path *p, char *buf, size_t size)
 }
 
 /* Answer @p r; *row_out is the row its metrics count under (NULL: "other"). */
-static void dispatch(struct http_req *r, struct worker *w, const struct route_row **row_out)
+static void dispatch(struct http_req *r, struct daemon_thread *w, const struct route_row **row_out)
 {
     const struct config *cfg = &w->d->cfg;
     const struct route_row *row = NULL, *on_path = NULL;
@@ -265,7 +265,7 @@ static void dispatch(struct http_req *r, struct worker *w, const struct route_ro
 
 void routes_handle(struct http_req *r)
 {
-    struct worker *w = r->thread;
+    struct daemon_thread *w = r->thread;
     const struct route_row *row = NULL;
     uint64_t t0 = metrics_now_ns();
 
@@ -275,21 +275,13 @@ void routes_handle(struct http_req *r)
     w->is_deferred = 0;
     dispatch(r, w, &row);
     if (!w->is_deferred)
-        routes_count(w, row, w->status, t0);
-}
-
-void routes_count(struct worker *w, const struct route_row *row, int status, uint64_t t0_ns)
-{
-    metrics_count_request(&w->metrics, row, status, metrics_now_ns() - t0_ns);
-    if (status >= 500)
-        log_write(LOG_DEBUG, "request answered", "route=\"%s\" status=%d",
-                  row != NULL ? row->label : "other", status);
+        metrics_count_answer(w, row, w->status, t0);
 }
 
 void *routes_thread_init(unsigned index, void *daemon)
 {
     struct daemon *d = daemon;
-    struct worker *w = &d->workers[index];
+    struct daemon_thread *w = &d->threads[index];
 
     w->index = index;
     w->d = d;
@@ -298,7 +290,7 @@ void *routes_thread_init(unsigned index, void *daemon)
 
 void routes_thread_fini(void *worker)
 {
-    struct worker *w = worker;
+    struct daemon_thread *w = worker;
 
     idmint_authority_close(w->auth);
     w->auth = NULL;

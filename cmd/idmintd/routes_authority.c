@@ -14,12 +14,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-void routes_store_done(struct worker *w, uint64_t t0)
+void routes_store_done(struct daemon_thread *w, uint64_t t0)
 {
     metrics_store_time(&w->metrics, metrics_now_ns() - t0);
 }
 
-int routes_authority(struct worker *w, idmint_authority **out)
+int routes_authority(struct daemon_thread *w, idmint_authority **out)
 {
     int rc;
 
@@ -42,7 +42,7 @@ int routes_authority(struct worker *w, idmint_authority **out)
     return 0;
 }
 
-idmint_authority *routes_authority_or_fail(struct http_req *r, struct worker *w)
+idmint_authority *routes_authority_or_fail(struct http_req *r, struct daemon_thread *w)
 {
     idmint_authority *a;
     int rc = routes_authority(w, &a);
@@ -54,8 +54,8 @@ idmint_authority *routes_authority_or_fail(struct http_req *r, struct worker *w)
     return a;
 }
 
-int routes_snowflake_ns(struct http_req *r, struct worker *w, const char *ns, idmint_authority **a,
-                        idmint_ns_info *info, const char *not_snowflake)
+int routes_snowflake_ns(struct http_req *r, struct daemon_thread *w, const char *ns,
+                        idmint_authority **a, idmint_ns_info *info, const char *not_snowflake)
 {
     uint64_t t0;
     int rc;
@@ -77,7 +77,7 @@ int routes_snowflake_ns(struct http_req *r, struct worker *w, const char *ns, id
     return 0;
 }
 
-int routes_write_allowed(struct http_req *r, struct worker *w, enum ratelimit_class c)
+int routes_write_allowed(struct http_req *r, struct daemon_thread *w, enum ratelimit_class c)
 {
     const struct config *cfg = &w->d->cfg;
     size_t caller = RATELIMIT_ANONYMOUS, i;

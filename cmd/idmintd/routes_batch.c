@@ -120,7 +120,7 @@ static void reply_saved(struct http_req *r, const struct idmint__batch *saved, c
  * Save @p ids (@p count of @p ns, all minted) under @p key and answer with
  * the batch saved (ours, or a racing first request's). On a store thread.
  */
-static void claim_and_reply(struct http_req *r, struct worker *w, idmint_authority *a,
+static void claim_and_reply(struct http_req *r, struct daemon_thread *w, idmint_authority *a,
                             const char *ns, const char *key, const uint64_t *ids, uint32_t count)
 {
     struct idmint__batch b, saved;
@@ -149,8 +149,8 @@ static void claim_and_reply(struct http_req *r, struct worker *w, idmint_authori
     idmint__batch_clear(&saved);
 }
 
-void routes_batch_mint(struct http_req *r, struct worker *w, const char *ns, struct ns_handle *nh,
-                       uint32_t count)
+void routes_batch_mint(struct http_req *r, struct daemon_thread *w, const char *ns,
+                       struct ns_handle *nh, uint32_t count)
 {
     struct idmint__batch saved;
     char key[IDMINT_BATCH_KEY_MAX + 1];
@@ -198,7 +198,7 @@ void routes_batch_mint(struct http_req *r, struct worker *w, const char *ns, str
 }
 
 /* On a store thread: the batch routes_batch_save handed over (w->handoff). */
-static void batch_claim(struct http_req *r, struct worker *w, const struct route_match *m)
+static void batch_claim(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     char key[IDMINT_BATCH_KEY_MAX + 1], ns[64];
     size_t count = w->handoff_size / sizeof(uint64_t);
@@ -216,7 +216,7 @@ static void batch_claim(struct http_req *r, struct worker *w, const struct route
     claim_and_reply(r, w, a, ns, key, (const uint64_t *)w->handoff, (uint32_t)count);
 }
 
-void routes_batch_save(struct http_req *r, struct worker *w, const struct route_match *m,
+void routes_batch_save(struct http_req *r, struct daemon_thread *w, const struct route_match *m,
                        const uint64_t *ids, size_t count)
 {
     routes_defer_store_with(r, w, m, batch_claim, ids, count * sizeof(uint64_t));

@@ -32,7 +32,7 @@
 #define RETRY_AFTER_S "1"
 
 struct store_job {
-    struct worker *loop; /* the loop's worker: counts the request */
+    struct daemon_thread *loop; /* the loop's worker: counts the request */
     struct http_req *copy;
     routes_handler handler;
     struct route_match m;
@@ -62,13 +62,13 @@ static void job_on_done(int status, void *arg)
     struct store_job *j = arg;
 
     if (status != 0)
-        routes_count(j->loop, j->row, status, j->t0_ns);
+        metrics_count_answer(j->loop, j->row, status, j->t0_ns);
 }
 
 /* On the loop: run what the store thread handed the request back for. */
 static void job_resume(struct http_req *r, struct store_job *j)
 {
-    struct worker *w = j->loop;
+    struct daemon_thread *w = j->loop;
 
     w->status = 0;
     w->row = j->row;
@@ -81,7 +81,7 @@ static void job_resume(struct http_req *r, struct store_job *j)
     w->handoff = NULL;
     w->handoff_size = 0;
     if (!w->is_deferred)
-        routes_count(w, j->row, w->status, j->t0_ns);
+        metrics_count_answer(w, j->row, w->status, j->t0_ns);
 }
 
 /*
@@ -91,7 +91,7 @@ static void job_resume(struct http_req *r, struct store_job *j)
 static void job_on_unanswered(struct http_req *r, void *arg)
 {
     struct store_job *j = arg;
-    struct worker *w = j->loop;
+    struct daemon_thread *w = j->loop;
     char text[160];
 
     if (atomic_load_explicit(&j->is_resumed, memory_order_acquire)) {
@@ -107,14 +107,14 @@ static void job_on_unanswered(struct http_req *r, void *arg)
     log_write(LOG_WARN, "store call missed its deadline", "route=\"%s\" deadline_ms=%u",
               j->row != NULL ? j->row->label : "other", (unsigned)w->d->cfg.store_deadline_ms);
     reply_unavailable(r, text);
-    routes_count(w, j->row, w->status, j->t0_ns);
+    metrics_count_answer(w, j->row, w->status, j->t0_ns);
 }
 
 /* On a store thread. */
 static void job_run(void *thread, void *arg, int is_late)
 {
     struct store_job *j = arg;
-    struct worker *sw = thread;
+    struct daemon_thread *sw = thread;
 
     if (!is_late) {
         sw->actor = j->actor;
@@ -136,8 +136,8 @@ static void job_run(void *thread, void *arg, int is_late)
     http_later_post(j->copy); /* j lives in the copy: not touched after */
 }
 
-int routes_defer_resume(struct http_req *r, struct worker *w, routes_handler next, const void *data,
-                        size_t size)
+int routes_defer_resume(struct http_req *r, struct daemon_thread *w, routes_handler next,
+                        const void *data, size_t size)
 {
     char *copy = size > 0 ? http_alloc(r, size) : NULL;
 
@@ -151,14 +151,14 @@ int routes_defer_resume(struct http_req *r, struct worker *w, routes_handler nex
     return 0;
 }
 
-void routes_defer_store(struct http_req *r, struct worker *w, const struct route_match *m,
+void routes_defer_store(struct http_req *r, struct daemon_thread *w, const struct route_match *m,
                         routes_handler handler)
 {
     routes_defer_store_with(r, w, m, handler, NULL, 0);
 }
 
 /* No store threads (fuzz/daemon_stub.h): run @p handler here, as a store thread would. */
-static void run_here(struct http_req *r, struct worker *w, const struct route_match *m,
+static void run_here(struct http_req *r, struct daemon_thread *w, const struct route_match *m,
                      routes_handler handler, const void *data, size_t size)
 {
     routes_handler next;
@@ -181,8 +181,9 @@ static void run_here(struct http_req *r, struct worker *w, const struct route_ma
     w->handoff_size = 0;
 }
 
-void routes_defer_store_with(struct http_req *r, struct worker *w, const struct route_match *m,
-                             routes_handler handler, const void *data, size_t size)
+void routes_defer_store_with(struct http_req *r, struct daemon_thread *w,
+                             const struct route_match *m, routes_handler handler, const void *data,
+                             size_t size)
 {
     static const struct http_later_cbs cbs = {job_on_done, job_on_unanswered};
     const struct config *cfg = &w->d->cfg;
@@ -242,7 +243,7 @@ void routes_defer_store_with(struct http_req *r, struct worker *w, const struct 
 void *routes_store_thread_init(unsigned k, void *daemon)
 {
     struct daemon *d = daemon;
-    struct worker *w = &d->workers[d->cfg.threads + k];
+    struct daemon_thread *w = &d->threads[d->cfg.threads + k];
 
     w->index = d->cfg.threads + k;
     w->d = d;
@@ -252,7 +253,7 @@ void *routes_store_thread_init(unsigned k, void *daemon)
 
 void routes_store_thread_fini(void *worker)
 {
-    struct worker *w = worker;
+    struct daemon_thread *w = worker;
 
     idmint_authority_close(w->auth);
     w->auth = NULL;

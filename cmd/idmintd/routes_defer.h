@@ -14,9 +14,10 @@
 #include "http.h"
 #include "route_table.h"
 
-struct worker;
+struct daemon_thread;
 
-typedef void (*routes_handler)(struct http_req *r, struct worker *w, const struct route_match *m);
+typedef void (*routes_handler)(struct http_req *r, struct daemon_thread *w,
+                               const struct route_match *m);
 
 /*
  * Run @p handler for @p r on a store thread and answer @p r with what it
@@ -27,7 +28,7 @@ typedef void (*routes_handler)(struct http_req *r, struct worker *w, const struc
  * @p r); sets w->is_deferred unless it answered at once. Without a pool
  * (d->pool NULL: the fuzz targets) @p handler runs here and now.
  */
-void routes_defer_store(struct http_req *r, struct worker *w, const struct route_match *m,
+void routes_defer_store(struct http_req *r, struct daemon_thread *w, const struct route_match *m,
                         routes_handler handler);
 /*
  * routes_defer_store, handing @p handler @p size bytes at @p data: they are
@@ -35,8 +36,9 @@ void routes_defer_store(struct http_req *r, struct worker *w, const struct route
  * during its call. Answers 503 like routes_defer_store, and a copy that
  * finds no memory.
  */
-void routes_defer_store_with(struct http_req *r, struct worker *w, const struct route_match *m,
-                             routes_handler handler, const void *data, size_t size);
+void routes_defer_store_with(struct http_req *r, struct daemon_thread *w,
+                             const struct route_match *m, routes_handler handler, const void *data,
+                             size_t size);
 /*
  * On a store thread, from a handler routes_defer_store* runs, instead of
  * answering: once the handler has returned, @p next runs on @p r's loop,
@@ -49,8 +51,8 @@ void routes_defer_store_with(struct http_req *r, struct worker *w, const struct 
  * and @p next does not run. 0, or -1 when out of memory (the handler then
  * answers @p r itself). The handler must answer nothing after a 0.
  */
-int routes_defer_resume(struct http_req *r, struct worker *w, routes_handler next, const void *data,
-                        size_t size);
+int routes_defer_resume(struct http_req *r, struct daemon_thread *w, routes_handler next,
+                        const void *data, size_t size);
 
 /* store_pool_open's thread_init and thread_fini: a store thread's worker. */
 void *routes_store_thread_init(unsigned k, void *daemon);

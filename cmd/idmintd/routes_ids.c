@@ -77,7 +77,7 @@ static int accepts_text(const struct http_req *r)
  * (routes_ids_finish_on_loop), which finishes it here.
  */
 struct loop_batch {
-    struct worker *w;
+    struct daemon_thread *w;
     struct ns_handle *nh;
     const struct route_row *row;
     const char *actor;
@@ -99,7 +99,7 @@ struct ids_handoff {
 };
 
 /* Mint into ids[*done..count) what is ready now. 0 or an IDMINT_E* code. */
-static int mint_ready(struct worker *w, struct ns_handle *nh, uint64_t *ids, size_t count,
+static int mint_ready(struct daemon_thread *w, struct ns_handle *nh, uint64_t *ids, size_t count,
                       size_t *done, uint32_t *wait_ms)
 {
     size_t got = 0;
@@ -137,7 +137,7 @@ static int batch_answer_or_wait(struct http_req *r, struct loop_batch *b, int rc
 static void batch_go_on(struct http_req *r, void *arg)
 {
     struct loop_batch *b = arg;
-    struct worker *w = b->w;
+    struct daemon_thread *w = b->w;
     uint32_t wait_ms = 0;
     int rc;
 
@@ -150,14 +150,14 @@ static void batch_go_on(struct http_req *r, void *arg)
     w->is_deferred = 0;
     rc = mint_ready(w, b->nh, b->ids, b->count, &b->done, &wait_ms);
     if (!batch_answer_or_wait(r, b, rc, wait_ms) && !w->is_deferred)
-        routes_count(w, b->row, w->status, b->t0_ns); /* a timer's answer counts itself */
+        metrics_count_answer(w, b->row, w->status, b->t0_ns); /* a timer's answer counts itself */
 }
 
 /*
  * Mint ids[done..count) of @p ns on a loop, never waiting: answer (or save,
  * @p is_keyed) once all are minted, or finish from a timer.
  */
-static void mint_on_loop(struct http_req *r, struct worker *w, const struct route_match *m,
+static void mint_on_loop(struct http_req *r, struct daemon_thread *w, const struct route_match *m,
                          struct ns_handle *nh, const char *ns, uint64_t *ids, size_t count,
                          size_t done, int is_keyed)
 {
@@ -194,7 +194,7 @@ static void mint_on_loop(struct http_req *r, struct worker *w, const struct rout
 }
 
 /* On the loop, after routes_ids_finish_on_loop: mint the rest of the batch. */
-static void ids_go_on(struct http_req *r, struct worker *w, const struct route_match *m)
+static void ids_go_on(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     const struct ids_handoff *h = w->handoff;
     struct ns_handle *nh;
@@ -218,7 +218,7 @@ static void ids_go_on(struct http_req *r, struct worker *w, const struct route_m
     mint_on_loop(r, w, m, nh, h->ns, ids, h->count, h->done, h->is_keyed);
 }
 
-int routes_ids_finish_on_loop(struct http_req *r, struct worker *w, const char *ns,
+int routes_ids_finish_on_loop(struct http_req *r, struct daemon_thread *w, const char *ns,
                               const uint64_t *ids, size_t done, size_t count, int is_keyed)
 {
     size_t size = sizeof(struct ids_handoff) + done * sizeof(uint64_t);
@@ -235,7 +235,7 @@ int routes_ids_finish_on_loop(struct http_req *r, struct worker *w, const char *
     return routes_defer_resume(r, w, ids_go_on, h, size);
 }
 
-void routes_ids_get(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_ids_get(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     const uint32_t max_count = w->d->cfg.max_count;
     char ns[64], count_text[32];
@@ -343,7 +343,7 @@ void routes_ids_reply(struct http_req *r, const char *ns, const uint64_t *ids, s
     routes_reply(r, 200, "application/json", body, (size_t)(p - body));
 }
 
-void routes_ids_decode(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_ids_decode(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     const char *id_text = m->segment;
     char ns[64], when[32];

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct worker;
+struct daemon_thread;
 struct ns_handle;
 struct route_match;
 
@@ -26,7 +26,7 @@ void routes_ids_reply(struct http_req *r, const char *ns, const uint64_t *ids, s
  * them first (routes_batch_save). 0, or -1 when out of memory (then answer
  * @p r; the IDs minted are a gap).
  */
-int routes_ids_finish_on_loop(struct http_req *r, struct worker *w, const char *ns,
+int routes_ids_finish_on_loop(struct http_req *r, struct daemon_thread *w, const char *ns,
                               const uint64_t *ids, size_t done, size_t count, int is_keyed);
 
 /*
@@ -39,15 +39,15 @@ int routes_ids_finish_on_loop(struct http_req *r, struct worker *w, const char *
  * units than the current one is finished on the loop and saved from a
  * store thread again (routes_batch_save): no store thread waits for a unit.
  */
-void routes_batch_mint(struct http_req *r, struct worker *w, const char *ns, struct ns_handle *nh,
-                       uint32_t count);
+void routes_batch_mint(struct http_req *r, struct daemon_thread *w, const char *ns,
+                       struct ns_handle *nh, uint32_t count);
 
 /*
  * On a loop: the keyed batch @p ids (@p count, all minted) goes to a store
  * thread to be saved, and @p r is answered with the batch saved under its
  * key (its own, or a racing first request's). @p ids is copied.
  */
-void routes_batch_save(struct http_req *r, struct worker *w, const struct route_match *m,
+void routes_batch_save(struct http_req *r, struct daemon_thread *w, const struct route_match *m,
                        const uint64_t *ids, size_t count);
 
 /*

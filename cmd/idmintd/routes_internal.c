@@ -104,7 +104,7 @@ static int origin_text(struct http_req *r, const struct json *body, const char *
  * its grant, never trusted), and the token it came with, into @p o; then
  * the thread's authority records its grants so. 0, or replied.
  */
-static int body_origin(struct http_req *r, struct worker *w, const struct json *body,
+static int body_origin(struct http_req *r, struct daemon_thread *w, const struct json *body,
                        idmint_authority *a, struct idmint__origin *o)
 {
     int64_t pid = 0;
@@ -173,7 +173,7 @@ static void reply_lease(struct http_req *r, const char *ns, const struct idmint_
     routes_json_tree(r, 200, o);
 }
 
-static void workers_op(struct http_req *r, struct worker *w, const struct json *body,
+static void workers_op(struct http_req *r, struct daemon_thread *w, const struct json *body,
                        const char *op, int role)
 {
     const struct config *cfg = &w->d->cfg;
@@ -291,7 +291,8 @@ static void workers_op(struct http_req *r, struct worker *w, const struct json *
     reply_lease(r, ns, &lease);
 }
 
-void routes_internal_workers(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_internal_workers(struct http_req *r, struct daemon_thread *w,
+                             const struct route_match *m)
 {
     char err[256];
     struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
@@ -339,7 +340,8 @@ static struct json *range_body(struct http_req *r, const char *id_key, const cha
     return NULL;
 }
 
-void routes_internal_ranges(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_internal_ranges(struct http_req *r, struct daemon_thread *w,
+                            const struct route_match *m)
 {
     const char *ns, *incarnation, *request_id;
     struct json *body = range_body(r, "request_id", &ns, &incarnation, &request_id), *o;
@@ -380,7 +382,7 @@ out:
     json_free(body);
 }
 
-void routes_internal_ranges_forget(struct http_req *r, struct worker *w,
+void routes_internal_ranges_forget(struct http_req *r, struct daemon_thread *w,
                                    const struct route_match *m)
 {
     const char *ns, *incarnation, *before;

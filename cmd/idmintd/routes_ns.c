@@ -56,7 +56,7 @@ static struct json *ns_json(const idmint_ns_info *ns)
     return o;
 }
 
-void routes_ns_list(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_ns_list(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     idmint_authority *a = routes_authority_or_fail(r, w);
     idmint_ns_info *list = NULL;
@@ -84,8 +84,8 @@ void routes_ns_list(struct http_req *r, struct worker *w, const struct route_mat
     routes_json_tree(r, 200, o);
 }
 
-static void reply_ns(struct http_req *r, struct worker *w, idmint_authority *a, const char *name,
-                     int status)
+static void reply_ns(struct http_req *r, struct daemon_thread *w, idmint_authority *a,
+                     const char *name, int status)
 {
     idmint_ns_info info;
     uint64_t t0;
@@ -104,7 +104,8 @@ static void reply_ns(struct http_req *r, struct worker *w, idmint_authority *a, 
 }
 
 /* The thread's authority for a route on namespace @p ns; NULL once a 4xx/5xx is sent. */
-static idmint_authority *ns_authority_or_fail(struct http_req *r, struct worker *w, const char *ns)
+static idmint_authority *ns_authority_or_fail(struct http_req *r, struct daemon_thread *w,
+                                              const char *ns)
 {
     if (idmint__ns_name_check(ns) != 0) {
         routes_fail(r, IDMINT_EINVAL, NULL);
@@ -113,7 +114,7 @@ static idmint_authority *ns_authority_or_fail(struct http_req *r, struct worker 
     return routes_authority_or_fail(r, w);
 }
 
-void routes_ns_get(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_ns_get(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     const char *ns = m->segment;
     idmint_authority *a;
@@ -260,7 +261,7 @@ int routes_parse_ns_body(const char *text, size_t len, idmint_ns_info *out, char
     return parse_ns_body(text, len, out, &has_start, err, err_size);
 }
 
-void routes_ns_create(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_ns_create(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     char err[256];
     idmint_authority *a;
@@ -285,7 +286,7 @@ void routes_ns_create(struct http_req *r, struct worker *w, const struct route_m
     reply_ns(r, w, a, info.name, 201);
 }
 
-void routes_ns_migrate(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_ns_migrate(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     const char *old = m->segment;
     char err[256];
@@ -316,7 +317,8 @@ void routes_ns_migrate(struct http_req *r, struct worker *w, const struct route_
     reply_ns(r, w, a, info.name, 201);
 }
 
-static void ns_set_disabled(struct http_req *r, struct worker *w, const char *ns, int disabled)
+static void ns_set_disabled(struct http_req *r, struct daemon_thread *w, const char *ns,
+                            int disabled)
 {
     idmint_authority *a;
     uint64_t t0;
@@ -334,17 +336,17 @@ static void ns_set_disabled(struct http_req *r, struct worker *w, const char *ns
     reply_ns(r, w, a, ns, 200);
 }
 
-void routes_ns_disable(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_ns_disable(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     ns_set_disabled(r, w, m->segment, 1);
 }
 
-void routes_ns_enable(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_ns_enable(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     ns_set_disabled(r, w, m->segment, 0);
 }
 
-void routes_ns_workers(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_ns_workers(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     const char *ns = m->segment;
     idmint_authority *a;
@@ -383,7 +385,7 @@ void routes_ns_workers(struct http_req *r, struct worker *w, const struct route_
 }
 
 /* Query number @p name within [min, max], default @p def. 0 or replied. */
-void routes_audit(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_audit(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     idmint_authority *a;
     idmint_audit_entry *list = NULL;

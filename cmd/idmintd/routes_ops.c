@@ -3,13 +3,14 @@
 #include "daemon.h"
 
 #include "json.h"
+#include "prometheus.h"
 #include "reply.h"
 #include "route_table.h"
 #include "status.h"
 
 #include <stdio.h>
 
-void routes_healthz(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_healthz(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     static const char body[] = "{\"status\":\"ok\"}";
 
@@ -18,7 +19,7 @@ void routes_healthz(struct http_req *r, struct worker *w, const struct route_mat
     routes_reply(r, 200, "application/json", body, sizeof(body) - 1);
 }
 
-void routes_readyz(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_readyz(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     static const char ready[] = "{\"status\":\"ready\"}";
     char reason[256];
@@ -35,10 +36,10 @@ void routes_readyz(struct http_req *r, struct worker *w, const struct route_matc
     routes_json_tree(r, 503, o);
 }
 
-void routes_metrics(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_metrics(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     size_t len = 0;
-    char *text = metrics_render(w->d, &len);
+    char *text = prometheus_render(w->d, &len);
 
     (void)m;
     routes_reply_malloced(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);

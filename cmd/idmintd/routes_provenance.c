@@ -46,7 +46,7 @@ static struct json *grant_json(const idmint_grant_info *g)
     return e;
 }
 
-void routes_ids_trace(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_ids_trace(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     idmint_grant_info *grants = NULL;
     idmint_authority *a;
@@ -149,7 +149,8 @@ static int collision_body(struct http_req *r, const struct json *body, const cha
     return 0;
 }
 
-void routes_collisions_report(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_collisions_report(struct http_req *r, struct daemon_thread *w,
+                              const struct route_match *m)
 {
     char err[256];
     struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
@@ -201,7 +202,8 @@ out:
     json_free(body);
 }
 
-void routes_collisions_list(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_collisions_list(struct http_req *r, struct daemon_thread *w,
+                            const struct route_match *m)
 {
     idmint_collision *list = NULL;
     idmint_authority *a;

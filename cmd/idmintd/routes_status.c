@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 /* The caller's view: 0, or -1 after replying 503. */
-static int take(struct http_req *r, struct worker *w, const struct route_match *m,
+static int take(struct http_req *r, struct daemon_thread *w, const struct route_match *m,
                 struct status_view *v)
 {
     sampler_watch();
@@ -27,7 +27,7 @@ static int take(struct http_req *r, struct worker *w, const struct route_match *
     return 0;
 }
 
-void routes_status_page(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_status_page(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     struct status_view v;
     size_t len = 0;
@@ -44,7 +44,7 @@ void routes_status_page(struct http_req *r, struct worker *w, const struct route
     routes_reply_malloced(r, 200, "text/html; charset=utf-8", html, len);
 }
 
-void routes_status_json(struct http_req *r, struct worker *w, const struct route_match *m)
+void routes_status_json(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {
     struct status_view v;
     struct json *o;

@@ -28,17 +28,7 @@ static int64_t wall_ms(void)
 
 /* ==== what needs no store ==== */
 
-uint64_t status_ids_issued(struct daemon *d, size_t slot)
-{
-    uint64_t sum = 0;
-    unsigned t;
-
-    for (t = 0; t < d->n_workers; t++)
-        sum += atomic_load_explicit(&d->workers[t].metrics.ids_issued[slot], memory_order_relaxed);
-    return sum;
-}
-
-static void hist_add(struct status_hist *out, const struct metrics_hist *h)
+static void hist_sum(struct status_hist *out, const struct metrics_hist *h)
 {
     size_t i;
 
@@ -90,7 +80,7 @@ int status_live_take(struct daemon *d, const struct sampler_cache *c, struct sta
         struct status_handle *h = &out->h[i];
 
         h->nh = nh;
-        h->ids_issued = status_ids_issued(d, i);
+        h->ids_issued = metrics_ids_issued(d, i);
         idmint_handle_info_init(&h->info);
         h->has_info = handles_info(nh, &h->info) == 0;
         h->workers_free = -1;
@@ -117,11 +107,11 @@ int status_live_take(struct daemon *d, const struct sampler_cache *c, struct sta
             out->rate_limited_total += out->rate_limited[by][role];
         }
     }
-    for (t = 0; t < d->n_workers; t++) {
-        hist_add(&out->store_latency, &d->workers[t].metrics.store_latency);
-        hist_add(&out->http_duration, &d->workers[t].metrics.http_duration);
+    for (t = 0; t < d->n_threads; t++) {
+        hist_sum(&out->store_latency, &d->threads[t].metrics.store_latency);
+        hist_sum(&out->http_duration, &d->threads[t].metrics.http_duration);
     }
-    hist_add(&out->store_latency, &sampler_metrics()->store_latency); /* zeros until it runs */
+    hist_sum(&out->store_latency, &sampler_metrics()->store_latency); /* zeros until it runs */
     return 0;
 }
 

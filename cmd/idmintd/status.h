@@ -61,8 +61,6 @@ struct status_live {
 /* Fill @p out, with workers_free from @p c (may be NULL). 0 or IDMINT_ENOMEM. */
 int status_live_take(struct daemon *d, const struct sampler_cache *c, struct status_live *out);
 void status_live_free(struct status_live *s); /* NULL-safe */
-/* idmint_ids_issued_total of handle slot @p slot: the sum over the event-loop threads. */
-uint64_t status_ids_issued(struct daemon *d, size_t slot);
 /* /readyz's verdict: 1 ready, else 0 with the reason. */
 int status_ready(struct daemon *d, char *reason, size_t size);
 

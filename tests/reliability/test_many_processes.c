@@ -32,7 +32,7 @@
 #define THREADS 4
 #define BATCH   64
 
-struct worker {
+struct minter_thread {
     idmint *m;
     uint64_t *out;
     size_t n;
@@ -42,7 +42,7 @@ struct worker {
 
 static void *thread_main(void *arg)
 {
-    struct worker *w = arg;
+    struct minter_thread *w = arg;
     uint64_t prev = 0;
 
     for (size_t i = 0; i < w->n;) {
@@ -71,7 +71,7 @@ static void *thread_main(void *arg)
 /* One child process: open its own handle, 4 threads, each its share. */
 static int child_main(const char *url, const char *ns, uint64_t *out, size_t per_thread)
 {
-    struct worker w[THREADS];
+    struct minter_thread w[THREADS];
     pthread_t th[THREADS];
     idmint *m;
     int rc = idmint_open(&m, url, ns, NULL), failed = 0;
@@ -81,7 +81,7 @@ static int child_main(const char *url, const char *ns, uint64_t *out, size_t per
         return 1;
     }
     for (int t = 0; t < THREADS; t++) {
-        w[t] = (struct worker){
+        w[t] = (struct minter_thread){
             .m = m, .out = out + (size_t)t * per_thread, .n = per_thread, .use_batch = t % 2};
         if (pthread_create(&th[t], NULL, thread_main, &w[t]) != 0)
             return 1;

@@ -98,7 +98,7 @@ static void test_uuid7__ten_million_increase_as_bytes_near_the_clock(void **stat
     }
 }
 
-struct worker {
+struct minter_thread {
     pthread_t thread;
     uint8_t (*out)[16];
     int rc;
@@ -106,7 +106,7 @@ struct worker {
 
 static void *produce(void *arg)
 {
-    struct worker *w = arg;
+    struct minter_thread *w = arg;
 
     for (unsigned i = 0; i < THREAD_COUNT; i++) {
         w->rc = idmint_uuid7(w->out[i]);
@@ -118,7 +118,7 @@ static void *produce(void *arg)
 
 static void test_uuid7__two_threads_distinct_and_each_increasing(void **state)
 {
-    struct worker w[2];
+    struct minter_thread w[2];
     uint8_t(*all)[16] = malloc(2 * (size_t)THREAD_COUNT * UUID_LEN);
 
     (void)state;
