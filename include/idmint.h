@@ -289,29 +289,30 @@ IDMINT_API IDMINT_NODISCARD int idmint_next(idmint *m, uint64_t *id);
 IDMINT_API IDMINT_NODISCARD int idmint_next_n(idmint *m, uint64_t *ids, size_t n);
 
 /**
- * Mint up to @p n IDs into @p ids without waiting for the next time unit:
- * for an event loop, which must not sleep (idmint_next_n sleeps through a
- * used-up unit, up to a whole unit_ms). A snowflake handle writes what its
+ * Mint up to @p n IDs into @p ids without waiting, neither for the next
+ * time unit nor for the store: for an event loop, which must not sleep
+ * (idmint_next_n sleeps through a used-up unit, up to a whole unit_ms, and
+ * waits for a dry range's refill up to deadline_ms). A snowflake handle writes what its
  * current time unit (and what it may borrow ahead) still holds, *got of
  * them (0..n, increasing; ids[*got..n) is left as it was), and sets
  * *wait_ms: 0 when *got == n, else how long to wait before calling again
  * (1..50 ms; at most until the next unit, and short enough that a stepped
  * clock is read again soon). Calling again early is harmless: it mints
- * nothing and says how long again. A range handle always mints all @p n
- * (*got = n, *wait_ms = 0); like idmint_next_n it waits only when its
- * reserve has run dry and a refill is outstanding (up to deadline_ms).
+ * nothing and says how long again. A range handle writes what its reserve
+ * holds now; when that runs dry it asks for a refill and sets *wait_ms to
+ * how long the last reservation took (at least 1 ms). A refill's errors
+ * come from the calls that wait (idmint_next_n), so a caller that cannot
+ * wait hands the rest to a thread that can.
  *
  * @return 0 (also when *got < n); IDMINT_EINVAL (NULL handle, array or
  *         output pointer, or n == 0); otherwise as idmint_next():
  *         IDMINT_ELEASELOST, IDMINT_ECLOCK, IDMINT_EFORKED,
- *         IDMINT_EEXHAUSTED, IDMINT_EDISABLED, IDMINT_ERESTORED, and for a
- *         range handle IDMINT_EACCESS, IDMINT_EUNAVAILABLE, IDMINT_ESTORE or
- *         IDMINT_ETIMEDOUT. When some IDs were minted before such an error,
- *         0 is returned with those; the error comes on the next call. On
- *         failure nothing is written to @p ids, *got or *wait_ms.
- * Ownership: the caller owns @p ids (n elements), @p got and @p wait_ms.
- * Thread-safety: safe; any number of threads may share @p m, mixing this
- * with idmint_next and idmint_next_n.
+ *         IDMINT_EEXHAUSTED, IDMINT_EDISABLED, IDMINT_ERESTORED (for a
+ *         range handle only IDMINT_EFORKED and IDMINT_ERESTORED). When some IDs were minted before
+ * such an error, 0 is returned with those; the error comes on the next call. On failure nothing is
+ * written to @p ids, *got or *wait_ms. Ownership: the caller owns @p ids (n elements), @p got and
+ * @p wait_ms. Thread-safety: safe; any number of threads may share @p m, mixing this with
+ * idmint_next and idmint_next_n.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_try_next_n(idmint *m, uint64_t *ids, size_t n, size_t *got,
                                                   uint32_t *wait_ms);

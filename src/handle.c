@@ -325,13 +325,8 @@ int idmint_try_next_n(idmint *m, uint64_t *ids, size_t n, size_t *got, uint32_t 
                             "need a handle, an array, n >= 1 and both output pointers");
     if (is_forked(m))
         return forked_error();
-    if (m->is_range) {
-        if ((rc = idmint__range_next_n(m->rs, ids, n)) != 0)
-            return rc;
-        *got = n;
-        *wait_ms = 0;
-        return 0;
-    }
+    if (m->is_range)
+        return idmint__range_try_next_n(m->rs, ids, n, got, wait_ms);
     /* One pass: what the current unit (and what the handle may borrow)
      * holds. A second call in the same unit would only say WAIT again. */
     now_ms = idmint__clock_now_ms(m->clk);

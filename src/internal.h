@@ -451,7 +451,17 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
 /* Mint one value: the thread's chunk, else a new chunk (may wait, deadline_ms). */
 int idmint__range_next(struct range_supply *rs, uint64_t *id);
 int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n);
-uint64_t idmint__range_left(struct range_supply *rs);
+/*
+ * Mint up to @p n values of what the supply holds now (the thread's chunk,
+ * then the shared ranges) into @p ids, never waiting: *got of them. When it
+ * is dry, the refill thread is asked and *wait_ms is how long the last
+ * reservation took (at least 1). 0; IDMINT_ERESTORED when nothing was
+ * minted and the store was found restored. A refill's other errors are
+ * reported by the waiting calls (idmint__range_next_n, with its deadline).
+ * Thread-safe.
+ */
+int idmint__range_try_next_n(struct range_supply *rs, uint64_t *ids, size_t n, size_t *got,
+                             uint32_t *wait_ms);
 /* What a range supply holds and how fast it goes (idmint_info). */
 struct idmint__range_figures {
     uint64_t left;         /* values reserved and not yet handed out */

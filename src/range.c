@@ -317,6 +317,32 @@ static void *refill_main(void *arg)
 }
 
 /*
+ * Take up to @p want values of what the shared ranges hold now into
+ * [*start, *start+*got): 1 when some were taken, 0 when the reserve is dry,
+ * or IDMINT_ERESTORED. rs->mu held; never waits.
+ */
+static int take_ready_locked(struct range_supply *rs, uint64_t want, uint64_t *start, uint64_t *got)
+{
+    for (;;) {
+        if (rs->last_err == IDMINT_ERESTORED)
+            return idmint__fail(IDMINT_ERESTORED, "%s", rs->last_why);
+        if (rs->cur_next < rs->cur_end) {
+            uint64_t left = rs->cur_end - rs->cur_next;
+            uint64_t k = want < left ? want : left;
+
+            *start = rs->cur_next;
+            *got = k;
+            rs->cur_next += k;
+            return 1;
+        }
+        if (!rs->has_next)
+            return 0;
+        make_current_locked(rs, rs->nxt_start, rs->nxt_end);
+        rs->has_next = 0;
+    }
+}
+
+/*
  * Take up to @p want values from the shared ranges into [*start, *start+*got),
  * waiting for the refill thread within the deadline. rs->mu not held.
  */
@@ -329,23 +355,9 @@ static int take_shared(struct range_supply *rs, uint64_t want, uint64_t *start, 
     pthread_mutex_lock(&rs->mu);
     seen_attempts = rs->attempts;
     for (;;) {
-        if (rs->last_err == IDMINT_ERESTORED) {
-            rc = idmint__fail(IDMINT_ERESTORED, "%s", rs->last_why);
+        if ((rc = take_ready_locked(rs, want, start, got)) != 0) {
+            rc = rc == 1 ? 0 : rc;
             break;
-        }
-        if (rs->cur_next < rs->cur_end) {
-            uint64_t left = rs->cur_end - rs->cur_next;
-            uint64_t k = want < left ? want : left;
-
-            *start = rs->cur_next;
-            *got = k;
-            rs->cur_next += k;
-            break;
-        }
-        if (rs->has_next) {
-            make_current_locked(rs, rs->nxt_start, rs->nxt_end);
-            rs->has_next = 0;
-            continue;
         }
         if (rs->attempts != seen_attempts && rs->last_err != 0 && !is_transient(rs->last_err)) {
             rc = idmint__fail(rs->last_err, "%s", rs->last_why);
@@ -456,6 +468,45 @@ int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n)
     return 0;
 }
 
+int idmint__range_try_next_n(struct range_supply *rs, uint64_t *ids, size_t n, size_t *got,
+                             uint32_t *wait_ms)
+{
+    struct range_tls *t = tls_slot(rs);
+    size_t done = 0;
+    uint64_t start, k;
+    int rc = 1;
+
+    if (t->next < t->end) {
+        k = t->end - t->next < n ? t->end - t->next : n;
+        fill(ids, t->next, k);
+        t->next += k;
+        done = (size_t)k;
+    }
+    pthread_mutex_lock(&rs->mu);
+    while (done < n && (rc = take_ready_locked(rs, n - done, &start, &k)) == 1) {
+        fill(ids + done, start, k);
+        done += (size_t)k;
+    }
+    if (rc < 0 && done == 0) {
+        pthread_mutex_unlock(&rs->mu);
+        return rc;
+    }
+    /* Dry: the refill thread is asked now, and the caller told how long a
+     * reservation took last time. Errors of the refill are the waiting
+     * call's to report (idmint__range_next_n), with its deadline. */
+    if (done < n)
+        rs->is_wanted = 1;
+    if (done < n || needs_refill_locked(rs))
+        pthread_cond_signal(&rs->cv_work);
+    *wait_ms = done == n                    ? 0
+               : rs->answer_ms < 1          ? 1
+               : rs->answer_ms > UINT32_MAX ? UINT32_MAX
+                                            : (uint32_t)rs->answer_ms;
+    pthread_mutex_unlock(&rs->mu);
+    *got = done;
+    return 0;
+}
+
 const _Atomic uint64_t *idmint__range_cache_key(struct range_supply *rs)
 {
     return &rs->cache_id;
@@ -469,16 +520,6 @@ int idmint__range_status(struct range_supply *rs)
     restored = rs->last_err == IDMINT_ERESTORED;
     pthread_mutex_unlock(&rs->mu);
     return restored ? IDMINT_ERESTORED : 0;
-}
-
-uint64_t idmint__range_left(struct range_supply *rs)
-{
-    uint64_t left;
-
-    pthread_mutex_lock(&rs->mu);
-    left = left_locked(rs);
-    pthread_mutex_unlock(&rs->mu);
-    return left;
 }
 
 void idmint__range_figures(struct range_supply *rs, struct idmint__range_figures *out)

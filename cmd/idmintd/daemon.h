@@ -162,13 +162,19 @@ struct ns_handle *handles_find(struct handles *h, const char *ns);
 /* Open every name in cfg->namespaces. 0 or the first failure (logged). */
 int handles_open_eager(struct handles *h);
 /*
- * idmint_try_next_n on @p nh's current handle: never waits for a time unit,
- * so neither a loop nor a store thread ever sleeps through one (a batch
- * that needs more units is finished from a timer on its loop). Thread-safe,
- * also while the tick replaces the handle.
+ * idmint_try_next_n on @p nh's current handle: never waits, neither for a
+ * time unit nor for a range's refill (routes_mint.h finishes a batch from a
+ * timer, or on a store thread). Thread-safe, also while the tick replaces
+ * the handle.
  */
 int handles_try_next_n(struct ns_handle *nh, uint64_t *ids, size_t n, size_t *got,
                        uint32_t *wait_ms);
+/*
+ * idmint_next_n on @p nh's current handle: may wait (a range's refill, up
+ * to deadline_ms; a snowflake's next unit), so store threads only, and for
+ * a range handle only. Thread-safe like handles_try_next_n.
+ */
+int handles_next_n(struct ns_handle *nh, uint64_t *ids, size_t n);
 /* idmint_info of @p nh's current handle (@p out from idmint_handle_info_init()). Thread-safe. */
 int handles_info(struct ns_handle *nh, idmint_handle_info *out);
 /*

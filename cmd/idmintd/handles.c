@@ -201,6 +201,15 @@ int handles_try_next_n(struct ns_handle *nh, uint64_t *ids, size_t n, size_t *go
     return rc;
 }
 
+int handles_next_n(struct ns_handle *nh, uint64_t *ids, size_t n)
+{
+    unsigned parity;
+    int rc = idmint_next_n(handle_enter(nh, &parity), ids, n);
+
+    handle_leave(nh, parity);
+    return rc;
+}
+
 int handles_info(struct ns_handle *nh, idmint_handle_info *out)
 {
     unsigned parity;

@@ -383,3 +383,87 @@ void routes_iso_or_empty(int64_t ms, char *buf, size_t size)
     if (idmint_format_iso8601(ms, buf, size) != 0)
         buf[0] = '\0';
 }
+
+/* ==== the IDs of GET /v1/ids ==== */
+
+#define U64_DIGITS_MAX 20
+
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
+
+/* Write @p v in decimal at @p dst; returns the number of digits. */
+static size_t u64_decimal(uint64_t v, char *dst)
+{
+    char tmp[U64_DIGITS_MAX];
+    size_t n = U64_DIGITS_MAX, len;
+
+    while (v >= 100) {
+        unsigned pair = (unsigned)(v % 100) * 2;
+
+        v /= 100;
+        tmp[--n] = digit_pairs[pair + 1];
+        tmp[--n] = digit_pairs[pair];
+    }
+    if (v >= 10) {
+        unsigned pair = (unsigned)v * 2;
+
+        tmp[--n] = digit_pairs[pair + 1];
+        tmp[--n] = digit_pairs[pair];
+    } else {
+        tmp[--n] = (char)('0' + v);
+    }
+    len = U64_DIGITS_MAX - n;
+    memcpy(dst, tmp + n, len);
+    return len;
+}
+
+static int accepts_text(const struct http_req *r)
+{
+    static const char want[] = "text/plain";
+    size_t i;
+
+    if (r->accept == NULL || r->accept_len < sizeof(want) - 1)
+        return 0;
+    for (i = 0; i + sizeof(want) - 1 <= r->accept_len; i++)
+        if (memcmp(r->accept + i, want, sizeof(want) - 1) == 0)
+            return 1;
+    return 0;
+}
+
+void routes_reply_ids(struct http_req *r, const char *ns, const uint64_t *ids, size_t count)
+{
+    size_t i, ns_len = strlen(ns);
+    char *body = http_alloc(r, count * (U64_DIGITS_MAX + 3) + ns_len + 32), *p;
+
+    if (body == NULL) {
+        routes_fail(r, IDMINT_ENOMEM, "out of memory");
+        return;
+    }
+    p = body;
+    if (accepts_text(r)) {
+        for (i = 0; i < count; i++) {
+            p += u64_decimal(ids[i], p);
+            *p++ = '\n';
+        }
+        routes_reply(r, 200, "text/plain; charset=utf-8", body, (size_t)(p - body));
+        return;
+    }
+    memcpy(p, "{\"namespace\":\"", 14);
+    p += 14;
+    memcpy(p, ns, ns_len);
+    p += ns_len;
+    memcpy(p, "\",\"ids\":[", 9);
+    p += 9;
+    for (i = 0; i < count; i++) {
+        if (i > 0)
+            *p++ = ',';
+        *p++ = '"';
+        p += u64_decimal(ids[i], p);
+        *p++ = '"';
+    }
+    memcpy(p, "]}", 2);
+    p += 2;
+    routes_reply(r, 200, "application/json", body, (size_t)(p - body));
+}

@@ -21,6 +21,12 @@ struct daemon_thread;
 
 /* ==== replies ==== */
 
+/*
+ * Answer 200 with @p count IDs of @p ns: JSON (IDs as decimal strings), or
+ * one per line for Accept: text/plain. The body is written by hand into
+ * request memory: @p ns needs no escaping (it matched [a-z0-9][a-z0-9_.-]*).
+ */
+void routes_reply_ids(struct http_req *r, const char *ns, const uint64_t *ids, size_t count);
 /* Reply with the error row of @p err and a message. */
 void routes_fail(struct http_req *r, int err, const char *message);
 /* Reply with a protocol error that has no library code (401, 405, 413, 431). */

@@ -22,6 +22,7 @@
 #include "routes_authority.h"
 #include "routes_defer.h"
 #include "routes_ids.h"
+#include "routes_mint.h"
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -113,7 +114,7 @@ static void reply_saved(struct http_req *r, const struct idmint__batch *saved, c
         return;
     }
     metrics_batch(kind);
-    routes_ids_reply(r, ns, ids, count);
+    routes_reply_ids(r, ns, ids, count);
 }
 
 /*
@@ -186,14 +187,13 @@ void routes_batch_mint(struct http_req *r, struct daemon_thread *w, const char *
     /* What the current time unit holds, never waiting for the next: a
      * batch of 1 s units would hold this store thread for seconds, and
      * with it the lease calls of remote generators. */
-    if ((rc = handles_try_next_n(nh, ids, count, &got, &wait_ms)) != 0) {
+    if ((rc = routes_mint_ready(w, nh, ids, count, &got, &wait_ms)) != 0) {
         routes_fail(r, rc, NULL);
         return;
     }
-    metrics_add(&w->metrics.ids_issued[nh->slot], got);
     if (got == count)
         claim_and_reply(r, w, a, ns, key, ids, count);
-    else if (routes_ids_finish_on_loop(r, w, ns, ids, got, count, 1) != 0)
+    else if (routes_mint_finish_on_loop(r, w, ns, ids, got, count, routes_batch_save) != 0)
         routes_fail(r, IDMINT_ENOMEM, "out of memory handing a batch to its event loop");
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What GET /v1/ids shares between its plain path (routes_ids.c) and its
- * idempotent one (routes_batch.c).
+ * GET /v1/ids with an Idempotency-Key (routes_batch.c), as its plain path
+ * (routes_ids.c) hands a keyed request over.
  */
 #ifndef IDMINTD_ROUTES_IDS_H
 #define IDMINTD_ROUTES_IDS_H
@@ -14,20 +14,6 @@
 struct daemon_thread;
 struct ns_handle;
 struct route_match;
-
-/* Answer 200 with @p count IDs of @p ns: JSON, or one per line for Accept: text/plain. */
-void routes_ids_reply(struct http_req *r, const char *ns, const uint64_t *ids, size_t count);
-
-/*
- * On a store thread: hand @p r back to its loop (routes_defer_resume) to
- * mint the rest of a batch there from a timer, so that no store thread
- * waits for a time unit; ids[0..done) of the @p count IDs of @p ns are
- * minted already. The loop answers once all are, or with @p is_keyed saves
- * them first (routes_batch_save). 0, or -1 when out of memory (then answer
- * @p r; the IDs minted are a gap).
- */
-int routes_ids_finish_on_loop(struct http_req *r, struct daemon_thread *w, const char *ns,
-                              const uint64_t *ids, size_t done, size_t count, int is_keyed);
 
 /*
  * GET /v1/ids with an Idempotency-Key, on a store thread: the first request

@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "testsupport.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -636,6 +637,100 @@ static void test_handle__lost_reply_on_refill_is_retried_for_the_same_range(void
     ts_fault_reset();
 }
 
+/*
+ * A range handle's try never waits on the store: with the store down and a
+ * deadline of a minute, try hands out what the reserve holds and then
+ * returns at once with *got < n and a wait hint (on main it waited in the
+ * refill for the whole deadline). Once the store is back, try and next_n
+ * from several threads go on, and no value repeats.
+ */
+struct try_share {
+    idmint *m;
+    uint64_t ids[4000 + 16]; /* a last call may pass 4000 by its count */
+    size_t n;
+};
+
+static void *try_and_next(void *arg)
+{
+    struct try_share *t = arg;
+    uint32_t wait_ms = 0;
+    size_t got = 0;
+
+    while (t->n < 4000) {
+        if (t->n % 2 == 0) {
+            if (idmint_try_next_n(t->m, t->ids + t->n, 7, &got, &wait_ms) != 0)
+                return NULL;
+            t->n += got;
+            if (got == 0) {
+                struct timespec ts = {(time_t)(wait_ms / 1000), (long)(wait_ms % 1000) * 1000000L};
+
+                nanosleep(&ts, NULL);
+            }
+        } else {
+            if (idmint_next_n(t->m, t->ids + t->n, 9) != 0)
+                return NULL;
+            t->n += 9;
+        }
+    }
+    return NULL;
+}
+
+static void test_handle__range_try_returns_at_once_when_dry(void **state)
+{
+    struct fixture *f = *state;
+    struct try_share share[3];
+    pthread_t th[3];
+    uint64_t ids[64], *all;
+    uint32_t wait_ms = 0;
+    size_t got = 0, drained = 0, total = 0, i, j;
+    char url[4096];
+    idmint_options o;
+    idmint *m;
+
+    assert_int_equal(ts_fault_register(), 0);
+    ts_fault_reset();
+    snprintf(url, sizeof(url), "fault:%s", f->url);
+    create_range(f, "dry", 1, UINT64_C(1) << 40, 100);
+    idmint_options_init(&o);
+    o.range_block = 100;
+    o.deadline_ms = 60000; /* a try that waited would hold this test for a minute */
+    assert_int_equal(idmint_open(&m, url, "dry", &o), 0);
+    ts_fault_set_down(1);
+    for (i = 0; i < 100; i++) {
+        assert_int_equal(idmint_try_next_n(m, ids, 64, &got, &wait_ms), 0);
+        drained += got;
+        if (got < 64)
+            break;
+        assert_int_equal(wait_ms, 0);
+    }
+    assert_true(got < 64);           /* the reserve ran dry ... */
+    assert_true(wait_ms >= 1);       /* ... and says when to look again */
+    assert_true(drained <= 2 * 100); /* at most the two blocks of the double buffer */
+    assert_int_equal(idmint_try_next_n(m, ids, 64, &got, &wait_ms), 0);
+    assert_int_equal(got, 0);
+    ts_fault_set_down(0);
+    for (i = 0; i < 3; i++) {
+        share[i].m = m;
+        share[i].n = 0;
+        assert_int_equal(pthread_create(&th[i], NULL, try_and_next, &share[i]), 0);
+    }
+    for (i = 0; i < 3; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+    all = malloc(sizeof(uint64_t) * 3 * 4010);
+    assert_non_null(all);
+    for (i = 0; i < 3; i++) {
+        assert_true(share[i].n >= 4000); /* every thread got its share once the store was back */
+        for (j = 1; j < share[i].n; j++)
+            assert_true(share[i].ids[j] > share[i].ids[j - 1]); /* increasing within a thread */
+        memcpy(all + total, share[i].ids, share[i].n * sizeof(uint64_t));
+        total += share[i].n;
+    }
+    assert_int_equal(ts_count_duplicates(all, total), 0);
+    free(all);
+    idmint_close(m);
+    ts_fault_reset();
+}
+
 static void test_handle__an_id_released_ahead_of_the_clock_does_not_block_others(void **state)
 {
     struct fixture *f = *state;
@@ -1022,6 +1117,7 @@ int main(void)
         T(test_handle__sequence_waits_are_counted),
         T(test_handle__a_sequence_wait_sleeps_instead_of_spinning),
         T(test_handle__try_next_n_never_waits_and_says_how_long),
+        T(test_handle__range_try_returns_at_once_when_dry),
         T(test_handle__release_on_close_lets_the_next_holder_mint_after_us),
         T(test_handle__fifth_taker_of_two_worker_bits_gets_no_worker),
         T(test_handle__refused_renewal_makes_the_next_mint_fail),
