@@ -18,36 +18,9 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#define NS_NAME_MAX 63      /* characters, as in [a-z0-9][a-z0-9_.-]{0,62} */
-#define REGION_MAX  0xffffu /* a layout has at most 16 region bits */
+#define REGION_MAX 0xffffu /* a layout has at most 16 region bits */
 
 /* ==== helpers ==== */
-
-int idmint__ns_name_check(const char *name)
-{
-    size_t i;
-
-    if (name == NULL)
-        return idmint__fail(IDMINT_EINVAL, "namespace name is missing");
-    if (name[0] == '\0')
-        return idmint__fail(IDMINT_EINVAL, "namespace name is empty");
-    for (i = 0; name[i] != '\0'; i++) {
-        unsigned char c = (unsigned char)name[i];
-        int is_ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                    (i > 0 && (c == '_' || c == '.' || c == '-'));
-
-        if (i >= NS_NAME_MAX)
-            return idmint__fail(IDMINT_EINVAL,
-                                "namespace name '%.63s...' is longer than %d characters", name,
-                                NS_NAME_MAX);
-        if (!is_ok)
-            return idmint__fail(IDMINT_EINVAL,
-                                "namespace name '%.63s': character %zu (0x%02x) is not allowed; "
-                                "names match [a-z0-9][a-z0-9_.-]{0,62}",
-                                name, i + 1, (unsigned)c);
-    }
-    return 0;
-}
 
 int64_t idmint__authority_now_ms(struct idmint_authority *a)
 {
@@ -225,7 +198,9 @@ static int authority_open(struct idmint_authority **out, const char *url, uint32
         return rc;
     }
     a->region = region;
-    idmint__authority_provenance_init(a);
+    idmint__origin_self(&a->self);
+    a->origin = a->self;
+    idmint__retention_defaults(a->keep_ms);
     idmint__clock_init(&a->own_clock, NULL, NULL, NULL);
     a->clk = clk != NULL ? clk : &a->own_clock;
     *out = a;
@@ -540,12 +515,6 @@ int idmint_workers_list(idmint_authority *a, const char *ns, idmint_worker_info 
         memcpy((*out)[i].holder, fp, sizeof(fp));
     }
     return 0;
-}
-
-int idmint_worker_force_release(idmint_authority *a, const char *ns, uint32_t region,
-                                uint32_t worker_id)
-{
-    return idmint__authority_force_release(a, ns, region, worker_id, -1);
 }
 
 int idmint_audit_list(idmint_authority *a, int64_t after_seq, size_t limit,

@@ -223,3 +223,9 @@ int idmint__authority_force_release(idmint_authority *a, const char *ns, uint32_
     return idmint__store_lease_force_release(a->st, ns, region, worker_id, max_until, actor,
                                              now_ms);
 }
+
+int idmint_worker_force_release(idmint_authority *a, const char *ns, uint32_t region,
+                                uint32_t worker_id)
+{
+    return idmint__authority_force_release(a, ns, region, worker_id, -1);
+}

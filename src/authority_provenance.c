@@ -18,20 +18,6 @@
 #define KEEP_MIN_MS INT64_C(1000)
 #define KEEP_MAX_MS (INT64_C(3653) * 86400000)
 
-static const int64_t keep_default_ms[IDMINT__KEEP__COUNT] = {
-    [IDMINT__KEEP_WORKER_GRANTS] = IDMINT__KEEP_WORKER_GRANTS_MS,
-    [IDMINT__KEEP_RANGE_GRANTS] = IDMINT__KEEP_RANGE_GRANTS_MS,
-    [IDMINT__KEEP_BATCHES] = IDMINT__KEEP_BATCHES_MS,
-    [IDMINT__KEEP_COLLISIONS] = IDMINT__KEEP_COLLISIONS_MS,
-};
-
-void idmint__authority_provenance_init(struct idmint_authority *a)
-{
-    idmint__origin_self(&a->self);
-    a->origin = a->self;
-    memcpy(a->keep_ms, keep_default_ms, sizeof(a->keep_ms));
-}
-
 void idmint__authority_on_behalf(idmint_authority *a, const struct idmint__origin *o)
 {
     a->origin = o != NULL ? *o : a->self;

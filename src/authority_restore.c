@@ -22,11 +22,6 @@ static unsigned id_shift(const idmint_layout *l)
     return (unsigned)l->region_bits + l->worker_bits + l->sequence_bits;
 }
 
-uint64_t idmint__floor_fence_unit(const idmint_layout *l, uint64_t floor)
-{
-    return floor >> id_shift(l);
-}
-
 /* The largest ID of time unit @p unit in layout @p l (every lower bit set). */
 static uint64_t last_id_of_unit(const idmint_layout *l, uint64_t unit)
 {

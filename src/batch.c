@@ -10,26 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int idmint__batch_key_check(const char *key)
-{
-    size_t i, len = key != NULL ? strlen(key) : 0;
-
-    if (len == 0 || len > IDMINT_BATCH_KEY_MAX)
-        return idmint__fail(IDMINT_EINVAL, "idempotency key must be 1 to %d characters",
-                            IDMINT_BATCH_KEY_MAX);
-    for (i = 0; i < len; i++) {
-        char c = key[i];
-
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == ':' || c == '-'))
-            return idmint__fail(IDMINT_EINVAL,
-                                "idempotency key may hold only A-Z a-z 0-9 . _ : - (byte %zu is "
-                                "0x%02x)",
-                                i + 1, (unsigned)(unsigned char)c);
-    }
-    return 0;
-}
-
 void idmint__batch_clear(struct idmint__batch *b)
 {
     if (b == NULL)

@@ -304,8 +304,16 @@ struct idmint_authority {
     char witness_dir[4096]; /* this host's witness folder (witness.c) */
 };
 
-/* The history check interval of @p o (handle.c): its history_check_ms, or the default. */
+/* ==== options (options.c) ==== */
+/* The history check interval of @p o: its history_check_ms, or the default. Pure. */
 uint32_t idmint__history_check_ms(const idmint_options *o);
+/*
+ * Copy the caller's @p opts (NULL: the defaults; a struct of an older
+ * header: the defaults of what it lacks) into @p out and check them. 0 or
+ * IDMINT_EINVAL (a size no header had, or a value out of range, with the
+ * message). Pure; @p out is the caller's.
+ */
+int idmint__options_copy_in(const idmint_options *opts, idmint_options *out);
 
 /* ==== the host's witness (witness.c) ==== */
 
@@ -362,8 +370,8 @@ int idmint__authority_history_adopt(struct idmint_authority *a, const char *ns,
                                     struct idmint__history *seen,
                                     const struct idmint__history *reply);
 
-/* authority_provenance.c: set up origin and retention of a new authority. */
-void idmint__authority_provenance_init(struct idmint_authority *a);
+/* provenance.c: the retention of each kind of record an authority starts with. Pure. */
+void idmint__retention_defaults(int64_t keep_ms[IDMINT__KEEP__COUNT]);
 /*
  * A record of @p what was just made through @p a: every so often prune a
  * bounded batch of old ones, more than were made meanwhile, so that the
@@ -384,8 +392,8 @@ int idmint__authority_ns_copy_in(const idmint_ns_info *info, idmint_ns_info *in)
 int idmint__authority_ns_create_floor(struct idmint_authority *a, const idmint_ns_info *info,
                                       uint64_t floor, const char *origin);
 /*
- * authority_restore.c: the last time unit of layout @p l whose IDs can lie at
- * or below @p floor; a take's fence is at least this, so that a holder's
+ * layout.c: the last time unit of layout @p l whose IDs can lie at or below
+ * @p floor; a take's fence is at least this, so that a holder's
  * first ID lies above the floor.
  */
 uint64_t idmint__floor_fence_unit(const idmint_layout *l, uint64_t floor);

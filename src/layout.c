@@ -428,3 +428,8 @@ int idmint__parse_i64(const char *s, int64_t *out)
     *out = (int64_t)mag;
     return 0;
 }
+
+uint64_t idmint__floor_fence_unit(const idmint_layout *l, uint64_t floor)
+{
+    return floor >> ((unsigned)l->region_bits + l->worker_bits + l->sequence_bits);
+}

@@ -68,3 +68,11 @@ int idmint__origin_check(const struct idmint__origin *o)
                             sizeof(o->token) - 1);
     return 0;
 }
+
+void idmint__retention_defaults(int64_t keep_ms[IDMINT__KEEP__COUNT])
+{
+    keep_ms[IDMINT__KEEP_WORKER_GRANTS] = IDMINT__KEEP_WORKER_GRANTS_MS;
+    keep_ms[IDMINT__KEEP_RANGE_GRANTS] = IDMINT__KEEP_RANGE_GRANTS_MS;
+    keep_ms[IDMINT__KEEP_BATCHES] = IDMINT__KEEP_BATCHES_MS;
+    keep_ms[IDMINT__KEEP_COLLISIONS] = IDMINT__KEEP_COLLISIONS_MS;
+}
