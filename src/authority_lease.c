@@ -102,8 +102,10 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
     if (rc == 0 && lease->fence_found < floor_unit)
         lease->fence_found = floor_unit;
     if (rc == 0)
-        lease->fence_ahead_ms =
-            lease->fence_found > now_unit ? (lease->fence_found - now_unit) * l->unit_ms : 0;
+        lease->fence_ahead_ms = lease->fence_found > now_unit
+                                    ? (uint64_t)(idmint__unit_start_ms(l, lease->fence_found) -
+                                                 idmint__unit_start_ms(l, now_unit))
+                                    : 0;
     return rc;
 }
 
@@ -156,14 +158,16 @@ static int wait_past_fence(struct idmint_authority *a, const idmint_ns_info *ns,
         if (now > lease->fence_found)
             return 0;
         if (idmint__deadline_now_ms() >= deadline)
-            return idmint__fail(IDMINT_ECLOCK,
-                                "namespace '%s' worker %u: clock is at time unit %llu, %llu ms "
-                                "behind the fence %llu left by the previous holder (generation "
-                                "%llu); its clock ran ahead or this one is behind; waited %u ms",
-                                ns->name, (unsigned)lease->worker_id, (unsigned long long)now,
-                                (unsigned long long)((lease->fence_found - now + 1) * l->unit_ms),
-                                (unsigned long long)lease->fence_found,
-                                (unsigned long long)(lease->generation - 1), max_wait_ms);
+            return idmint__fail(
+                IDMINT_ECLOCK,
+                "namespace '%s' worker %u: clock is at time unit %llu, %llu ms "
+                "behind the fence %llu left by the previous holder (generation "
+                "%llu); its clock ran ahead or this one is behind; waited %u ms",
+                ns->name, (unsigned)lease->worker_id, (unsigned long long)now,
+                (unsigned long long)(idmint__unit_start_ms(l, lease->fence_found + 1) -
+                                     idmint__unit_start_ms(l, now)),
+                (unsigned long long)lease->fence_found, (unsigned long long)(lease->generation - 1),
+                max_wait_ms);
         idmint__sleep_ms(1);
     }
 }

@@ -136,7 +136,7 @@ static uint64_t now_unit(idmint *m, int64_t now_ms)
  */
 static void sleep_out_unit(idmint *m, uint64_t t, int64_t now_ms)
 {
-    int64_t left_ms = m->layout.epoch_ms + (int64_t)(t + 1) * m->layout.unit_ms - now_ms;
+    int64_t left_ms = idmint__unit_start_ms(&m->layout, t + 1) - now_ms;
 
     if (left_ms > 1)
         idmint__sleep_ms(
@@ -285,8 +285,7 @@ int idmint_try_next_n(idmint *m, uint64_t *ids, size_t n, size_t *got, uint32_t 
         done += part;
     }
     if (done < n) {
-        int64_t left_ms =
-            m->layout.epoch_ms + (int64_t)(now_unit(m, now_ms) + 1) * m->layout.unit_ms - now_ms;
+        int64_t left_ms = idmint__unit_start_ms(&m->layout, now_unit(m, now_ms) + 1) - now_ms;
 
         if (done == 0)
             atomic_fetch_add_explicit(&m->sequence_waits, 1, memory_order_relaxed);
@@ -356,7 +355,10 @@ int idmint_info(idmint *m, idmint_handle_info *out)
             uint64_t now_unit = idmint__unit_at(&m->layout, idmint__clock_now_ms(m->clk));
 
             info.outage_budget_ms =
-                info.lease_until > now_unit ? (info.lease_until - now_unit) * m->layout.unit_ms : 0;
+                info.lease_until > now_unit
+                    ? (uint64_t)(idmint__unit_start_ms(&m->layout, info.lease_until) -
+                                 idmint__unit_start_ms(&m->layout, now_unit))
+                    : 0;
         }
     }
     /* Only out->size bytes: the caller's header may predate members we have. */

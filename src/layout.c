@@ -91,13 +91,8 @@ void idmint_layout_default(idmint_layout *l)
  */
 static int end_ms_of(const idmint_layout *l, int64_t *end)
 {
-    uint64_t span_units = UINT64_C(1) << l->time_bits;
-    uint64_t room = (uint64_t)(INT64_MAX - l->epoch_ms);
-
-    if (span_units > room / l->unit_ms)
-        return -1;
-    *end = l->epoch_ms + (int64_t)(span_units * l->unit_ms);
-    return 0;
+    *end = idmint__unit_start_ms(l, UINT64_C(1) << l->time_bits);
+    return *end == INT64_MAX ? -1 : 0;
 }
 
 int idmint_layout_validate(const idmint_layout *l)
@@ -359,7 +354,7 @@ int idmint_decode(const idmint_layout *l, uint64_t id, idmint_decoded *out)
     t = id >> (r + w + s);
     out->time_units = t;
     /* t < 2^T and validate proved epoch + 2^T * unit fits in int64. */
-    out->unix_ms = l->epoch_ms + (int64_t)(t * l->unit_ms);
+    out->unix_ms = idmint__unit_start_ms(l, t);
     out->region = (uint32_t)((id >> (w + s)) & ((UINT64_C(1) << r) - 1));
     out->worker = (uint32_t)((id >> s) & ((UINT64_C(1) << w) - 1));
     /* 64 bits: S may exceed 32 (fuzz/fuzz_layout.c found a cut-short

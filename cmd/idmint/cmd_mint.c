@@ -8,6 +8,7 @@
 #include "out.h"
 
 #include "idmint.h"
+#include "idmint_service.h"
 
 #include <stdio.h>
 #include <unistd.h>
@@ -150,7 +151,7 @@ static void print_holder(idmint *m, const char *authority, const char *ns)
 {
     char text[IDMINT_AUTHORITY_TEXT_MAX], end[40];
     idmint_handle_info info;
-    uint64_t unit_ms;
+    int64_t end_ms;
 
     idmint_handle_info_init_v2(&info);
     if (idmint_info(m, &info) != 0)
@@ -163,11 +164,8 @@ static void print_holder(idmint *m, const char *authority, const char *ns)
         return;
     }
     /* lease_until is in the layout's time units from its epoch. */
-    unit_ms = info.layout.unit_ms == 0 ? 1 : info.layout.unit_ms;
-    if (info.layout.epoch_ms < 0 ||
-        info.lease_until > (uint64_t)(INT64_MAX - info.layout.epoch_ms) / unit_ms ||
-        idmint_format_iso8601(info.layout.epoch_ms + (int64_t)(info.lease_until * unit_ms), end,
-                              sizeof(end)) != 0)
+    end_ms = idmint__unit_start_ms(&info.layout, info.lease_until);
+    if (end_ms == INT64_MAX || idmint_format_iso8601(end_ms, end, sizeof(end)) != 0)
         snprintf(end, sizeof(end), "units:%llu", (unsigned long long)info.lease_until);
     fprintf(stderr, " worker=%u/%u generation=%llu lease_end=%s\n", (unsigned)info.region,
             (unsigned)info.worker_id, (unsigned long long)info.generation, end);

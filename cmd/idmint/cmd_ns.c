@@ -8,6 +8,7 @@
 #include "ns_lookup.h"
 
 #include "idmint.h"
+#include "idmint_service.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -61,17 +62,6 @@ static void format_layout(const idmint_layout *l, char *buf, size_t size)
 {
     snprintf(buf, size, "%u/%u/%u/%u", l->time_bits, l->region_bits, l->worker_bits,
              l->sequence_bits);
-}
-
-/* Unix ms of time value @p units in layout @p l, saturating instead of overflowing. */
-static int64_t units_to_unix_ms(const idmint_layout *l, uint64_t units)
-{
-    uint64_t unit = l->unit_ms == 0 ? 1 : l->unit_ms;
-    uint64_t room = (uint64_t)(INT64_MAX - (l->epoch_ms > 0 ? l->epoch_ms : 0));
-
-    if (units > room / unit)
-        return INT64_MAX;
-    return l->epoch_ms + (int64_t)(units * unit);
 }
 
 /*
@@ -262,7 +252,7 @@ static void print_migrated(const char *old, const idmint_ns_info *ns)
     {
         const idmint_layout *l = &ns->layout;
         unsigned shift = (unsigned)l->region_bits + l->worker_bits + l->sequence_bits;
-        int64_t from_ms = units_to_unix_ms(l, (ns->floor >> shift) + 1);
+        int64_t from_ms = idmint__unit_start_ms(l, (ns->floor >> shift) + 1);
         char iso[40];
 
         format_iso(from_ms, iso, sizeof(iso));
@@ -408,7 +398,7 @@ static int show_snowflake(idmint_authority *a, const idmint_ns_info *ns)
     for (i = 0; i < n; i++) {
         const idmint_worker_info *w = idmint_worker_info_at(rows, i);
 
-        if (w->holder[0] != '\0' && units_to_unix_ms(l, w->lease_until) > now_ms)
+        if (w->holder[0] != '\0' && idmint__unit_start_ms(l, w->lease_until) > now_ms)
             held++;
     }
     idmint_free(rows);
@@ -566,7 +556,7 @@ int cmd_workers_run(int argc, char **argv, struct args_common *common)
                 const idmint_worker_info *w = idmint_worker_info_at(rows, i);
                 char iso[40];
 
-                format_iso(units_to_unix_ms(&ns.layout, w->lease_until), iso, sizeof(iso));
+                format_iso(idmint__unit_start_ms(&ns.layout, w->lease_until), iso, sizeof(iso));
                 printf("region=%" PRIu32 " worker=%" PRIu32 " holder=%s generation=%" PRIu64
                        " lease_until=%s\n",
                        w->region, w->worker_id, w->holder[0] != '\0' ? w->holder : "-",

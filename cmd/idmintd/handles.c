@@ -376,8 +376,7 @@ void handles_observe(struct handles *h)
         if (info.lease_until > nh->seen_lease_until && nh->seen_lease_until != 0) {
             atomic_fetch_add(&h->renewals, 1);
         } else if (nh->seen_lease_until != 0) {
-            int64_t end_ms =
-                nh->layout.epoch_ms + (int64_t)info.lease_until * (int64_t)nh->layout.unit_ms;
+            int64_t end_ms = idmint__unit_start_ms(&nh->layout, info.lease_until);
 
             /* Lost (E set to 0) or run out during an outage: count it once. */
             if (info.lease_until == 0 || end_ms <= now) {
@@ -449,8 +448,7 @@ int handles_ready(struct handles *h, char *reason, size_t size)
             return 0;
         }
         {
-            int64_t left_ms =
-                nh->layout.epoch_ms + (int64_t)info.lease_until * (int64_t)nh->layout.unit_ms - now;
+            int64_t left_ms = idmint__unit_start_ms(&nh->layout, info.lease_until) - now;
 
             if (left_ms <= (int64_t)h->cfg->ready_margin_ms) {
                 snprintf(reason, size,

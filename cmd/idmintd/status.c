@@ -87,8 +87,7 @@ int status_live_take(struct daemon *d, const struct sampler_cache *c, struct sta
         if (nh->is_range)
             continue;
         if (h->has_info && h->info.lease_until != 0) {
-            h->lease_end_ms =
-                nh->layout.epoch_ms + (int64_t)h->info.lease_until * (int64_t)nh->layout.unit_ms;
+            h->lease_end_ms = idmint__unit_start_ms(&nh->layout, h->info.lease_until);
             h->lease_left_ms = h->lease_end_ms - out->now_ms;
         }
         /* The rule of handles_ready(). */
@@ -277,8 +276,7 @@ static int workers_build(struct daemon *d, struct status_ns *ns)
         snprintf(w->holder, sizeof(w->holder), "%s", wi->holder);
         w->generation = wi->generation;
         w->lease_until = wi->lease_until;
-        w->lease_end_ms =
-            r->layout.epoch_ms + (int64_t)wi->lease_until * (int64_t)r->layout.unit_ms;
+        w->lease_end_ms = idmint__unit_start_ms(&r->layout, wi->lease_until);
         w->margin_ms = w->lease_end_ms - r->read_ms;
         w->is_own = is_own_row(ns->own, wi);
     }
@@ -445,11 +443,9 @@ static int spell_time(const idmint_layout *l, uint64_t v, char *out, size_t size
 {
     if (l == NULL)
         return v <= INT64_MAX && idmint_format_iso8601((int64_t)v, out, size) == 0 ? 0 : -1;
-    if (l->unit_ms == 0 || v > (uint64_t)(INT64_MAX - l->epoch_ms) / l->unit_ms)
+    if (idmint__unit_start_ms(l, v) == INT64_MAX)
         return -1;
-    return idmint_format_iso8601(l->epoch_ms + (int64_t)v * (int64_t)l->unit_ms, out, size) == 0
-               ? 0
-               : -1;
+    return idmint_format_iso8601(idmint__unit_start_ms(l, v), out, size) == 0 ? 0 : -1;
 }
 
 static int key_is(const char *p, size_t len, const char *key)

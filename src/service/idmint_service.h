@@ -60,6 +60,22 @@ static inline uint64_t idmint__unit_at(const idmint_layout *l, int64_t unix_ms)
     return (uint64_t)(unix_ms - l->epoch_ms) / l->unit_ms;
 }
 
+/*
+ * Unix ms at which time unit @p unit of layout @p l starts: the inverse of
+ * idmint__unit_at, and the one conversion of a namespace's units to ms (a
+ * lease's E, a decoded ID's time, the end of a layout). Saturates at
+ * INT64_MAX rather than overflow, for a unit no layout reaches.
+ */
+static inline int64_t idmint__unit_start_ms(const idmint_layout *l, uint64_t unit)
+{
+    uint64_t unit_ms = l->unit_ms == 0 ? 1 : l->unit_ms;
+    uint64_t room = (uint64_t)(INT64_MAX - (l->epoch_ms > 0 ? l->epoch_ms : 0));
+
+    if (unit > room / unit_ms)
+        return INT64_MAX;
+    return l->epoch_ms + (int64_t)(unit * unit_ms);
+}
+
 /* The last time unit of @p l: 2^T - 1. */
 static inline uint64_t idmint__unit_max(const idmint_layout *l)
 {
