@@ -60,6 +60,10 @@ rm -f "$root/etc/apt/sources.list"
 cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/" 2>/dev/null ||
     echo "deb $mirror bookworm main" >"$root/etc/apt/sources.list"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The tree's root a mount point of its own, as a container's or a machine's
+# is: tests that make a private mount namespace (unshare --propagation
+# private) change the propagation of "/", which a bare chroot directory has not.
+mount_in "$root" --bind "$root"
 mount_in "$root/proc" -t proc proc
 mount_in "$root/sys" -t sysfs sys
 mount_in "$root/dev" --bind /dev
