@@ -1,28 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * IDMINT_E* -> one HTTP status and one stable JSON code (docs/http-api.md,
- * "Errors"), from the one table in errors_http.c.
+ * "Errors"), from the one table in src/wire_errors.c.
  */
 #ifndef IDMINTD_ERRORS_HTTP_H
 #define IDMINTD_ERRORS_HTTP_H
 
-struct errors_http_row {
-    int err;          /* IDMINT_E* */
-    int status;       /* HTTP status */
-    const char *code; /* JSON error.code */
-};
+#include "idmint_service.h"
 
-/*
- * Codes the daemon answers that no library call returns, in the same
- * table (errors_http.c) so that one file lists every status and code.
- * Values below every IDMINT_E* code; errors_http_check_all() checks that
- * none collides with one.
- */
-#define ERRORS_HTTP_RATE_LIMITED      (-1000)
+/* The daemon's own answer to a caller over its rate (a reply-only row of src/wire_errors.c). */
 #define ERRORS_HTTP_RATE_LIMITED_CODE "rate_limited"
 
-/* The row of @p err; an unknown code maps to 503 "unavailable". Never NULL. */
-const struct errors_http_row *errors_http_lookup(int err);
+/* The row of @p err; an unknown code maps to 503 "unavailable". Never NULL. Thread-safe. */
+const struct idmint__wire_error *errors_http_lookup(int err);
 
 /*
  * Walk IDMINT_ERRNO_MAP and report every code without a row on stderr.

@@ -86,7 +86,7 @@ void routes_fail_http(struct http_req *r, int status, const char *code, const ch
 
 void routes_fail(struct http_req *r, int err, const char *message)
 {
-    const struct errors_http_row *row = errors_http_lookup(err);
+    const struct idmint__wire_error *row = errors_http_lookup(err);
     char text[512];
 
     if (message == NULL || message[0] == '\0') {
@@ -105,6 +105,14 @@ void routes_fail(struct http_req *r, int err, const char *message)
                   row->status, row->code, idmint_strerror(err), w->index);
     }
     routes_fail_http(r, row->status, row->code, message);
+}
+
+void routes_fail_wire(struct http_req *r, const char *code, const char *message)
+{
+    const struct idmint__wire_error *row = idmint__wire_error_named(code);
+
+    /* A code missing from the table is the daemon's bug: still an answer. */
+    routes_fail_http(r, row != NULL ? row->status : 500, code, message);
 }
 
 /* ==== the request ==== */

@@ -29,8 +29,18 @@ struct daemon_thread;
 void routes_reply_ids(struct http_req *r, const char *ns, const uint64_t *ids, size_t count);
 /* Reply with the error row of @p err and a message. */
 void routes_fail(struct http_req *r, int err, const char *message);
-/* Reply with a protocol error that has no library code (401, 405, 413, 431). */
+/*
+ * Reply with @p status, wire @p code and @p message as they are: for a
+ * status and code taken from elsewhere (http_screen.h's verdicts). Prefer
+ * routes_fail and routes_fail_wire, which take both from the one table.
+ */
 void routes_fail_http(struct http_req *r, int status, const char *code, const char *message);
+/*
+ * Reply with wire code @p code (a row of src/wire_errors.c: an answer of
+ * the HTTP layer's own, such as "unauthenticated" or "rate_limited") at
+ * its status, and @p message.
+ */
+void routes_fail_wire(struct http_req *r, const char *code, const char *message);
 /* Send a response and note its status for the metrics. @p body as in http_respond. */
 void routes_reply(struct http_req *r, int status, const char *content_type, const char *body,
                   size_t len);

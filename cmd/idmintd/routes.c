@@ -80,8 +80,7 @@ static int over_limit(struct http_req *r, struct daemon_thread *w, const struct 
     else
         snprintf(text, sizeof(text), "token '%s' is over %s_rate; retry in %s s", t->name,
                  auth_role_name(t->role), value);
-    routes_fail_http(r, errors_http_lookup(ERRORS_HTTP_RATE_LIMITED)->status,
-                     errors_http_lookup(ERRORS_HTTP_RATE_LIMITED)->code, text);
+    routes_fail_wire(r, ERRORS_HTTP_RATE_LIMITED_CODE, text);
     return 1;
 }
 
@@ -173,17 +172,16 @@ static void dispatch(struct http_req *r, struct daemon_thread *w, const struct r
     size_t i;
 
     if (r->header_bytes > cfg->max_header_bytes) {
-        routes_fail_http(r, 431, "headers_too_large",
+        routes_fail_wire(r, "headers_too_large",
                          "request headers are larger than max_header_bytes");
         return;
     }
     if (r->has_bad_framing) {
-        routes_fail_http(r, 400, "invalid_argument",
-                         "conflicting Content-Length or Transfer-Encoding headers");
+        routes_fail(r, IDMINT_EINVAL, "conflicting Content-Length or Transfer-Encoding headers");
         return;
     }
     if (r->body_len > cfg->max_body_bytes) {
-        routes_fail_http(r, 413, "payload_too_large", "request body is larger than max_body_bytes");
+        routes_fail_wire(r, "payload_too_large", "request body is larger than max_body_bytes");
         return;
     }
     if (r->head_verdict != HTTP_HEAD_OK) {
@@ -194,7 +192,7 @@ static void dispatch(struct http_req *r, struct daemon_thread *w, const struct r
         return;
     }
     if (!method_is_known(r)) {
-        routes_fail_http(r, 501, "not_implemented", "this method is not an HTTP method we serve");
+        routes_fail_wire(r, "not_implemented", "this method is not an HTTP method we serve");
         return;
     }
 
@@ -212,7 +210,7 @@ static void dispatch(struct http_req *r, struct daemon_thread *w, const struct r
     *row_out = row != NULL ? row : on_path;
     w->row = *row_out;
     if (on_path == NULL) {
-        routes_fail_http(r, 404, "not_found", "no such route");
+        routes_fail(r, IDMINT_ENOTFOUND, "no such route");
         return;
     }
     if (row == NULL) {
@@ -221,7 +219,7 @@ static void dispatch(struct http_req *r, struct daemon_thread *w, const struct r
         allow_list(&p, allow, sizeof(allow));
         http_add_header(r, "allow", allow);
         snprintf(text, sizeof(text), "method not allowed; use %s", allow);
-        routes_fail_http(r, 405, "method_not_allowed", text);
+        routes_fail_wire(r, "method_not_allowed", text);
         return;
     }
 
@@ -240,7 +238,7 @@ static void dispatch(struct http_req *r, struct daemon_thread *w, const struct r
             return;
         if (t == NULL) {
             http_add_header(r, "www-authenticate", "Bearer");
-            routes_fail_http(r, 401, "unauthenticated",
+            routes_fail_wire(r, "unauthenticated",
                              is_missing ? "a bearer token is required" : "unknown token");
             return;
         }
@@ -251,7 +249,7 @@ static void dispatch(struct http_req *r, struct daemon_thread *w, const struct r
 
             snprintf(text, sizeof(text), "this route needs the %s role; token '%s' has %s",
                      auth_role_name(row->role), t->name, auth_role_name(t->role));
-            routes_fail_http(r, 403, "permission_denied", text);
+            routes_fail(r, IDMINT_EACCESS, text);
             return;
         }
     }

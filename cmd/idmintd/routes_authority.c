@@ -71,7 +71,7 @@ int routes_snowflake_ns(struct http_req *r, struct daemon_thread *w, const char 
         return -1;
     }
     if (info->kind != IDMINT_KIND_SNOWFLAKE) {
-        routes_fail_http(r, 400, "invalid_argument", not_snowflake);
+        routes_fail(r, IDMINT_EINVAL, not_snowflake);
         return -1;
     }
     return 0;
@@ -101,7 +101,6 @@ int routes_write_allowed(struct http_req *r, struct daemon_thread *w, enum ratel
              caller == RATELIMIT_ANONYMOUS ? "caller" : "token", w->actor, ratelimit_class_name(c),
              c == RATELIMIT_BATCH ? "new Idempotency-Keys a second" : "collision reports a second",
              value);
-    routes_fail_http(r, errors_http_lookup(ERRORS_HTTP_RATE_LIMITED)->status,
-                     errors_http_lookup(ERRORS_HTTP_RATE_LIMITED)->code, text);
+    routes_fail_wire(r, ERRORS_HTTP_RATE_LIMITED_CODE, text);
     return -1;
 }

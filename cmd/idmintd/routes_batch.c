@@ -58,7 +58,7 @@ static int request_key(struct http_req *r, char *key, size_t size)
     size_t len = r->idempotency_key_len;
 
     if (r->idempotency_keys > 1) {
-        routes_fail_http(r, 400, "invalid_argument", "send at most one Idempotency-Key header");
+        routes_fail(r, IDMINT_EINVAL, "send at most one Idempotency-Key header");
         return -1;
     }
     while (len > 0 && (v[0] == ' ' || v[0] == '\t')) {
@@ -72,7 +72,7 @@ static int request_key(struct http_req *r, char *key, size_t size)
 
         snprintf(text, sizeof(text), "Idempotency-Key must be 1 to %d characters",
                  IDMINT_BATCH_KEY_MAX);
-        routes_fail_http(r, 400, "invalid_argument", text);
+        routes_fail(r, IDMINT_EINVAL, text);
         return -1;
     }
     memcpy(key, v, len);
@@ -100,7 +100,7 @@ static void reply_saved(struct http_req *r, const struct idmint__batch *saved, c
                  "Idempotency-Key '%s' was first used for count=%u in namespace '%s'; a key "
                  "names one request",
                  saved->key, (unsigned)saved->count, saved->ns);
-        routes_fail_http(r, 409, "conflict", text);
+        routes_fail(r, IDMINT_ECONFLICT, text);
         metrics_batch(METRICS_BATCH_CONFLICT);
         return;
     }

@@ -53,7 +53,7 @@ struct store_job {
 static void reply_unavailable(struct http_req *r, const char *text)
 {
     http_add_header(r, "retry-after", RETRY_AFTER_S);
-    routes_fail_http(r, 503, errors_http_lookup(IDMINT_EUNAVAILABLE)->code, text);
+    routes_fail_wire(r, "unavailable", text);
 }
 
 /* On the loop: the store thread's answer was sent (status) or dropped (0). */

@@ -39,8 +39,7 @@ void routes_ids_get(struct http_req *r, struct daemon_thread *w, const struct ro
 
         count = 0;
         if (len == 0 || len > 10 || strspn(count_text, "0123456789") != len) {
-            routes_fail_http(r, 400, "invalid_argument",
-                             "count must be a whole number from 1 to max_count");
+            routes_fail(r, IDMINT_EINVAL, "count must be a whole number from 1 to max_count");
             return;
         }
         for (i = 0; i < len; i++)
@@ -50,7 +49,7 @@ void routes_ids_get(struct http_req *r, struct daemon_thread *w, const struct ro
 
             snprintf(text, sizeof(text), "count %llu is outside 1..%u", (unsigned long long)count,
                      (unsigned)max_count);
-            routes_fail_http(r, 400, "invalid_argument", text);
+            routes_fail(r, IDMINT_EINVAL, text);
             return;
         }
     }

@@ -26,7 +26,7 @@ static int bad(struct http_req *r, const char *field, const char *what)
     char text[192];
 
     snprintf(text, sizeof(text), "field '%s' %s", field, what);
-    routes_fail_http(r, 400, "invalid_argument", text);
+    routes_fail(r, IDMINT_EINVAL, text);
     return -1;
 }
 
@@ -193,7 +193,7 @@ static void workers_op(struct http_req *r, struct daemon_thread *w, const struct
         return;
     }
     if (is_force && role < AUTH_ADMIN) {
-        routes_fail_http(r, 403, "permission_denied", "force_release needs the admin role");
+        routes_fail(r, IDMINT_EACCESS, "force_release needs the admin role");
         return;
     }
     if (json_get_str(body, "namespace", &ns) != 1) {
@@ -300,7 +300,7 @@ void routes_internal_workers(struct http_req *r, struct daemon_thread *w,
     const int role = (int)m->role; /* force_release needs admin */
 
     if (body == NULL) {
-        routes_fail_http(r, 400, "invalid_argument", err);
+        routes_fail(r, IDMINT_EINVAL, err);
         return;
     }
     if (json_get_str(body, "op", &op) != 1)
@@ -322,7 +322,7 @@ static struct json *range_body(struct http_req *r, const char *id_key, const cha
     struct json *body = json_parse_object(r->body, r->body_len, err, sizeof(err));
 
     if (body == NULL) {
-        routes_fail_http(r, 400, "invalid_argument", err);
+        routes_fail(r, IDMINT_EINVAL, err);
         return NULL;
     }
     if (json_get_str(body, "namespace", ns) != 1)

@@ -271,7 +271,7 @@ void routes_ns_create(struct http_req *r, struct daemon_thread *w, const struct 
 
     (void)m;
     if (routes_parse_ns_body(r->body, r->body_len, &info, err, sizeof(err)) != 0) {
-        routes_fail_http(r, 400, "invalid_argument", err);
+        routes_fail(r, IDMINT_EINVAL, err);
         return;
     }
     if ((a = routes_authority_or_fail(r, w)) == NULL)
@@ -300,7 +300,7 @@ void routes_ns_migrate(struct http_req *r, struct daemon_thread *w, const struct
         return;
     }
     if (parse_ns_body(r->body, r->body_len, &info, &has_start, err, sizeof(err)) != 0) {
-        routes_fail_http(r, 400, "invalid_argument", err);
+        routes_fail(r, IDMINT_EINVAL, err);
         return;
     }
     if ((a = routes_authority_or_fail(r, w)) == NULL)

@@ -110,7 +110,7 @@ static struct json *collision_json(const idmint_collision *c)
 
 static int bad(struct http_req *r, const char *text)
 {
-    routes_fail_http(r, 400, "invalid_argument", text);
+    routes_fail(r, IDMINT_EINVAL, text);
     return -1;
 }
 
@@ -163,7 +163,7 @@ void routes_collisions_report(struct http_req *r, struct daemon_thread *w,
 
     (void)m;
     if (body == NULL) {
-        routes_fail_http(r, 400, "invalid_argument", err);
+        routes_fail(r, IDMINT_EINVAL, err);
         return;
     }
     if (collision_body(r, body, &ns, &id, &observed_ms, &note) != 0 ||

@@ -55,29 +55,6 @@ struct http_remote {
 
 /* ==== errors ==== */
 
-static const struct {
-    const char *code;
-    int err;
-} http_codes[] = {
-    {"invalid_argument", IDMINT_EINVAL}, {"not_found", IDMINT_ENOTFOUND},
-    {"conflict", IDMINT_ECONFLICT},      {"disabled", IDMINT_EDISABLED},
-    {"exhausted", IDMINT_EEXHAUSTED},    {"no_worker", IDMINT_ENOWORKER},
-    {"lease_lost", IDMINT_ELEASELOST},   {"unavailable", IDMINT_EUNAVAILABLE},
-    {"unauthenticated", IDMINT_EACCESS}, {"permission_denied", IDMINT_EACCESS},
-};
-
-static int http_code_err(const char *code, long status)
-{
-    size_t i;
-
-    if (code != NULL)
-        for (i = 0; i < sizeof(http_codes) / sizeof(http_codes[0]); i++)
-            if (strcmp(http_codes[i].code, code) == 0)
-                return http_codes[i].err;
-    /* A code we do not know: the status class still says whose fault it is. */
-    return status >= 500 ? IDMINT_EUNAVAILABLE : IDMINT_EINVAL;
-}
-
 /* A 2xx reply we cannot read: the server is not the idmintd we expect. */
 static int http_bad_reply(const struct http_remote *h, const char *what)
 {
@@ -181,7 +158,7 @@ static int http_once_try(struct http_remote *h, const char *body, size_t body_le
         if (json_is_string(json_object_get(error, "message")))
             message = json_string_value(json_object_get(error, "message"));
     }
-    err = http_code_err(code, status);
+    err = idmint__wire_error_code(code, status);
     /* no_worker and lease_lost are answers, not outages: asking again cannot help. */
     *is_retryable = status >= 500 && err == IDMINT_EUNAVAILABLE;
     err = idmint__fail(err, "%s %s: %ld %s", h->method, h->url, status,

@@ -82,6 +82,28 @@ static inline uint64_t idmint__unit_max(const idmint_layout *l)
     return l->time_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << l->time_bits) - 1;
 }
 
+/* ==== the HTTP API's errors (wire_errors.c) ==== */
+
+/* One row of the table between library codes and the HTTP API's errors. */
+struct idmint__wire_error {
+    int err;           /* IDMINT_E* */
+    int status;        /* HTTP status */
+    const char *code;  /* JSON error.code */
+    int is_reply_only; /* the HTTP layer's own answer; err is what a client makes of it */
+};
+/* The answer to library code @p err; an unknown code gets 503 "unavailable". Never NULL. */
+const struct idmint__wire_error *idmint__wire_error_of(int err);
+/* The row of wire code @p code (NULL when no row has it, or @p code is NULL). */
+const struct idmint__wire_error *idmint__wire_error_named(const char *code);
+/*
+ * The library code a client makes of wire code @p code with HTTP @p status:
+ * its row's, else by the status class (5xx: IDMINT_EUNAVAILABLE, else
+ * IDMINT_EINVAL).
+ */
+int idmint__wire_error_code(const char *code, long status);
+/* Every row, for checks: *out is the table (static), the count returned. */
+size_t idmint__wire_errors(const struct idmint__wire_error **out);
+
 /* ==== names, actors, holders ==== */
 
 /* Validated name: [a-z0-9][a-z0-9_.-]{0,62}. 0 or IDMINT_EINVAL with a message. */

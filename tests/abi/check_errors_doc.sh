@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # docs/errors.md must list every code of include/idmint.h with its value and
-# text, and the HTTP status and JSON code that cmd/idmintd/errors_http.c gives it.
+# text, and the HTTP status and JSON code that src/wire_errors.c gives it;
+# docs/http-api.md's error table every status and code of that table.
 # And every public call in idmint.h documents its errors and threads: a doc
 # block with "Thread-safety:", an @return on each call returning a status,
 # and no @return that trails off in "...".
@@ -15,15 +16,22 @@ while read -r name value text; do
         fail=1
         continue
     fi
-    mapping=$(grep -oE "\{IDMINT_$name, [0-9]+, \"[a-z_]+\"\}" "$top/cmd/idmintd/errors_http.c" || true)
+    mapping=$(grep -oE "\{IDMINT_$name, [0-9]+, \"[a-z_]+\", 0\}" "$top/src/wire_errors.c" || true)
     status=$(sed -E 's/.*, ([0-9]+), .*/\1/' <<<"$mapping")
     code=$(sed -E 's/.*"([a-z_]+)".*/\1/' <<<"$mapping")
     if [ -z "$mapping" ] || ! grep -qF "| $status | \`$code\` |" <<<"$row"; then
-        echo "errors.md: IDMINT_$name should map to $status $code (errors_http.c)" >&2
+        echo "errors.md: IDMINT_$name should map to $status $code (src/wire_errors.c)" >&2
         fail=1
     fi
 done < <(grep -oE 'XX\(E[A-Z]+, -[0-9]+, "[^"]+"\)' "$top/include/idmint.h" |
          sed -E 's/XX\((E[A-Z]+), (-[0-9]+), "([^"]+)"\)/\1 \2 \3/')
+while read -r status code; do
+    if ! grep -qE "^\| \`$code\` \| $status \|" "$top/docs/http-api.md"; then
+        echo "http-api.md: the error table lacks '$code' ($status) of src/wire_errors.c" >&2
+        fail=1
+    fi
+done < <(grep -oE '\{IDMINT_E[A-Z]+, [0-9]+, "[a-z_]+", [01]\}' "$top/src/wire_errors.c" |
+         sed -E 's/.*, ([0-9]+), "([a-z_]+)".*/\1 \2/' | sort -u)
 # The doc block right above each IDMINT_API declaration or static inline
 # function; its @return runs to the next tag, blank line or end of block.
 if ! awk '
@@ -49,5 +57,5 @@ if ! awk '
     echo "idmint.h: complete the doc blocks above" >&2
     fail=1
 fi
-[ "$fail" -eq 0 ] && echo "errors.md matches idmint.h and errors_http.c; every call documents its errors and threads"
+[ "$fail" -eq 0 ] && echo "errors.md and http-api.md match idmint.h and src/wire_errors.c; every call documents its errors and threads"
 exit "$fail"

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "http_screen.h"
+#include "idmint_service.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -146,6 +147,19 @@ static void test_http_screen__the_reserve_goes_to_prefixes_without_a_connection(
     http_admit_free(a);
 }
 
+/* Every refusal of a request head answers a status and code of the one error table. */
+static void test_http_screen__every_verdict_is_a_row_of_the_error_table(void **state)
+{
+    (void)state;
+    for (int v = HTTP_HEAD_OK + 1; v < HTTP_HEAD_COUNT; v++) {
+        const struct idmint__wire_error *row =
+            idmint__wire_error_named(http_head_verdict_code((enum http_head_verdict)v));
+
+        assert_non_null(row);
+        assert_int_equal(row->status, http_head_verdict_status((enum http_head_verdict)v));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +168,7 @@ int main(void)
         cmocka_unit_test(test_http_screen__ipv6_prefix_keeps_the_first_bits_only),
         cmocka_unit_test(test_http_screen__a_prefix_is_bounded_however_many_addresses_it_uses),
         cmocka_unit_test(test_http_screen__the_reserve_goes_to_prefixes_without_a_connection),
+        cmocka_unit_test(test_http_screen__every_verdict_is_a_row_of_the_error_table),
     };
     return cmocka_run_group_tests_name("http_screen", tests, NULL, NULL);
 }
