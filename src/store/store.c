@@ -726,3 +726,24 @@ int idmint__store_range_replay_conflict(const char *ns, const char *incarnation,
         IDMINT_ECONFLICT, "namespace '%s': request %s/%s was for %llu values, not %llu", ns,
         incarnation, request_id, (unsigned long long)saved_count, (unsigned long long)count);
 }
+
+void idmint__store_grants_covering(idmint_grant_info *list, size_t *n, uint64_t value)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < *n; i++) {
+        idmint_grant_info g = list[i];
+        size_t j = k;
+
+        if (!(g.first <= value && value < g.last))
+            continue;
+        g.kind = IDMINT_KIND_RANGE;
+        while (j > 0 && list[j - 1].granted_ms > g.granted_ms) {
+            list[j] = list[j - 1];
+            j--;
+        }
+        list[j] = g;
+        k++;
+    }
+    *n = k;
+}

@@ -439,6 +439,13 @@ int idmint__store_lease_refusal(const idmint_ns_info *row);
 /* IDMINT_ENOWORKER: every one of the @p worker_count ids of (@p ns, @p region) is held. */
 int idmint__store_no_worker(const char *ns, uint32_t region, uint64_t worker_count);
 /*
+ * Of the range grants @p list (*n of them), keep in place those that hold
+ * @p value (first <= value < last), oldest granted first, as kind
+ * IDMINT_KIND_RANGE; *n becomes their count. The order trace reports, for a
+ * backend that cannot filter and sort in its query. Pure.
+ */
+void idmint__store_grants_covering(idmint_grant_info *list, size_t *n, uint64_t value);
+/*
  * Whether range namespace row @p row grants @p count values now: 0 with
  * @p out (if not NULL) set to [next_value, next_value + count) cut at
  * max_value; IDMINT_EINVAL (a snowflake namespace; count above max_block),

@@ -2367,28 +2367,6 @@ static void grant_row(const PGresult *r, int row, void *out)
     g->updated_ms = col_i64(r, row, 11);
 }
 
-/* Keep the range grants of @p list that hold @p value, oldest granted first. */
-static void keep_covering(idmint_grant_info *list, size_t *n, uint64_t value)
-{
-    size_t k = 0;
-
-    for (size_t i = 0; i < *n; i++) {
-        idmint_grant_info g = list[i];
-        size_t j = k;
-
-        if (!(g.first <= value && value < g.last))
-            continue;
-        g.kind = IDMINT_KIND_RANGE;
-        while (j > 0 && list[j - 1].granted_ms > g.granted_ms) {
-            list[j] = list[j - 1];
-            j--;
-        }
-        list[j] = g;
-        k++;
-    }
-    *n = k;
-}
-
 static int postgres_grant_find(struct store *st, const char *ns,
                                const struct idmint__grant_query *q, idmint_grant_info **out,
                                size_t *n)
@@ -2415,7 +2393,7 @@ static int postgres_grant_find(struct store *st, const char *ns,
         return rc;
     list = raw;
     if (is_range)
-        keep_covering(list, &count, q->value);
+        idmint__store_grants_covering(list, &count, q->value);
     else
         for (size_t i = 0; i < count; i++)
             list[i].kind = IDMINT_KIND_SNOWFLAKE;

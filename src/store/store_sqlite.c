@@ -2049,28 +2049,6 @@ static void grant_row(sqlite3_stmt *q, void *out)
     g->updated_ms = sqlite3_column_int64(q, 11);
 }
 
-/* Keep the range grants of @p list that hold @p value, oldest granted first. */
-static void keep_covering(idmint_grant_info *list, size_t *n, uint64_t value)
-{
-    size_t k = 0;
-
-    for (size_t i = 0; i < *n; i++) {
-        idmint_grant_info g = list[i];
-        size_t j = k;
-
-        if (!(g.first <= value && value < g.last))
-            continue;
-        g.kind = IDMINT_KIND_RANGE;
-        while (j > 0 && list[j - 1].granted_ms > g.granted_ms) {
-            list[j] = list[j - 1];
-            j--;
-        }
-        list[j] = g;
-        k++;
-    }
-    *n = k;
-}
-
 static int sqlite_grant_find(struct store *st, const char *ns, const struct idmint__grant_query *gq,
                              idmint_grant_info **out, size_t *n)
 {
@@ -2093,7 +2071,7 @@ static int sqlite_grant_find(struct store *st, const char *ns, const struct idmi
     if ((rc = sq_list(s, q, "find grants", sizeof(**out), grant_row, &list, n)) != 0)
         return rc;
     if (range)
-        keep_covering(list, n, gq->value);
+        idmint__store_grants_covering(list, n, gq->value);
     else
         for (size_t i = 0; i < *n; i++)
             ((idmint_grant_info *)list)[i].kind = IDMINT_KIND_SNOWFLAKE;
