@@ -75,7 +75,7 @@ IDMINT_API const char *idmint_strerror(int err);
  */
 IDMINT_API const char *idmint_errmsg(void);
 
-/* ==== Layout (DESIGN.md §3) ==== */
+/* ==== Layout (docs/design.md "Snowflake IDs") ==== */
 
 /** The bit layout of a snowflake namespace. */
 typedef struct idmint_layout {
@@ -398,7 +398,7 @@ IDMINT_API IDMINT_NODISCARD int idmint_lease_status(idmint *m);
  */
 IDMINT_API void idmint_close(idmint *m);
 
-/* ==== The authority: namespaces, workers, audit (DESIGN.md §2, §4-6) ==== */
+/* ==== The authority: namespaces, workers, audit (docs/design.md "The authority") ==== */
 
 /** A direct connection to a store, for administration. Opaque. */
 typedef struct idmint_authority idmint_authority;

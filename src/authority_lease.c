@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The worker-lease rules of the authority (DESIGN.md §4), in one place: the
+ * The worker-lease rules of the authority (docs/design.md "The authority"), in one place: the
  * lease length granted, E = now + length in the namespace's time units cut
  * at the end of its time bits, the region and time-bit checks, the wait past
  * the E found before the first ID, and the bound of a forced release. A

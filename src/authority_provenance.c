@@ -194,7 +194,7 @@ static int is_of_an_origin(idmint_authority *a, const idmint_ns_info *ns, uint64
 
 /*
  * Trace @p id in the namespace row @p ns through the store of @p a: the
- * grants whose holder could have minted it (DESIGN.md §6, provenance).
+ * grants whose holder could have minted it (docs/design.md "Retries, provenance and collisions").
  * That is all an ID's bits can say; what tells namespaces apart is time
  * and migrations: a grant is taken only once its namespace exists, so its
  * window never starts before the namespace's creation, and an ID of a

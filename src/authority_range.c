@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Range reservations through the authority (DESIGN.md §5). Whether a
+ * Range reservations through the authority (docs/design.md "Ranges"). Whether a
  * namespace grants a count, and how a reservation is cut at max_value, is
  * decided on the row the store reads in its transaction, by the one helper
  * every backend calls (idmint__store_range_grant); a remote authority is

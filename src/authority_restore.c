@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The two operations that must never let the authority move backwards
- * (DESIGN.md §2, docs/design.md "Migrations and restores"): a migration to
+ * (docs/design.md "Migrations and restores"): a migration to
  * a new namespace whose IDs all lie above the old one's, and the fence that
  * makes a restored store safe. Both reduce to one rule, kept here: a
  * namespace's floor, the largest ID it must never issue again. A snowflake

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The authority used when none is named (DESIGN.md §8): one fixed file for
- * every user of a machine, never relative to the working directory or to the
- * user. Two runs from two folders, or a root daemon and a user's CLI, share
- * one authority instead of minting the same IDs from two; a user who cannot
- * open it is told so by the store (store_sqlite.c), never given a private one.
- * This file only names the file and makes its folder; the store opens it.
+ * The authority used when none is named (docs/design.md "The authority", docs/man/idmint.1): one
+ * fixed file for every user of a machine, never relative to the working directory or to the user.
+ * Two runs from two folders, or a root daemon and a user's CLI, share one authority instead of
+ * minting the same IDs from two; a user who cannot open it is told so by the store
+ * (store_sqlite.c), never given a private one. This file only names the file and makes its folder;
+ * the store opens it.
  */
 #include "internal.h"
 

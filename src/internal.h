@@ -26,9 +26,9 @@
 #define IDMINT_DEFAULT_AUTHORITY_MAX 4104 /* bytes of a default URL: "sqlite:" + PATH_MAX */
 
 /*
- * The default authority URL (DESIGN.md §8): IDMINT_DEFAULT_AUTHORITY, one
- * fixed file for every user of the machine, never relative to the working
- * directory or to the user. 0, or IDMINT_EINVAL when @p size is too small;
+ * The default authority URL (docs/design.md "The authority", docs/man/idmint.1):
+ * IDMINT_DEFAULT_AUTHORITY, one fixed file for every user of the machine, never relative to the
+ * working directory or to the user. 0, or IDMINT_EINVAL when @p size is too small;
  * @p buf is written only on success.
  */
 int idmint__default_authority(char *buf, size_t size);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Snowflake layouts (DESIGN.md §3) and the text forms around them: epochs,
+ * Snowflake layouts (docs/design.md "Snowflake IDs") and the text forms around them: epochs,
  * ISO-8601 times and decimal IDs. Dates are pure arithmetic on the proleptic
  * Gregorian calendar, so nothing here depends on gmtime, the locale or TZ.
  */

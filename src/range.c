@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The client side of ranges (DESIGN.md §5). A handle holds the current range
+ * The client side of ranges (docs/design.md "Ranges"). A handle holds the current range
  * and, double-buffered, the next one, which a background thread reserves
  * before the current one runs out. Threads take chunks of the shared range
  * under a mutex and hand out values from a thread-local cache, so the common
@@ -147,7 +147,7 @@ static uint64_t left_locked(const struct range_supply *rs)
 }
 
 /*
- * The count of the next reservation (DESIGN.md §5): enough for target_ms
+ * The count of the next reservation (docs/design.md "Ranges"): enough for target_ms
  * (or ANSWERS_PER_BLOCK times the last reservation's answer, when longer)
  * at the rate values went out since the last reservation, between the
  * namespace's block and max_block. That rate is an average over the whole

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * idmint: the command-line tool (DESIGN.md §8). Dispatches to one
+ * idmint: the command-line tool (docs/man/idmint.1). Dispatches to one
  * cmd_*.c per subcommand; uses only the public header idmint.h.
  */
 #include "cmd.h"

@@ -83,18 +83,6 @@ int json_get_int(const struct json *obj, const char *key, int64_t *out)
     return 1;
 }
 
-int json_get_bool(const struct json *obj, const char *key, int *out)
-{
-    json_t *v = member(obj, key);
-
-    if (v == NULL)
-        return 0;
-    if (!json_is_boolean(v))
-        return -1;
-    *out = json_is_true(v);
-    return 1;
-}
-
 const char *json_unknown_key(const struct json *obj, const char *const *known)
 {
     const char *key;

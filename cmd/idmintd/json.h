@@ -21,7 +21,6 @@ void json_free(struct json *v); /* NULL-safe; frees the whole tree */
  * -1 when present with another type. Outputs written only on 1. */
 int json_get_str(const struct json *obj, const char *key, const char **out);
 int json_get_int(const struct json *obj, const char *key, int64_t *out);
-int json_get_bool(const struct json *obj, const char *key, int *out);
 /* Keys of @p obj not in the NULL-terminated @p known list (NULL: none): the first, or NULL. */
 const char *json_unknown_key(const struct json *obj, const char *const *known);
 

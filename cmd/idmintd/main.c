@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * idmintd: the HTTP daemon (DESIGN.md §7, docs/http-api.md). Reads flags,
+ * idmintd: the HTTP daemon (docs/http-api.md). Reads flags,
  * environment and config file, binds, starts the event-loop threads, opens
  * the eager namespaces, then waits for signals on the main thread: SIGHUP
  * reopens the log and reloads the TLS certificate and key, SIGTERM/SIGINT

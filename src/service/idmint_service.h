@@ -368,7 +368,7 @@ int idmint__lease_ms_check(uint64_t lease_ms);
 /*
  * Take a worker id of snowflake namespace @p ns (as read through @p a) in
  * region lease->region for holder lease->holder, for @p lease_ms from the
- * authority's clock; the rules of DESIGN.md §4 are applied here, once: the
+ * authority's clock; the lease rules of docs/design.md "The authority" are applied here, once: the
  * region must fit the layout, the time bits must not have run out, and E is
  * cut at the end of the time bits. Fills every other field of @p lease.
  * 0, IDMINT_EINVAL (bad region, lease length, holder; a range namespace),
