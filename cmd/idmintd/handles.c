@@ -13,6 +13,7 @@
  * before closing the old handle, so no request ever uses a freed handle.
  */
 #include "daemon.h"
+#include "clocks.h"
 
 #include "idmint_service.h"
 #include "log.h"
@@ -24,14 +25,6 @@
 
 #define RECOVER_BACKOFF_MIN_MS 1000
 #define RECOVER_BACKOFF_MAX_MS 30000
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int handles_init(struct handles *h, const struct config *cfg)
 {
@@ -355,7 +348,7 @@ static int note_restored(struct ns_handle *nh, int status)
 void handles_observe(struct handles *h)
 {
     size_t i, n = atomic_load_explicit(&h->n, memory_order_acquire);
-    int64_t now = wall_ms();
+    int64_t now = clocks_wall_ms();
 
     for (i = 0; i < n; i++) {
         struct ns_handle *nh = h->slots[i];
@@ -406,7 +399,7 @@ void handles_observe(struct handles *h)
 int handles_ready(struct handles *h, char *reason, size_t size)
 {
     size_t i, n = atomic_load_explicit(&h->n, memory_order_acquire);
-    int64_t now = wall_ms();
+    int64_t now = clocks_wall_ms();
 
     for (i = 0; i < n; i++) {
         struct ns_handle *nh = h->slots[i];

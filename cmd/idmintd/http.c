@@ -22,6 +22,7 @@
 #define H2O_USE_LIBUV 0 /* the evloop flavour of the library */
 
 #include "http.h"
+#include "clocks.h"
 #include "http_screen.h"
 #include "http_tls.h"
 
@@ -137,14 +138,6 @@ const char *__lsan_default_options(void)
     return "print_suppressions=0";
 }
 #endif
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static struct http_thread *thread_of(h2o_context_t *ctx)
 {
@@ -656,7 +649,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
      * on_close; h2o keeps it (and takes sock->data for itself). */
     if (sock != NULL && sock->on_close.cb == conn_on_close) {
         conn = sock->on_close.data;
-        conn->active_ms = mono_ms();
+        conn->active_ms = clocks_mono_ms();
         memcpy(r.client, conn->key.b, sizeof(r.client));
     }
     r.method = req->method.base;
@@ -895,7 +888,7 @@ static void conn_start(struct http_thread *th, struct conn *c, int is_refused,
         return;
     }
     c->th = th;
-    c->active_ms = mono_ms();
+    c->active_ms = clocks_mono_ms();
     c->is_admitted = !is_refused;
     c->next = th->head.next;
     c->prev = &th->head;
@@ -1036,7 +1029,7 @@ static void thread_main(struct http_thread *th)
         uint64_t now;
 
         h2o_evloop_run(th->loop, LOOP_WAIT_MS);
-        if ((now = mono_ms()) >= th->next_sweep_ms) {
+        if ((now = clocks_mono_ms()) >= th->next_sweep_ms) {
             sweep_idle(th, now);
             th->next_sweep_ms = now + IDLE_SWEEP_MS;
         }
@@ -1049,13 +1042,13 @@ static void thread_main(struct http_thread *th)
      * h2o_context_request_shutdown() also arms an HTTP/2 GOAWAY timer that
      * would still be pending when the context is disposed. */
     th->ctx.shutdown_requested = 1;
-    deadline = mono_ms() + srv->drain_ms;
-    while (th->n_conns + th->n_refused > 0 && mono_ms() < deadline) {
+    deadline = clocks_mono_ms() + srv->drain_ms;
+    while (th->n_conns + th->n_refused > 0 && clocks_mono_ms() < deadline) {
         drain_idle(th, 0);
         h2o_evloop_run(th->loop, 10);
     }
-    deadline = mono_ms() + DRAIN_FORCE_MS;
-    while (th->n_conns + th->n_refused > 0 && mono_ms() < deadline) {
+    deadline = clocks_mono_ms() + DRAIN_FORCE_MS;
+    while (th->n_conns + th->n_refused > 0 && clocks_mono_ms() < deadline) {
         drain_idle(th, 1);
         h2o_evloop_run(th->loop, 10);
     }

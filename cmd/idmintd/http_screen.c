@@ -5,6 +5,7 @@
  * of http.c so the fuzz targets can call them without h2o).
  */
 #include "http_screen.h"
+#include "clocks.h"
 
 #include "idmint_service.h"
 
@@ -103,14 +104,7 @@ int http_admit_new(struct http_admit **out, const struct http_admit_limits *lim)
         free(a);
         return -1;
     }
-    if (idmint__entropy(&a->seed, sizeof(a->seed)) != 0) {
-        struct timespec ts;
-
-        /* No kernel randomness: a seed nobody outside can read is enough to
-         * keep probes short; the load factor bounds them anyway. */
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        a->seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)getpid();
-    }
+    a->seed = clocks_seed();
     pthread_mutex_init(&a->mu, NULL);
     a->addrs.mask = a->prefixes.mask = cap - 1;
     a->max_conns = max_conns;

@@ -5,6 +5,7 @@
  * log file the daemon creates is at most mode 0640, whatever the umask.
  */
 #include "log.h"
+#include "clocks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -116,13 +117,16 @@ void log_write(int level, const char *msg, const char *kv_fmt, ...)
     char line[2048];
     struct timespec ts;
     struct tm tm;
+    int64_t now_ns;
     size_t n, i;
     int k;
     va_list ap;
 
     if (level < log_min)
         return;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    now_ns = clocks_wall_ns();
+    ts.tv_sec = (time_t)(now_ns / 1000000000);
+    ts.tv_nsec = (long)(now_ns % 1000000000);
     gmtime_r(&ts.tv_sec, &tm);
     k = snprintf(line, sizeof(line), "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s msg=\"",
                  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,

@@ -8,11 +8,12 @@
  * status: 0 clean stop, 1 a runtime failure, 2 bad usage or configuration.
  */
 #include "config.h"
+#include "clocks.h"
 #include "daemon.h"
 #include "routes_ids.h"
 #include "metrics.h"
 #include "errors_http.h"
-#include "history.h"
+#include "throughput.h"
 #include "http_tls.h"
 #include "routes_defer.h"
 #include "store_pool.h"
@@ -266,12 +267,7 @@ static int write_port_file(const char *path, uint16_t port)
 
 static int64_t wall_minus_mono_ns(void)
 {
-    struct timespec wall, mono;
-
-    clock_gettime(CLOCK_REALTIME, &wall);
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    return ((int64_t)wall.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
-           (wall.tv_nsec - mono.tv_nsec);
+    return clocks_wall_ns() - (int64_t)clocks_mono_ns();
 }
 
 /*
@@ -571,7 +567,7 @@ int main(int argc, char **argv)
                   "cannot start the store sampler; idmint_workers_free and the store's "
                   "figures of /status are left out",
                   NULL);
-    if (history_start(&d) != 0)
+    if (throughput_start(&d) != 0)
         log_write(LOG_ERROR, "cannot start the per-second history; the /status chart stays empty",
                   NULL);
 
@@ -581,7 +577,7 @@ int main(int argc, char **argv)
     /* After the loops: what they still waited for was answered or dropped. */
     store_pool_close(d.pool);
     http_tls_close(tls); /* after the last connection let go of its context */
-    history_stop();      /* both read the handles */
+    throughput_stop();   /* both read the handles */
     sampler_stop();
     handles_close_all(&d.handles);
     if (d.cfg.port_file[0] != '\0')

@@ -5,6 +5,7 @@
  * everything that renders them (prometheus.c, status.c) sits above it.
  */
 #include "metrics.h"
+#include "clocks.h"
 
 #include "daemon.h"
 #include "log.h"
@@ -25,14 +26,6 @@ const double metrics_bounds_s[METRICS_BUCKETS - 1] = {
 static pthread_mutex_t ranges_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct metrics_range_count ranges[METRICS_MAX_NS];
 static size_t n_ranges;
-
-uint64_t metrics_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void hist_record(struct metrics_hist *h, uint64_t ns)
 {
@@ -127,7 +120,7 @@ uint64_t metrics_ids_issued(struct daemon *d, size_t slot)
 void metrics_count_answer(struct daemon_thread *w, const struct route_row *row, int status,
                           uint64_t t0_ns)
 {
-    metrics_count_request(&w->metrics, row, status, metrics_now_ns() - t0_ns);
+    metrics_count_request(&w->metrics, row, status, clocks_mono_ns() - t0_ns);
     if (status >= 500)
         log_write(LOG_DEBUG, "request answered", "route=\"%s\" status=%d",
                   row != NULL ? row->label : "other", status);

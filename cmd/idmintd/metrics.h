@@ -74,15 +74,12 @@ struct metrics_range_count {
 /* Copy at most @p cap namespaces' counts into @p out; returns how many. Thread-safe. */
 size_t metrics_ranges_reserved(struct metrics_range_count *out, size_t cap);
 
-/* Monotonic ns, for timing. */
-uint64_t metrics_now_ns(void);
-
 struct daemon;
 struct daemon_thread;
 /* IDs minted for handle slot @p slot by every thread of @p d (a relaxed sum). Thread-safe. */
 uint64_t metrics_ids_issued(struct daemon *d, size_t slot);
 /*
- * Count one answered request of @p row, started at @p t0_ns (metrics_now_ns),
+ * Count one answered request of @p row, started at @p t0_ns (clocks_mono_ns),
  * on @p w's counters, and log a 5xx at debug. Called by whoever answers it:
  * the loop for a request answered at once, the deferral's finish otherwise.
  * Only on @p w's own thread.

@@ -9,6 +9,7 @@
  * (config.c).
  */
 #include "ratelimit.h"
+#include "clocks.h"
 
 #include "idmint_service.h"
 
@@ -23,13 +24,7 @@
 
 void ratelimit_init(struct ratelimit *rl)
 {
-    if (idmint__entropy(&rl->seed, sizeof(rl->seed)) != 0) {
-        struct timespec ts;
-
-        /* No kernel randomness: a seed outsiders cannot read still spreads addresses. */
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        rl->seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)getpid();
-    }
+    rl->seed = clocks_seed();
 }
 
 static uint64_t interval_of(const struct ratelimit_rule *rule)

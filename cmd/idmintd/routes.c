@@ -10,6 +10,7 @@
  * Handlers answer through reply.h and never call back into this file.
  */
 #include "daemon.h"
+#include "clocks.h"
 
 #include "errors_http.h"
 #include "http_screen.h"
@@ -59,7 +60,7 @@ static int over_limit(struct http_req *r, struct daemon_thread *w, const struct 
 {
     const struct config *cfg = &w->d->cfg;
     const struct ratelimit_rule *rule = NULL;
-    uint64_t now = metrics_now_ns(), wait;
+    uint64_t now = clocks_mono_ns(), wait;
     int is_address = 1;
     char value[24], text[160];
 
@@ -265,7 +266,7 @@ void routes_handle(struct http_req *r)
 {
     struct daemon_thread *w = r->thread;
     const struct route_row *row = NULL;
-    uint64_t t0 = metrics_now_ns();
+    uint64_t t0 = clocks_mono_ns();
 
     w->status = 0;
     w->row = NULL;

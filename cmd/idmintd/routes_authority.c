@@ -5,6 +5,7 @@
  * /metrics; and the bound on what each caller can make it keep.
  */
 #include "routes_authority.h"
+#include "clocks.h"
 
 #include "daemon.h"
 #include "errors_http.h"
@@ -16,7 +17,7 @@
 
 void routes_store_done(struct daemon_thread *w, uint64_t t0)
 {
-    metrics_store_time(&w->metrics, metrics_now_ns() - t0);
+    metrics_store_time(&w->metrics, clocks_mono_ns() - t0);
 }
 
 int routes_authority(struct daemon_thread *w, idmint_authority **out)
@@ -63,7 +64,7 @@ int routes_snowflake_ns(struct http_req *r, struct daemon_thread *w, const char 
     if ((*a = routes_authority_or_fail(r, w)) == NULL)
         return -1;
     idmint_ns_info_init(info, 0);
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint__authority_ns_resolve(*a, ns, info);
     routes_store_done(w, t0);
     if (rc != 0) {
@@ -91,7 +92,7 @@ int routes_write_allowed(struct http_req *r, struct daemon_thread *w, enum ratel
             caller = i;
             role = cfg->tokens[i].role;
         }
-    wait = ratelimit_take_write(&w->d->limits, c, caller, &cfg->limits[c], metrics_now_ns());
+    wait = ratelimit_take_write(&w->d->limits, c, caller, &cfg->limits[c], clocks_mono_ns());
     if (wait == 0)
         return 0;
     ratelimit_count(&w->d->limits, 0, role);

@@ -33,7 +33,7 @@ int routes_snowflake_ns(struct http_req *r, struct daemon_thread *w, const char 
  * 429 rate_limited with Retry-After (counted as the token's 429s are).
  */
 int routes_write_allowed(struct http_req *r, struct daemon_thread *w, enum ratelimit_class c);
-/* Time a store call started at @p t0 (metrics_now_ns()). */
+/* Time a store call started at @p t0 (clocks_mono_ns()). */
 void routes_store_done(struct daemon_thread *w, uint64_t t0);
 
 #endif /* IDMINTD_ROUTES_AUTHORITY_H */

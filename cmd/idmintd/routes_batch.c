@@ -15,6 +15,7 @@
  * store thread never sleeps for a unit.
  */
 #include "daemon.h"
+#include "clocks.h"
 
 #include "idmint_service.h"
 #include "log.h"
@@ -134,7 +135,7 @@ static void claim_and_reply(struct http_req *r, struct daemon_thread *w, idmint_
     snprintf(b.key, sizeof(b.key), "%s", key);
     snprintf(b.owner, sizeof(b.owner), "%s", w->actor);
     if ((rc = idmint__batch_runs_encode(&b, ids, count)) == 0) {
-        t0 = metrics_now_ns();
+        t0 = clocks_mono_ns();
         rc = idmint__authority_batch_claim(a, &b, &saved);
         routes_store_done(w, t0);
     }
@@ -164,7 +165,7 @@ void routes_batch_mint(struct http_req *r, struct daemon_thread *w, const char *
     memset(&saved, 0, sizeof(saved));
     if (request_key(r, key, sizeof(key)) != 0 || (a = routes_authority_or_fail(r, w)) == NULL)
         return;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint__authority_batch_get(a, w->actor, key, &saved);
     routes_store_done(w, t0);
     if (rc == 0) {

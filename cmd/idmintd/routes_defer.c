@@ -18,6 +18,7 @@
  * this client hears about it.
  */
 #include "routes_defer.h"
+#include "clocks.h"
 
 #include "daemon.h"
 #include "errors_http.h"
@@ -225,7 +226,7 @@ void routes_defer_store_with(struct http_req *r, struct daemon_thread *w,
         j->data_size = size;
     }
     if (store_pool_submit(w->d->pool, lane, job_run, j,
-                          metrics_now_ns() + (uint64_t)cfg->store_deadline_ms * 1000000u) != 0) {
+                          clocks_mono_ns() + (uint64_t)cfg->store_deadline_ms * 1000000u) != 0) {
         char text[160];
 
         http_later_cancel(copy);

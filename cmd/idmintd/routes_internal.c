@@ -7,6 +7,7 @@
  * rules with the daemon's clock, as for a generator in this process.
  */
 #include "daemon.h"
+#include "clocks.h"
 
 #include "idmint_service.h"
 #include "json.h"
@@ -252,7 +253,7 @@ static void workers_op(struct http_req *r, struct daemon_thread *w, const struct
         return;
     if (is_take && body_origin(r, w, body, a, &lease.origin) != 0)
         return;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     if (is_force) {
         rc = idmint__authority_force_release(a, ns, region, lease.worker_id, max_ahead_ms);
         routes_store_done(w, t0);
@@ -364,7 +365,7 @@ void routes_internal_ranges(struct http_req *r, struct daemon_thread *w,
     }
     if (body_origin(r, w, body, a, &range.origin) != 0)
         goto out;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint__authority_range_reserve(a, ns, incarnation, request_id, (uint64_t)count, &range);
     routes_store_done(w, t0);
     if (rc != 0) {
@@ -398,7 +399,7 @@ void routes_internal_ranges_forget(struct http_req *r, struct daemon_thread *w,
         routes_fail(r, rc, NULL);
         goto out;
     }
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint__authority_range_forget(a, ns, incarnation, before, &forgotten);
     routes_store_done(w, t0);
     if (rc != 0) {

@@ -5,6 +5,7 @@
  * GET /v1/audit. Each runs on the calling thread's own authority.
  */
 #include "daemon.h"
+#include "clocks.h"
 
 #include "idmint_service.h"
 #include "json.h"
@@ -68,7 +69,7 @@ void routes_ns_list(struct http_req *r, struct daemon_thread *w, const struct ro
     (void)m;
     if (a == NULL)
         return;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint_ns_list(a, &list, &n);
     routes_store_done(w, t0);
     if (rc != 0) {
@@ -92,7 +93,7 @@ static void reply_ns(struct http_req *r, struct daemon_thread *w, idmint_authori
     int rc;
 
     idmint_ns_info_init(&info, 0);
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint_ns_get(a, name, &info);
 
     routes_store_done(w, t0);
@@ -276,7 +277,7 @@ void routes_ns_create(struct http_req *r, struct daemon_thread *w, const struct 
     }
     if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint_ns_create(a, &info);
     routes_store_done(w, t0);
     if (rc != 0) {
@@ -305,7 +306,7 @@ void routes_ns_migrate(struct http_req *r, struct daemon_thread *w, const struct
     }
     if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     /* A start the body names is honoured or refused, "1" included. */
     rc = has_start ? idmint_ns_migrate_start(a, old, &info, info.next_value, NULL)
                    : idmint_ns_migrate(a, old, &info, NULL);
@@ -326,7 +327,7 @@ static void ns_set_disabled(struct http_req *r, struct daemon_thread *w, const c
 
     if ((a = ns_authority_or_fail(r, w, ns)) == NULL)
         return;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint_ns_set_disabled(a, ns, disabled);
     routes_store_done(w, t0);
     if (rc != 0) {
@@ -358,7 +359,7 @@ void routes_ns_workers(struct http_req *r, struct daemon_thread *w, const struct
 
     if ((a = ns_authority_or_fail(r, w, ns)) == NULL)
         return;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint_workers_list(a, ns, &rows, &n);
     routes_store_done(w, t0);
     if (rc != 0) {
@@ -401,7 +402,7 @@ void routes_audit(struct http_req *r, struct daemon_thread *w, const struct rout
         return;
     if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint_audit_list(a, after, (size_t)limit, &list, &n);
     routes_store_done(w, t0);
     if (rc != 0) {

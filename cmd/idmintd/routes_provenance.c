@@ -8,6 +8,7 @@
  * (collision_rate), and shapes the answers.
  */
 #include "daemon.h"
+#include "clocks.h"
 
 #include "idmint_service.h"
 #include "json.h"
@@ -64,7 +65,7 @@ void routes_ids_trace(struct http_req *r, struct daemon_thread *w, const struct 
     }
     if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint_trace(a, ns, id, &grants, &n);
     routes_store_done(w, t0);
     if (rc != 0) {
@@ -172,7 +173,7 @@ void routes_collisions_report(struct http_req *r, struct daemon_thread *w,
         goto out;
     memset(&c, 0, sizeof(c));
     c.size = sizeof(c);
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint__collision_report(a, ns, id, observed_ms, note, &c, &is_new);
     routes_store_done(w, t0);
     if (rc != 0) {
@@ -220,7 +221,7 @@ void routes_collisions_list(struct http_req *r, struct daemon_thread *w,
         return;
     if ((a = routes_authority_or_fail(r, w)) == NULL)
         return;
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     rc = idmint_collisions_list(a, after, (size_t)limit, &list, &n);
     routes_store_done(w, t0);
     if (rc != 0) {

@@ -7,6 +7,7 @@
  * then followed forward, so even a long log costs a few reads per pass.
  */
 #include "sampler.h"
+#include "clocks.h"
 
 #include "daemon.h"
 #include "idmint_service.h"
@@ -37,22 +38,6 @@ static struct {
     int64_t tail_seq; /* the newest seq seen */
     int has_tail;
 } sampler = {.mu = PTHREAD_MUTEX_INITIALIZER};
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void note_error(int rc, char *buf, size_t size)
 {
@@ -111,7 +96,7 @@ const struct metrics_thread *sampler_metrics(void)
 
 void sampler_watch(void)
 {
-    int64_t now = mono_ms();
+    int64_t now = (int64_t)clocks_mono_ms();
 
     atomic_store(&sampler.watched_mono_ms, now > 0 ? now : 1);
     pthread_mutex_lock(&sampler.mu);
@@ -146,14 +131,14 @@ static void read_rows(struct daemon *d, struct sampler_rows *r, const char *name
 
     snprintf(r->name, sizeof(r->name), "%s", name);
     r->layout = *layout;
-    r->read_ms = wall_ms();
+    r->read_ms = clocks_wall_ms();
     if ((r->rc = authority(d)) != 0) {
         snprintf(r->error, sizeof(r->error), "cannot open the authority");
         return;
     }
-    t0 = metrics_now_ns();
+    t0 = clocks_mono_ns();
     r->rc = idmint_workers_list(sampler.auth, name, &r->rows, &r->n);
-    metrics_store_time(&sampler.metrics, metrics_now_ns() - t0);
+    metrics_store_time(&sampler.metrics, clocks_mono_ns() - t0);
     if (r->rc != 0) {
         note_error(r->rc, r->error, sizeof(r->error));
         r->rows = NULL;
@@ -164,10 +149,10 @@ static void read_rows(struct daemon *d, struct sampler_rows *r, const char *name
 /* Audit records after @p after, at most @p limit, timed. */
 static int audit_read(int64_t after, size_t limit, idmint_audit_entry **out, size_t *n)
 {
-    uint64_t t0 = metrics_now_ns();
+    uint64_t t0 = clocks_mono_ns();
     int rc = idmint_audit_list(sampler.auth, after, limit, out, n);
 
-    metrics_store_time(&sampler.metrics, metrics_now_ns() - t0);
+    metrics_store_time(&sampler.metrics, clocks_mono_ns() - t0);
     return rc;
 }
 
@@ -301,13 +286,13 @@ static struct sampler_cache *pass(struct daemon *d, int is_full)
     if (c == NULL)
         return NULL;
     atomic_init(&c->refs, 1);
-    c->read_ms = wall_ms();
+    c->read_ms = clocks_wall_ms();
     c->is_full = is_full;
     if (is_full) {
         if ((c->ns_rc = authority(d)) == 0) {
-            t0 = metrics_now_ns();
+            t0 = clocks_mono_ns();
             c->ns_rc = idmint_ns_list(sampler.auth, &c->ns, &c->n_ns);
-            metrics_store_time(&sampler.metrics, metrics_now_ns() - t0);
+            metrics_store_time(&sampler.metrics, clocks_mono_ns() - t0);
         }
         if (c->ns_rc != 0) {
             note_error(c->ns_rc, c->ns_error, sizeof(c->ns_error));
@@ -374,7 +359,7 @@ static void *sampler_main(void *arg)
         for (;;) {
             struct timespec until;
 
-            now = mono_ms();
+            now = (int64_t)clocks_mono_ms();
             due = last_end + SAMPLER_PERIOD_MS;
             if (sampler.is_kicked && last_end + SAMPLER_KICK_MS < due)
                 due = last_end + SAMPLER_KICK_MS;
@@ -392,7 +377,7 @@ static void *sampler_main(void *arg)
         is_full = watched != 0 && now - watched < (int64_t)SAMPLER_WATCH_MS;
         if ((c = pass(d, is_full)) != NULL)
             publish(c);
-        last_end = mono_ms();
+        last_end = (int64_t)clocks_mono_ms();
     }
     return NULL;
 }

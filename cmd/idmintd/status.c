@@ -7,6 +7,7 @@
  * request to the next until the sampler reads again.
  */
 #include "status.h"
+#include "clocks.h"
 
 #include "daemon.h"
 #include "idmint_service.h"
@@ -17,14 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ==== what needs no store ==== */
 
@@ -71,7 +64,7 @@ int status_live_take(struct daemon *d, const struct sampler_cache *c, struct sta
     int by;
 
     memset(out, 0, sizeof(*out));
-    out->now_ms = wall_ms();
+    out->now_ms = clocks_wall_ms();
     if (n > 0 && (out->h = calloc(n, sizeof(out->h[0]))) == NULL)
         return IDMINT_ENOMEM;
     out->n = n;
@@ -525,15 +518,15 @@ static int history_build(struct status_ns *ns)
 {
     size_t k;
 
-    if ((ns->per_s = malloc(HISTORY_SECONDS * sizeof(ns->per_s[0]))) == NULL)
+    if ((ns->per_s = malloc(THROUGHPUT_SECONDS * sizeof(ns->per_s[0]))) == NULL)
         return IDMINT_ENOMEM;
-    history_read(ns->own->nh->slot, ns->per_s, &ns->per_s_end_ms);
-    for (k = 0; k < HISTORY_SECONDS; k++) {
+    throughput_read(ns->own->nh->slot, ns->per_s, &ns->per_s_end_ms);
+    for (k = 0; k < THROUGHPUT_SECONDS; k++) {
         ns->window_total += ns->per_s[k];
         if (ns->per_s[k] > ns->peak_per_s)
             ns->peak_per_s = ns->per_s[k];
     }
-    ns->last_per_s = ns->per_s[HISTORY_SECONDS - 1];
+    ns->last_per_s = ns->per_s[THROUGHPUT_SECONDS - 1];
     return 0;
 }
 

@@ -14,7 +14,7 @@
 
 #include "idmint.h"
 
-#include "history.h"
+#include "throughput.h"
 #include "metrics.h"
 #include "sampler.h"
 
@@ -131,7 +131,7 @@ struct status_ns {
     enum status_level left_level;
     /* the daemon's handle of it */
     const struct status_handle *own; /* NULL when the daemon does not mint from it */
-    uint32_t *per_s;                 /* malloc'd HISTORY_SECONDS, oldest first, when own */
+    uint32_t *per_s;                 /* malloc'd THROUGHPUT_SECONDS, oldest first, when own */
     int64_t per_s_end_ms;
     uint64_t window_total;
     uint32_t peak_per_s, last_per_s;

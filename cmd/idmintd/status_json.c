@@ -118,7 +118,7 @@ static struct json *handle_json(const struct status_ns *ns)
         else
             json_set_null(o, "workers_free");
     }
-    for (k = 0; k < HISTORY_SECONDS; k++)
+    for (k = 0; k < THROUGHPUT_SECONDS; k++)
         json_push(per_s, json_new_int(ns->per_s[k]));
     json_set(o, "per_s", per_s);
     json_set_int(o, "per_s_end_ms", ns->per_s_end_ms);

@@ -223,8 +223,8 @@ static void chart(struct textbuf *b, const struct status_ns *ns)
     P("</span>/s</figcaption><svg viewBox=\"0 0 %d 100\" preserveAspectRatio=\"none\" "
       "role=\"img\" aria-label=\"%s: IDs minted per second over the last 10 minutes, peak %u "
       "per second\"><polyline points=\"",
-      HISTORY_SECONDS - 1, n, peak);
-    for (k = 0; k < HISTORY_SECONDS; k++)
+      THROUGHPUT_SECONDS - 1, n, peak);
+    for (k = 0; k < THROUGHPUT_SECONDS; k++)
         P("%s%zu,%u", k > 0 ? " " : "", k,
           peak > 0 ? 100u - (uint32_t)((uint64_t)ns->per_s[k] * 100u / peak) : 100u);
     P("\"/></svg><div class=\"axis\"><span>\u221210 min</span><span>now</span></div></figure>");

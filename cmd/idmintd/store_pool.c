@@ -7,6 +7,7 @@
  * Retry-After), not collect them by the thousand.
  */
 #include "store_pool.h"
+#include "clocks.h"
 
 #include "metrics.h"
 
@@ -86,7 +87,7 @@ static void *pool_main(void *arg)
         pthread_mutex_unlock(&p->mu);
         /* A job nobody waits for any more is not worth a store call; at
          * close, queued jobs are handed back undone so that close is quick. */
-        is_late = is_closing || metrics_now_ns() >= j.deadline_ns;
+        is_late = is_closing || clocks_mono_ns() >= j.deadline_ns;
         if (is_late)
             atomic_fetch_add(&p->late, 1);
         j.run(user, j.job, is_late);

@@ -57,7 +57,7 @@ int store_pool_open(struct store_pool **out, unsigned threads, unsigned lease_th
                     unsigned queue_max, void *(*thread_init)(unsigned k, void *arg),
                     void (*thread_fini)(void *thread), void *arg);
 /*
- * Queue @p job for @p run in @p lane; @p deadline_ns on metrics_now_ns()'s
+ * Queue @p job for @p run in @p lane; @p deadline_ns on clocks_mono_ns()'s
  * clock. 0, or -1 when that lane's queue is full (counted; nothing was
  * queued). Thread-safe.
  */

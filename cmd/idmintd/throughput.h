@@ -1,31 +1,31 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * IDs minted per second by each of the daemon's handles over the last
- * HISTORY_SECONDS, for the status page's chart. A thread of its own reads
+ * THROUGHPUT_SECONDS, for the status page's chart. A thread of its own reads
  * the per-thread counters of /metrics once a second and keeps the
  * differences in memory: it never touches the store, so a slow store cannot
  * leave gaps in the chart, and nothing is written anywhere.
  */
-#ifndef IDMINTD_HISTORY_H
-#define IDMINTD_HISTORY_H
+#ifndef IDMINTD_THROUGHPUT_H
+#define IDMINTD_THROUGHPUT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define HISTORY_SECONDS 600
+#define THROUGHPUT_SECONDS 600
 
 struct daemon;
 
 /* Start the sampling thread. 0, or -1 when it cannot start. */
-int history_start(struct daemon *d);
+int throughput_start(struct daemon *d);
 /* Stop and join it; a no-op when it never started. */
-void history_stop(void);
+void throughput_stop(void);
 /*
- * Copy the last HISTORY_SECONDS counts of handle slot @p slot into @p out,
+ * Copy the last THROUGHPUT_SECONDS counts of handle slot @p slot into @p out,
  * oldest first (0 before the daemon started or the slot was opened), and
  * the wall ms of the newest second's end into *end_ms (0 before the first
  * sample). Thread-safe.
  */
-void history_read(size_t slot, uint32_t out[HISTORY_SECONDS], int64_t *end_ms);
+void throughput_read(size_t slot, uint32_t out[THROUGHPUT_SECONDS], int64_t *end_ms);
 
-#endif /* IDMINTD_HISTORY_H */
+#endif /* IDMINTD_THROUGHPUT_H */
