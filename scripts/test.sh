@@ -3,6 +3,7 @@
 # ASan+UBSan (the slow whole-system runs excepted), the threaded tests under
 # TSan, a release build where every test runs, the full-volume ones at speed,
 # and each fuzz target for a bounded time under libFuzzer.
+# The three builds are CMakePresets.json's dev, tsan and release presets.
 # IDMINT_FUZZ_SECONDS sets the fuzzing budget per target (default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,21 +21,19 @@ cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 --inline-s
     -Icmd/idmintd src cmd
 
 stage "dev: ASan+UBSan, -Werror"
-cmake -S . -B build/dev -DBUILD_TESTING=ON -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
-    -DIDMINT_SANITIZE=address,undefined -DIDMINT_TIMEOUT_SCALE=4 -DIDMINT_BENCH=OFF >/dev/null
-cmake --build build/dev -j"$jobs"
-(cd build/dev && ctest -j"$jobs" --output-on-failure -LE slow)
+cmake --preset dev >/dev/null
+cmake --build --preset dev -j"$jobs"
+ctest --preset dev -j"$jobs"
 
 stage "tsan: threaded tests"
-cmake -S . -B build/tsan -DBUILD_TESTING=ON -DCMAKE_BUILD_TYPE=Debug -DIDMINT_WERROR=ON \
-    -DIDMINT_SANITIZE=thread -DIDMINT_TIMEOUT_SCALE=8 -DIDMINT_BENCH=OFF >/dev/null
-cmake --build build/tsan -j"$jobs"
-(cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j"$jobs" -L 'unit|store' --output-on-failure)
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j"$jobs"
+ctest --preset tsan -j"$jobs"
 
 stage "release: full-volume tests"
-cmake -S . -B build/release -DBUILD_TESTING=ON -DCMAKE_BUILD_TYPE=Release -DIDMINT_WERROR=ON >/dev/null
-cmake --build build/release -j"$jobs"
-(cd build/release && ctest -j"$jobs" --output-on-failure)
+cmake --preset release >/dev/null
+cmake --build --preset release -j"$jobs"
+ctest --preset release -j"$jobs"
 
 stage "fuzz: every target under libFuzzer + ASan+UBSan"
 fuzz/run.sh "${IDMINT_FUZZ_SECONDS:-60}"
