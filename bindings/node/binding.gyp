@@ -11,6 +11,7 @@
         "src/args.c",
         "src/codec.c",
         "src/convert.c",
+        "src/env.c",
         "src/errors.c",
         "src/minter.c",
         "src/open.c",

@@ -4,7 +4,7 @@
  * per environment (the main thread, each worker), and its struct addon is the
  * instance data that Node frees when that environment ends.
  */
-#include "addon.h"
+#include "env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,29 +20,6 @@ static void addon_free(napi_env env, void *data, void *hint)
     if (ad->error_ctor != NULL)
         napi_delete_reference(env, ad->error_ctor);
     free(ad);
-}
-
-struct addon *addon_get(napi_env env)
-{
-    void *data = NULL;
-
-    if (napi_get_instance_data(env, &data) != napi_ok)
-        return NULL;
-    return data;
-}
-
-napi_value addon_napi_failed(napi_env env)
-{
-    const napi_extended_error_info *ei = NULL;
-    bool is_pending = false;
-
-    if (napi_is_exception_pending(env, &is_pending) == napi_ok && is_pending)
-        return NULL;
-    napi_get_last_error_info(env, &ei);
-    napi_throw_error(env, "IDMINT_ENOMEM",
-                     ei != NULL && ei->error_message != NULL ? ei->error_message
-                                                             : "a Node-API call failed");
-    return NULL;
 }
 
 /* lib/index.js hands over its IdmintError class once per environment. */

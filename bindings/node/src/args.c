@@ -6,7 +6,7 @@
  * one the caller sees. Every function returns 0, or -1 with an exception
  * pending and nothing written.
  */
-#include "addon.h"
+#include "env.h"
 
 #include <math.h>
 #include <stdlib.h>

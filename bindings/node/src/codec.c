@@ -2,7 +2,7 @@
 /*
  * The calls that need no handle: uuid7(), decode(id, layout), strerror(code).
  */
-#include "addon.h"
+#include "env.h"
 
 napi_value codec_uuid7(napi_env env, napi_callback_info info)
 {

@@ -6,7 +6,7 @@
  * (exact for every year idmint accepts). Where JS wants text (JSON, a
  * database column, a URL), an ID is also given as its decimal digits.
  */
-#include "addon.h"
+#include "env.h"
 
 int convert_u64(napi_env env, uint64_t v, napi_value *out)
 {

@@ -4,7 +4,7 @@
  * ("IDMINT_ENOTFOUND"), err.errno its value, the message idmint_strerror()
  * plus the detail idmint_errmsg() had right after the failing call.
  */
-#include "addon.h"
+#include "env.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * IDMINT_EINVAL, never crashes. A JS thread has its own environment and
  * table, so nothing here races another call on the same minter.
  */
-#include "addon.h"
+#include "env.h"
 
 #include <stdlib.h>
 
@@ -31,32 +31,6 @@ static struct minter *minter_args(napi_env env, napi_callback_info info, size_t 
     return m;
 }
 
-int minter_register(napi_env env, struct addon *ad, idmint *h, napi_value *out)
-{
-    idmint_handle_info info;
-    struct minter *m;
-    uint32_t id;
-    int rc;
-
-    idmint_handle_info_init(&info);
-    if ((rc = idmint_info(h, &info)) != 0) {
-        errors_throw(env, rc, idmint_errmsg());
-        idmint_close(h);
-        return -1;
-    }
-    if ((m = calloc(1, sizeof(*m))) == NULL || slots_add(ad, m, &id) != 0) {
-        free(m);
-        idmint_close(h);
-        errors_throw(env, IDMINT_ENOMEM, "no room for another Minter");
-        return -1;
-    }
-    m->h = h;
-    m->is_range = info.is_range;
-    m->layout = info.layout;
-    NAPI_CALL_INT(env, napi_create_uint32(env, id, out));
-    return 0;
-}
-
 static napi_value minter_open(napi_env env, napi_callback_info info)
 {
     size_t argc = 3;
@@ -65,7 +39,7 @@ static napi_value minter_open(napi_env env, napi_callback_info info)
     idmint *h;
 
     NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&ad));
-    if (open_sync(env, argv, &h) != 0 || minter_register(env, ad, h, &out) != 0)
+    if (open_sync(env, argv, &h) != 0 || slots_register(env, ad, h, &out) != 0)
         return NULL;
     return out;
 }

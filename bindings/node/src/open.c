@@ -4,7 +4,7 @@
  * store I/O. new Minter() does it on the calling thread; Minter.open() runs it
  * on the libuv pool so the event loop keeps going.
  */
-#include "addon.h"
+#include "env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +96,7 @@ static void settle(napi_env env, struct open_work *w)
             napi_reject_deferred(env, w->deferred, v);
         else
             reject_pending(env, w->deferred);
-    } else if (ad != NULL && minter_register(env, ad, h, &v) == 0) {
+    } else if (ad != NULL && slots_register(env, ad, h, &v) == 0) {
         napi_resolve_deferred(env, w->deferred, v);
     } else {
         reject_pending(env, w->deferred);

@@ -8,7 +8,7 @@
  * (below 2^30) and an id kept after close() never reaches a later minter.
  * Any other number finds nothing, so a forged id cannot crash the process.
  */
-#include "addon.h"
+#include "env.h"
 
 #include <stdlib.h>
 
@@ -78,4 +78,30 @@ void slots_close_all(struct addon *ad)
     free(ad->slots);
     ad->slots = NULL;
     ad->n_slots = ad->cap_slots = 0;
+}
+
+int slots_register(napi_env env, struct addon *ad, idmint *h, napi_value *out)
+{
+    idmint_handle_info info;
+    struct minter *m;
+    uint32_t id;
+    int rc;
+
+    idmint_handle_info_init(&info);
+    if ((rc = idmint_info(h, &info)) != 0) {
+        errors_throw(env, rc, idmint_errmsg());
+        idmint_close(h);
+        return -1;
+    }
+    if ((m = calloc(1, sizeof(*m))) == NULL || slots_add(ad, m, &id) != 0) {
+        free(m);
+        idmint_close(h);
+        errors_throw(env, IDMINT_ENOMEM, "no room for another Minter");
+        return -1;
+    }
+    m->h = h;
+    m->is_range = info.is_range;
+    m->layout = info.layout;
+    NAPI_CALL_INT(env, napi_create_uint32(env, id, out));
+    return 0;
 }

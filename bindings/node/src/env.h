@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Declarations shared by the files of the Node-API addon. All state lives in
+ * Declarations shared by the files of the Node-API addon (env.c implements
+ * the environment's state and the failed-call rule; each other file its own
+ * section below). All state lives in
  * struct addon, one per Node environment (the main thread and each worker),
  * never in globals: that is what lets the addon load in worker_threads.
  */
-#ifndef IDMINT_NODE_ADDON_H
-#define IDMINT_NODE_ADDON_H
+#ifndef IDMINT_NODE_ENV_H
+#define IDMINT_NODE_ENV_H
 
 #include <node_api.h>
 #include <stddef.h>
@@ -129,14 +131,13 @@ struct minter *slots_take(struct addon *ad, uint32_t id);
 
 /* Close every handle still open (the environment is ending) and free the table. */
 void slots_close_all(struct addon *ad);
+/* Take over handle @p h (closed on failure) and give JS its id in @p out. */
+int slots_register(napi_env env, struct addon *ad, idmint *h, napi_value *out);
 
 /* ==== minter.c: the native side of lib/minter.js ==== */
 
 /* Define open, next, nextN, ... on @p exports. */
 int minter_define(napi_env env, struct addon *ad, napi_value exports);
-
-/* Take over handle @p h (closed on failure) and give JS its id in @p out. */
-int minter_register(napi_env env, struct addon *ad, idmint *h, napi_value *out);
 
 /* ==== open.c: (authority, namespace, options) to a handle ==== */
 
@@ -156,4 +157,4 @@ napi_value codec_strerror(napi_env env, napi_callback_info info);
 /* Decode @p idv by @p l into a JS object (shared with Minter.prototype.decode). */
 napi_value codec_decode_with(napi_env env, napi_value idv, const idmint_layout *l);
 
-#endif /* IDMINT_NODE_ADDON_H */
+#endif /* IDMINT_NODE_ENV_H */
