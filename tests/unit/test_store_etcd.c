@@ -1094,9 +1094,10 @@ static void test_store_etcd__a_long_batch_is_saved_in_parts_and_ends_with_them(v
     fresh_url(cluster, NULL, url, sizeof(url));
     assert_int_equal(idmint__store_open(url, NULL, &st), 0);
     batch_set(&b, "longb", "big", IDS, runs);
-    /* Long enough for the reads below on a loaded sanitizer build (1 s ran
-     * out before the last of them once), short enough to watch it end. */
-    b.keep_ms = 8000;
+    /* Long enough for the reads below on a loaded sanitizer build (8 s ran
+     * out before the last of them once, beside a second test run), short
+     * enough to watch it end: 5 s per unit of IDMINT_TIMEOUT_SCALE. */
+    b.keep_ms = 5000 * ts_scale();
     memset(&saved, 0, sizeof(saved));
     assert_int_equal(idmint__store_batch_claim(st, &b, &saved, &inserted), 0);
     assert_int_equal(inserted, 1);
@@ -1125,7 +1126,7 @@ static void test_store_etcd__a_long_batch_is_saved_in_parts_and_ends_with_them(v
     assert_int_equal(pruned, 0);
     assert_int_equal(idmint__store_batch_get(st, "tok-1", "big", &got), 0);
     idmint__batch_clear(&got);
-    assert_int_equal(keys_gone_within(port, url, "/obatch/", 30), 0);
+    assert_int_equal(keys_gone_within(port, url, "/obatch/", 30 + 5 * (int)ts_scale()), 0);
     assert_int_equal(idmint__store_batch_get(st, "tok-1", "big", &got), IDMINT_ENOTFOUND);
     idmint__store_close(st);
     free(runs);
