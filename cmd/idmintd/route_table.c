@@ -186,44 +186,49 @@ static const char *names_problem(const char *const *names)
     return NULL;
 }
 
-static int report(size_t i, const char *what)
+static int report(const struct route_row *rows, size_t i, const char *what)
 {
-    const struct route_row *row = &route_table[i];
+    const struct route_row *row = &rows[i];
 
     fprintf(stderr, "idmintd: route_table row %zu (%s %s): %s\n", i,
             row->method != NULL ? row->method : "?", row->path != NULL ? row->path : "?", what);
     return 1;
 }
 
-int route_table_check(void)
+int route_table_check_rows(const struct route_row *rows, size_t n)
 {
-    struct pattern p[ROWS];
+    struct pattern p[ROUTE_ROWS_MAX];
     size_t i, j;
     int bad = 0;
 
-    for (i = 0; i < ROWS; i++) {
-        const struct route_row *row = &route_table[i];
+    if (n > ROUTE_ROWS_MAX) {
+        fprintf(stderr, "idmintd: route_table has %zu rows, more than ROUTE_ROWS_MAX\n", n);
+        return 1;
+    }
+    for (i = 0; i < n; i++) {
+        const struct route_row *row = &rows[i];
         const char *why = pattern_split(row->path, &p[i]);
 
         if (why != NULL)
-            bad += report(i, why);
+            bad += report(rows, i, why);
         if (!method_ok(row->method))
-            bad += report(i, "the method is not 1..16 upper-case letters");
+            bad += report(rows, i, "the method is not 1..16 upper-case letters");
         if ((int)row->role < (int)AUTH_NONE || (int)row->role > (int)AUTH_ADMIN)
-            bad += report(i, "the role is not AUTH_NONE..AUTH_ADMIN");
+            bad += report(rows, i, "the role is not AUTH_NONE..AUTH_ADMIN");
         if (row->handler == NULL)
-            bad += report(i, "has no handler");
+            bad += report(rows, i, "has no handler");
         if (row->is_store < ROUTE_ON_LOOP || row->is_store > ROUTE_ON_LEASE)
-            bad += report(i, "is_store is not an enum route_runs_on");
+            bad += report(rows, i, "is_store is not an enum route_runs_on");
         if (!label_ok(row->label))
-            bad += report(i, "the label is empty, \"other\", or has a character Prometheus "
-                             "would need escaped");
+            bad += report(rows, i,
+                          "the label is empty, \"other\", or has a character Prometheus "
+                          "would need escaped");
         if (names_problem(row->params) != NULL)
-            bad += report(i, names_problem(row->params));
+            bad += report(rows, i, names_problem(row->params));
         if (names_problem(row->fields) != NULL)
-            bad += report(i, names_problem(row->fields));
+            bad += report(rows, i, names_problem(row->fields));
         for (j = 0; j < i && why == NULL; j++) {
-            const struct route_row *prev = &route_table[j];
+            const struct route_row *prev = &rows[j];
 
             if (prev->method != NULL && row->method != NULL &&
                 strcmp(prev->method, row->method) == 0 && patterns_overlap(&p[j], &p[i])) {
@@ -231,11 +236,16 @@ int route_table_check(void)
 
                 snprintf(text, sizeof(text), "a path could match both this and row %zu (%s)", j,
                          prev->path);
-                bad += report(i, text);
+                bad += report(rows, i, text);
             }
         }
     }
     return bad;
+}
+
+int route_table_check(void)
+{
+    return route_table_check_rows(route_table, ROWS);
 }
 
 /* ==== listing ==== */

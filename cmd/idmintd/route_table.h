@@ -70,6 +70,8 @@ extern const size_t route_table_len; /* at most ROUTE_ROWS_MAX */
  * every start of a debug build.
  */
 int route_table_check(void);
+/* The same checks over @p n rows of @p rows: the seam for the unit test. */
+int route_table_check_rows(const struct route_row *rows, size_t n);
 
 /*
  * Print the table to @p out, one JSON object per line:
