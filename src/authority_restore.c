@@ -442,21 +442,16 @@ static int binding_step(struct idmint_authority *a, const char *store_id)
         if (rc < 0)
             return rc;
         if (rc == 0)
-            return idmint__fail(
-                IDMINT_ERESTORED,
-                "the store at %s is not the one this host used there: this host's witness %s "
-                "binds that place to store %s, of which it holds history (%s: write %llu), and "
-                "the store there now is store %s. It was probably deleted and created anew (a "
-                "file removed, a database dropped and created again, an etcd prefix deleted), "
-                "or another store was put in its place: a new store hands out worker ids and "
-                "ranges from scratch, and a range namespace would issue again every ID the old "
-                "one issued. Nothing was granted. Fence it on this host before anything mints "
-                "from it: create its namespaces again if they are gone, then run 'idmint "
-                "authority fence --above NS=N' naming every range namespace (N: the highest ID "
-                "of NS in use downstream); the fence binds this place to the new store. If the "
-                "new store is deliberately another authority whose IDs never meet the old one's, "
-                "remove %s instead (docs/operations.md, \"Restores\")",
-                a->location, path, bound, wpath, (unsigned long long)w.seq, store_id, path);
+            /* Shortest first-things-first: the message buffer holds 512 bytes. */
+            return idmint__fail(IDMINT_ERESTORED,
+                                "%s is store %s, not store %s that this host used there: deleted "
+                                "and created anew, or replaced? It would issue again what the old "
+                                "store issued; nothing was granted. Recreate its namespaces if "
+                                "gone, then fence it on this host: 'idmint authority fence --above "
+                                "NS=N' per range namespace (N: highest ID of NS in use "
+                                "downstream). To accept it as another authority instead, remove "
+                                "this host's binding %s (docs/operations.md)",
+                                a->location, store_id, bound, path);
     }
     binding_note(a, rc == 1 ? "at first use" : "over a store that left no evidence here", note,
                  sizeof(note));
