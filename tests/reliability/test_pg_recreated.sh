@@ -48,8 +48,10 @@ mkdir -p "$d"
 as_super -d postgres -c "CREATE DATABASE $DB" >/dev/null
 export IDMINT_AUTHORITY="postgresql://postgres@$HOST:$PORT/$DB" IDMINT_WITNESS_DIR="$d/witness"
 provision() {
-    "$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null 2>&1
-    "$IDMINT" ns create rg --kind range --block 100 >/dev/null 2>&1
+    "$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null 2>"$d/provision.err" ||
+        fail "ns create sf: $(cat "$d/provision.err")"
+    "$IDMINT" ns create rg --kind range --block 100 >/dev/null 2>"$d/provision.err" ||
+        fail "ns create rg: $(cat "$d/provision.err")"
 }
 provision
 old_id=$(q "SELECT store_id FROM idmint.history")

@@ -31,8 +31,10 @@ d=$dir/recreate
 mkdir -p "$d"
 export IDMINT_AUTHORITY="sqlite:$d/a.db" IDMINT_WITNESS_DIR="$d/witness"
 provision() {
-    "$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null 2>&1
-    "$IDMINT" ns create rg --kind range --block 100 >/dev/null 2>&1
+    "$IDMINT" ns create sf --kind snowflake --layout 41/0/4/12 >/dev/null 2>"$d/provision.err" ||
+        fail "ns create sf: $(cat "$d/provision.err")"
+    "$IDMINT" ns create rg --kind range --block 100 >/dev/null 2>"$d/provision.err" ||
+        fail "ns create rg: $(cat "$d/provision.err")"
 }
 provision
 old_id=$(sqlite3 "$d/a.db" "SELECT store_id FROM history")
@@ -48,7 +50,8 @@ rm -f "$d/a.db" "$d/a.db-wal" "$d/a.db-shm"
 provision
 new_id=$(sqlite3 "$d/a.db" "SELECT store_id FROM history")
 [ "$old_id" != "$new_id" ] || fail "the new store has the old store id $old_id"
-[ "$("$IDMINT" ns show rg | awk '$1 == "next:" {print $2}')" = 1 ] || fail "the new rg does not start at 1"
+next_rg=$("$IDMINT" ns show rg | awk '$1 == "next:" {print $2}')
+[ "$next_rg" = 1 ] || fail "the new rg does not start at 1 but at $next_rg"
 echo "recreate: store $old_id deleted, store $new_id made at the same path"
 drill_stopped "$d" recreate "$t0"
 
