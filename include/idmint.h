@@ -753,7 +753,10 @@ typedef struct idmint_fence_range {
  * named exactly once); the store gets a new history id, so that any process
  * of the lost history stops at its next contact (IDMINT_ERESTORED), and the
  * backup mark is cleared. Nothing moves backwards: a next value below the
- * current one is refused.
+ * current one is refused. Then this host's witness binds the store's place
+ * (its file, database or etcd prefix) to this store, so that a store deleted
+ * and made anew there, which handles of this host refuse with
+ * IDMINT_ERESTORED, is accepted from now on (docs/operations.md, "Restores").
  *
  * @param[in] ranges        @p n entries, copied; NULL when @p n is 0
  * @param[in] max_lease_ms  the longest lease any holder could have been
@@ -762,7 +765,9 @@ typedef struct idmint_fence_range {
  *         twice; an unknown or snowflake name in @p ranges; a skip of 0; a
  *         fence below the current next value, or past the maximum;
  *         nothing changes), IDMINT_ENOMEM, IDMINT_EACCESS (http://),
- *         IDMINT_EUNAVAILABLE or IDMINT_ESTORE.
+ *         IDMINT_EUNAVAILABLE or IDMINT_ESTORE; after the store was fenced,
+ *         the witness folder's IDMINT_EINVAL when the binding could not be
+ *         written (the message says so: run the fence again).
  * Thread-safety: safe on different authorities; one thread at a time on @p a.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_authority_fence(idmint_authority *a,

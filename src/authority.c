@@ -193,6 +193,16 @@ static int authority_open(struct idmint_authority **out, const char *url, uint32
         rc = remote->open(url + strlen(remote->scheme) + 1, token, &a->remote);
     else
         rc = idmint__store_open_flags(url, token, flags, &a->st);
+    /* Where the store is, for this host's witness (authority_restore.c):
+     * read once here, while the URL is at hand. */
+    if (rc == 0 && a->st != NULL &&
+        (rc = idmint__store_location(a->st, url, a->location, sizeof(a->location))) != 0) {
+        a->location[0] = '\0';
+        if (rc == 1)
+            rc = 0; /* a backend that cannot say: nothing is bound */
+        else
+            idmint__store_close(a->st);
+    }
     if (rc != 0) {
         free(a);
         return rc;

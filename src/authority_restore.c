@@ -240,6 +240,8 @@ int idmint_authority_backup(idmint_authority *a, const char *dest_path)
     return idmint__store_backup(a->st, dest_path, actor, idmint__authority_now_ms(a));
 }
 
+static int fence_rebind(struct idmint_authority *a);
+
 /* The entry of @p ranges naming @p ns, or NULL; IDMINT_EINVAL through @p rc when named twice. */
 static const idmint_fence_range *range_entry(const idmint_fence_range *ranges, size_t n,
                                              const char *ns, int *rc)
@@ -369,6 +371,16 @@ int idmint_authority_fence_v2(idmint_authority *a, const idmint_fence_range *ran
     if (rc == 0 && (rc = idmint__incarnation(history)) == 0) {
         idmint__authority_actor(a, actor, sizeof(actor));
         rc = idmint__store_fence(a->st, steps, count, history, actor, idmint__authority_now_ms(a));
+        /* The store is the operator's now: this host holds its place to it. */
+        if (rc == 0 && (rc = fence_rebind(a)) != 0) {
+            char why[512];
+
+            snprintf(why, sizeof(why), "%s", idmint_errmsg()); /* the same thread-local buffer */
+            rc = idmint__fail(rc,
+                              "fence: the store was fenced, but this host's witness could not "
+                              "bind its place to it (run the fence again): %s",
+                              why);
+        }
     }
     free(steps);
     return rc;
@@ -389,6 +401,87 @@ static int witness_of(struct idmint_authority *a)
     return a->witness_state == 1 ? 0 : 1;
 }
 
+/* Who and when, for the note of a binding: "by ACTOR at TIME". */
+static void binding_note(struct idmint_authority *a, const char *why, char *buf, size_t size)
+{
+    char actor[64], when[32];
+
+    idmint__authority_actor(a, actor, sizeof(actor));
+    if (idmint_format_iso8601(idmint__authority_now_ms(a), when, sizeof(when)) != 0)
+        snprintf(when, sizeof(when), "?");
+    snprintf(buf, size, "bound %s by %s at %s", why, actor, when);
+}
+
+/*
+ * Under the lock of the binding of a->location: whether the store there,
+ * whose id is @p store_id, is the one this host last used there. A place
+ * without a binding is bound to it. A binding to another store is moved to
+ * it when this host holds no witness of that store (it granted nothing any
+ * process here saw: nothing of it can be issued again, and a binding
+ * without evidence would refuse for nothing). A binding to another store
+ * that this host holds evidence of refuses: the store was deleted and made
+ * anew at this place, or another put in its place, and would hand out from
+ * scratch what the old one issued; only a fence here (fence_rebind) or the
+ * operator removing the binding accepts it.
+ */
+static int binding_step(struct idmint_authority *a, const char *store_id)
+{
+    struct idmint__history w;
+    char bound[33], path[4200], wpath[4200], note[200];
+    int rc = idmint__witness_location_read(a->witness_dir, a->location, bound, path, sizeof(path));
+
+    if (rc < 0 || (rc == 0 && strcmp(bound, store_id) == 0))
+        return rc;
+    if (rc == 0) {
+        rc = idmint__witness_read(a->witness_dir, bound, &w, wpath, sizeof(wpath));
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            /* Shortest first-things-first: the message buffer holds 512 bytes. */
+            return idmint__fail(IDMINT_ERESTORED,
+                                "%s is store %s, not store %s that this host used there: deleted "
+                                "and created anew, or replaced? It would issue again what the old "
+                                "store issued; nothing was granted. Recreate its namespaces if "
+                                "gone, then fence it on this host: 'idmint authority fence --above "
+                                "NS=N' per range namespace (N: highest ID of NS in use "
+                                "downstream). To accept it as another authority instead, remove "
+                                "this host's binding %s (docs/operations.md)",
+                                a->location, store_id, bound, path);
+    }
+    binding_note(a, rc == 1 ? "at first use" : "over a store that left no evidence here", note,
+                 sizeof(note));
+    return idmint__witness_location_write(a->witness_dir, a->location, store_id, note);
+}
+
+/*
+ * After a fence of @p a's store: bind its place to it in this host's
+ * witness, whatever store the binding named (the fence is the operator's
+ * word that the store is safe to use). 0 when the witness is off, the
+ * place unknown or the store keeps no history; else the witness's errors.
+ */
+static int fence_rebind(struct idmint_authority *a)
+{
+    struct idmint__history_state state;
+    char bound[33] = "", path[4200], why[96], note[200];
+    int fd, rc = witness_of(a);
+
+    if (rc != 0 || a->location[0] == '\0' || !idmint__store_has_history_check(a->st))
+        return rc < 0 ? rc : 0;
+    if ((rc = idmint__store_history_check(a->st, 0, &state)) != 0)
+        return rc;
+    if ((fd = idmint__witness_location_lock(a->witness_dir, a->location)) < 0)
+        return fd;
+    /* A damaged binding is replaced: the fence is the word that rules. */
+    if (idmint__witness_location_read(a->witness_dir, a->location, bound, path, sizeof(path)) != 0)
+        bound[0] = '\0';
+    snprintf(why, sizeof(why), "by a fence (history %.8s...; was store %s)", state.head.id,
+             bound[0] != '\0' ? bound : "none");
+    binding_note(a, why, note, sizeof(note));
+    rc = idmint__witness_location_write(a->witness_dir, a->location, state.store_id, note);
+    idmint__witness_unlock(fd);
+    return rc;
+}
+
 /*
  * Under the lock of this host's witness of the store @p state describes:
  * if @p is_grant, prove that @p head (the reply to a write this holder just
@@ -398,7 +491,9 @@ static int witness_of(struct idmint_authority *a)
  * and a process never overwrites evidence it has not checked: a new process
  * on a store put back in time finds either the grant's pair, which the
  * store no longer holds, or a holder that has not yet proven its grant and
- * then finds the store changed and refuses it.
+ * then finds the store changed and refuses it. First, under the lock of the
+ * binding of the store's place (taken before, held throughout), that the
+ * store is the one this host used there (binding_step).
  */
 static int witness_step(struct idmint_authority *a, const struct idmint__history_state *state,
                         const struct idmint__history *head, const char *where, int is_grant)
@@ -406,23 +501,36 @@ static int witness_step(struct idmint_authority *a, const struct idmint__history
     struct idmint__history_state now;
     struct idmint__history w;
     char path[4200];
-    int fd = -1, rc, is_newer = 1;
+    int fd = -1, lfd = -1, rc, is_newer = 1, is_on;
 
     if ((rc = witness_of(a)) < 0)
         return rc;
-    if (rc == 0 && (fd = idmint__witness_lock(a->witness_dir, state->store_id)) < 0)
+    is_on = rc == 0;
+    if (is_on && a->location[0] != '\0') {
+        if ((lfd = idmint__witness_location_lock(a->witness_dir, a->location)) < 0)
+            return lfd;
+        if ((rc = binding_step(a, state->store_id)) != 0) {
+            idmint__witness_unlock(lfd);
+            return rc;
+        }
+    }
+    if (is_on && (fd = idmint__witness_lock(a->witness_dir, state->store_id)) < 0) {
+        idmint__witness_unlock(lfd);
         return fd;
+    }
     rc = 0;
     if (is_grant && (rc = idmint__store_history_check(a->st, head->seq, &now)) == 0)
         rc = idmint__history_verify(head, &now, IDMINT__EVIDENCE_HOLDER, where);
     if (rc != 0 || fd < 0) {
         idmint__witness_unlock(fd);
+        idmint__witness_unlock(lfd);
         return rc;
     }
     rc = idmint__witness_read(a->witness_dir, state->store_id, &w, path, sizeof(path));
     if (rc == 0) {
         if (strcmp(w.id, head->id) == 0 && w.seq == head->seq && w.tip == head->tip) {
             idmint__witness_unlock(fd);
+            idmint__witness_unlock(lfd);
             return 0;
         }
         rc = idmint__store_history_check(a->st, w.seq, &now);
@@ -436,6 +544,7 @@ static int witness_step(struct idmint_authority *a, const struct idmint__history
     if (rc == 0 && is_newer && head->seq != 0 && head->id[0] != '\0')
         rc = idmint__witness_write(a->witness_dir, state->store_id, head);
     idmint__witness_unlock(fd);
+    idmint__witness_unlock(lfd);
     return rc;
 }
 

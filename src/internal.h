@@ -284,6 +284,8 @@ uint64_t idmint__snowflake_last_time(struct snowflake *sf);
 struct store;
 struct remote;
 
+#define IDMINT__LOCATION_MAX 4352 /* a store location key: "sqlite:" and a PATH_MAX path */
+
 /*
  * Exactly one of st and remote is set. With st, the rules of authority*.c
  * apply here and the store only keeps rows; with remote, another authority
@@ -302,6 +304,10 @@ struct idmint_authority {
     unsigned since_prune[IDMINT__KEEP__COUNT]; /* records made since the last prune */
     int witness_state;      /* 0: not looked up yet; 1: in witness_dir; -1: off */
     char witness_dir[4096]; /* this host's witness folder (witness.c) */
+    /* Where the store is (idmint__store_location): the witness binds it to
+     * the store id this host last used there. "" when unknown (a remote, or
+     * a backend that cannot say): nothing is bound. */
+    char location[IDMINT__LOCATION_MAX];
 };
 
 /* ==== options (options.c) ==== */
@@ -342,6 +348,33 @@ int idmint__witness_read(const char *dir, const char *store_id, struct idmint__h
                          char *path, size_t path_size);
 /* Replace the witness of @p store_id in @p dir by @p h (aside, then rename). 0 or IDMINT_EINVAL. */
 int idmint__witness_write(const char *dir, const char *store_id, const struct idmint__history *h);
+/*
+ * Lock the binding of store location @p location (idmint__store_location's
+ * key) in @p dir against the other processes of this host (flock on a side
+ * file "location-HASH.lock"; waits). Taken before a store's own witness lock
+ * when both are held, never after. An fd for idmint__witness_unlock, or
+ * IDMINT_EINVAL (no location, a folder that cannot be written).
+ */
+int idmint__witness_location_lock(const char *dir, const char *location);
+/*
+ * The store id that the binding of @p location in @p dir names (the store
+ * this host last used there) into @p store_id; the binding's path into
+ * @p path (for messages). 0; 1 when there is none (a place this host never
+ * used, or a folder an older idmint kept: nothing to hold the store to);
+ * IDMINT_ESTORE when the file is damaged or names another location (never
+ * read as none); IDMINT_EINVAL (unreadable), IDMINT_ENOMEM. Thread-safe
+ * (no state); the caller holds the lock to act on what it read.
+ */
+int idmint__witness_location_read(const char *dir, const char *location, char store_id[33],
+                                  char *path, size_t path_size);
+/*
+ * Bind @p location to @p store_id in @p dir (aside, then rename: a reader
+ * sees the old binding or the new), with @p note, one line without a
+ * newline for people reading the folder (NULL: none). 0; IDMINT_EINVAL
+ * (cannot write), IDMINT_ESTORE (a bad store id), IDMINT_ENOMEM.
+ */
+int idmint__witness_location_write(const char *dir, const char *location, const char *store_id,
+                                   const char *note);
 
 /* ==== history checks of a holder (authority_restore.c) ==== */
 

@@ -4,13 +4,17 @@
  * point of the store's history (id, seq, tip) any process of this host saw,
  * in a file a restore of the store does not rewind (never beside the store's
  * own file). A store put back to before that point is refused before it
- * grants anything (authority_restore.c). This file only finds, reads and
- * writes the files; history.c judges them.
+ * grants anything (authority_restore.c). Beside them, per store location
+ * (idmint__store_location), the store id this host last used there: a
+ * store deleted and made anew at the same place has another id, and the
+ * witness of the old one then stops it. This file only finds, reads and
+ * writes the files; history.c and authority_restore.c judge them.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +22,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define WITNESS_ROOT_DIR "/var/lib/idmint/witness"
-#define WITNESS_MAGIC    "idmint-witness 1"
-#define WITNESS_DIR_MODE 0700 /* a user's own evidence; a shared one is made by an admin */
-#define WITNESS_MODE     0660 /* group-writable in a shared folder the admin made */
+#define WITNESS_ROOT_DIR       "/var/lib/idmint/witness"
+#define WITNESS_MAGIC          "idmint-witness 1"
+/* A location binding (see below): its own file kind and version, so that an
+ * older idmint, which only opens files named by a store id, never reads one. */
+#define WITNESS_LOCATION_MAGIC "idmint-witness-location 1"
+#define WITNESS_DIR_MODE       0700 /* a user's own evidence; a shared one is made by an admin */
+#define WITNESS_MODE           0660 /* group-writable in a shared folder the admin made */
 
 static void errno_text(int err, char *buf, size_t size)
 {
@@ -178,6 +185,163 @@ int idmint__witness_write(const char *dir, const char *store_id, const struct id
         return idmint__fail(IDMINT_EINVAL, "cannot write the witness %s: %s", tmp, text);
     }
     err = write(fd, line, (size_t)n) == n ? 0 : errno != 0 ? errno : EIO;
+    if (close(fd) != 0 && err == 0)
+        err = errno;
+    if (err == 0 && rename(tmp, path) != 0)
+        err = errno;
+    if (err != 0) {
+        (void)unlink(tmp);
+        errno_text(err, text, sizeof(text));
+        return idmint__fail(IDMINT_EINVAL, "cannot write the witness %s: %s", path, text);
+    }
+    return 0;
+}
+
+/* ==== location bindings: which store this host last used at each place ==== */
+
+/*
+ * 128 bits of @p text, as 32 hex digits: two FNV-1a passes with other
+ * offsets. Not a defence against anyone (the key is not secret, and the
+ * file repeats it, which the reader compares); only a fixed-length file
+ * name for a key of any length and any bytes.
+ */
+static void location_hash(const char *text, char out[33])
+{
+    uint64_t h1 = UINT64_C(0xcbf29ce484222325), h2 = UINT64_C(0x84222325cbf29ce4);
+
+    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+        h1 = (h1 ^ *p) * UINT64_C(0x100000001b3);
+        h2 = (h2 ^ *p) * UINT64_C(0x100000001b3);
+    }
+    snprintf(out, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
+}
+
+/*
+ * @p key with every byte outside '!'..'~' and '%' as %XX (one line, one
+ * token), malloc'd into *out. 0 or IDMINT_ENOMEM.
+ */
+static int location_escape(const char *key, char **out)
+{
+    size_t n = 0, size = strlen(key) * 3 + 1;
+    char *buf = malloc(size);
+
+    if (buf == NULL)
+        return idmint__fail(IDMINT_ENOMEM, "out of memory reading the witness");
+    for (const unsigned char *p = (const unsigned char *)key; *p != '\0'; p++) {
+        if (*p < '!' || *p > '~' || *p == '%')
+            n += (size_t)snprintf(buf + n, size - n, "%%%02X", (unsigned)*p);
+        else
+            buf[n++] = (char)*p;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    return 0;
+}
+
+/* The binding file of location @p key in @p dir, with @p suffix. */
+static int location_path(const char *dir, const char *key, const char *suffix, char *buf,
+                         size_t size)
+{
+    char hash[33];
+    int n;
+
+    if (key == NULL || key[0] == '\0')
+        return idmint__fail(IDMINT_EINVAL, "no store location to bind");
+    location_hash(key, hash);
+    n = snprintf(buf, size, "%s/location-%s%s", dir, hash, suffix);
+    return n < 0 || (size_t)n >= size ? idmint__fail(IDMINT_EINVAL, "witness path too long") : 0;
+}
+
+int idmint__witness_location_lock(const char *dir, const char *location)
+{
+    char path[4200], text[128];
+    int fd, rc = location_path(dir, location, ".lock", path, sizeof(path));
+
+    if (rc != 0)
+        return rc;
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, WITNESS_MODE);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        errno_text(errno, text, sizeof(text));
+        if (fd >= 0)
+            close(fd);
+        return idmint__fail(IDMINT_EINVAL, "cannot lock the witness %s: %s", path, text);
+    }
+    return fd;
+}
+
+int idmint__witness_location_read(const char *dir, const char *location, char store_id[33],
+                                  char *path, size_t path_size)
+{
+    char line[256], sid[64], text[128], *want = NULL, *got = NULL;
+    size_t got_size = 0;
+    FILE *f;
+    int rc = location_path(dir, location, "", path, path_size);
+
+    if (rc != 0)
+        return rc;
+    if ((f = fopen(path, "re")) == NULL) {
+        if (errno == ENOENT)
+            return 1;
+        errno_text(errno, text, sizeof(text));
+        return idmint__fail(IDMINT_EINVAL, "cannot read the witness %s: %s", path, text);
+    }
+    if ((rc = location_escape(location, &want)) != 0) {
+        fclose(f);
+        return rc;
+    }
+    rc = fgets(line, sizeof(line), f) != NULL &&
+                 sscanf(line, WITNESS_LOCATION_MAGIC " %63s", sid) == 1 &&
+                 idmint__history_id_valid(sid) && getline(&got, &got_size, f) > 0
+             ? 0
+             : -1;
+    fclose(f);
+    if (rc == 0) {
+        got[strcspn(got, "\n")] = '\0';
+        rc = strcmp(got, want) == 0 ? 0 : -1;
+    }
+    free(got);
+    free(want);
+    /* Damaged, or (two keys of one hash) another place's: evidence lost, never a pass. */
+    if (rc != 0)
+        return idmint__fail(IDMINT_ESTORE,
+                            "the witness %s is damaged or names another place than %s; move it "
+                            "away only if you know the store there is the one this host used "
+                            "before, or was fenced since (docs/operations.md, \"Restores\")",
+                            path, location);
+    memcpy(store_id, sid, 33);
+    return 0;
+}
+
+int idmint__witness_location_write(const char *dir, const char *location, const char *store_id,
+                                   const char *note)
+{
+    char path[4200], tmp[4300], text[128], *key = NULL, *body;
+    size_t size;
+    int fd, n, err, rc = location_path(dir, location, "", path, sizeof(path));
+
+    if (rc != 0)
+        return rc;
+    if (!idmint__history_id_valid(store_id))
+        return idmint__fail(IDMINT_ESTORE, "the store's id '%.40s' is not 32 hex digits", store_id);
+    if ((rc = location_escape(location, &key)) != 0)
+        return rc;
+    size = strlen(key) + (note != NULL ? strlen(note) : 0) + 128;
+    if ((body = malloc(size)) == NULL) {
+        free(key);
+        return idmint__fail(IDMINT_ENOMEM, "out of memory writing the witness");
+    }
+    /* The note is for people reading the folder (who bound it, and why); never parsed. */
+    n = snprintf(body, size, WITNESS_LOCATION_MAGIC " %s\n%s\n%s%s%s", store_id, key,
+                 note != NULL ? "# " : "", note != NULL ? note : "", note != NULL ? "\n" : "");
+    free(key);
+    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, WITNESS_MODE)) < 0) {
+        errno_text(errno, text, sizeof(text));
+        free(body);
+        return idmint__fail(IDMINT_EINVAL, "cannot write the witness %s: %s", tmp, text);
+    }
+    err = n > 0 && write(fd, body, (size_t)n) == n ? 0 : errno != 0 ? errno : EIO;
+    free(body);
     if (close(fd) != 0 && err == 0)
         err = errno;
     if (err == 0 && rename(tmp, path) != 0)

@@ -34,7 +34,9 @@ static const char authority_usage[] =
     "Read N after every process of the lost history has stopped: a running one\n"
     "may still hand out up to two blocks it holds (docs/operations.md).\n"
     "Run fence after ANY restore: a file copied back, pg_restore, a point-in-time\n"
-    "recovery, an etcd snapshot restore, a promoted replica.\n";
+    "recovery, an etcd snapshot restore, a promoted replica; and after a store was\n"
+    "deleted and created anew (or replaced) at the same place, on a host that used\n"
+    "the old one: the fence binds this host's witness of the place to the new store.\n";
 
 static int print_help(void)
 {

@@ -26,6 +26,7 @@
  * collisions deduplicated, both expiring by the store's clock */
 #define STORE_OPS_V5 5u
 #define STORE_OPS_V6 6u /* history_check; tips and a history log; the longest lease granted */
+#define STORE_OPS_V7 7u /* location: where the store is, for this host's witness */
 
 #define STORE_GRANTS_MAX 16 /* grants one grant_find returns at most */
 
@@ -294,6 +295,19 @@ struct store_ops {
      */
     int (*history_check)(struct store *st, uint64_t seq, struct idmint__history_state *out);
     /* ---- end of version 6 ---- */
+
+    /*
+     * Where this store is, as a key that every process of this host that
+     * opens the same place writes alike (whatever URL form it was given),
+     * into @p buf: "sqlite:" and the file's real path; "postgres://HOST:PORT/DB"
+     * as the connection reached them. No password or token, ever: the key is
+     * kept in the host's witness folder in clear. 0, or IDMINT_EINVAL when it
+     * does not fit @p size. No I/O beyond the file system's name lookups;
+     * thread-safe as history_check. NULL (or version < 7): the store layer
+     * derives the key from the URL (idmint__store_location).
+     */
+    int (*location)(const struct store *st, char *buf, size_t size);
+    /* ---- end of version 7 ---- */
 };
 
 #define STORE_HISTORY_KEEP    4096u        /* log entries a store keeps at least, */
@@ -369,6 +383,17 @@ int idmint__store_fence(struct store *st, const struct idmint__fence_step *steps
 int idmint__store_history_check(struct store *st, uint64_t seq, struct idmint__history_state *out);
 /* 1 when @p st answers history_check. */
 int idmint__store_has_history_check(const struct store *st);
+/*
+ * The location key of @p st, opened from @p url, into @p buf
+ * (src/store/location.c): the backend's own (the location member) when it
+ * has one; else, for etcd://, the URL normalised: members lower-cased with
+ * their port (2379 when none), sorted and deduplicated, and the key prefix
+ * without trailing '/' ("/idmint" when none): "etcd://h1:p,h2:p/prefix".
+ * 0; 1 when no key is known (another backend: nothing is bound); IDMINT_EINVAL
+ * when it does not fit @p size or @p url is malformed. Reads nothing of the
+ * store; thread-safe.
+ */
+int idmint__store_location(const struct store *st, const char *url, char *buf, size_t size);
 
 /*
  * As the version 4 ops above; IDMINT_EINVAL (with a message) when the

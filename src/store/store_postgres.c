@@ -2664,10 +2664,24 @@ static int postgres_collision_list(struct store *st, int64_t after_seq, size_t l
     return rc;
 }
 
+/*
+ * The server and database the connection reached (never the password),
+ * one spelling for both schemes, a URL and a key=value string alike.
+ */
+static int postgres_location(const struct store *st, char *buf, size_t size)
+{
+    const struct pg_store *s = (const struct pg_store *)st;
+    int n = snprintf(buf, size, "postgres://%s", s->where);
+
+    if (n < 0 || (size_t)n >= size)
+        return idmint__fail(IDMINT_EINVAL, "postgres %s: too long for a location key", s->where);
+    return 0;
+}
+
 /* Two schemes, one backend: libpq accepts both URL spellings. */
 #define PG_OPS(scheme_name, open_fn)                                                               \
     {                                                                                              \
-        .version = STORE_OPS_V6, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
+        .version = STORE_OPS_V7, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
         .close = postgres_close, .ns_create = postgres_ns_create, .ns_get = postgres_ns_get,       \
         .ns_list = postgres_ns_list, .ns_set_disabled = postgres_ns_set_disabled,                  \
         .lease_take = postgres_lease_take, .lease_renew = postgres_lease_renew,                    \
@@ -2678,7 +2692,7 @@ static int postgres_collision_list(struct store *st, int64_t after_seq, size_t l
         .grant_find = postgres_grant_find, .prune = postgres_prune,                                \
         .batch_get = postgres_batch_get, .batch_claim = postgres_batch_claim,                      \
         .collision_add = postgres_collision_add, .collision_list = postgres_collision_list,        \
-        .history_check = postgres_history_check,                                                   \
+        .history_check = postgres_history_check, .location = postgres_location,                    \
     }
 
 const struct store_ops idmint__store_postgres = PG_OPS("postgres", postgres_open);

@@ -2543,8 +2543,25 @@ static int sqlite_history_check(struct store *st, uint64_t seq, struct idmint__h
     return rc < 0 ? rc : 0;
 }
 
+/*
+ * The file's full path as SQLite made it when the store was opened
+ * (sqlite3_db_filename: absolute, with "." and ".." and symbolic links
+ * resolved by the unix VFS), so that a relative path or a link names the
+ * same place as the file itself.
+ */
+static int sqlite_location(const struct store *st, char *buf, size_t size)
+{
+    const struct sqlite_store *s = (const struct sqlite_store *)st;
+    int n = snprintf(buf, size, "sqlite:%s", s->file);
+
+    if (n < 0 || (size_t)n >= size)
+        return idmint__fail(IDMINT_EINVAL, "sqlite %s: the path is too long for its location key",
+                            s->path);
+    return 0;
+}
+
 const struct store_ops idmint__store_sqlite = {
-    .version = STORE_OPS_V6,
+    .version = STORE_OPS_V7,
     .scheme = "sqlite",
     .caps = STORE_CAP_TXN,
     .open = sqlite_open,
@@ -2570,4 +2587,5 @@ const struct store_ops idmint__store_sqlite = {
     .collision_add = sqlite_collision_add,
     .collision_list = sqlite_collision_list,
     .history_check = sqlite_history_check,
+    .location = sqlite_location,
 };

@@ -1267,6 +1267,111 @@ static void test_history__etcd_a_missing_history_key_refuses_every_grant_until_a
     assert_true(a.history.seq > got.seq);
 }
 
+/* ==== a store deleted and made anew at its place (the host's witness binds places) ==== */
+
+/* Create range namespace @p ns through the authority at @p url (a new store there if none). */
+static void authority_range(const char *url, const char *ns)
+{
+    idmint_authority *a = NULL;
+    idmint_ns_info info;
+
+    assert_int_equal(idmint_authority_open(&a, url, 0), 0);
+    idmint_ns_info_init_v2(&info, IDMINT_KIND_RANGE);
+    snprintf(info.name, sizeof(info.name), "%s", ns);
+    info.block = 10;
+    assert_int_equal(idmint_ns_create(a, &info), 0);
+    idmint_authority_close(a);
+}
+
+/* A handle on @p ns at @p url mints one ID into *id: the handle's result. */
+static int handle_mint(const char *url, const char *ns, uint64_t *id)
+{
+    idmint *m = NULL;
+    int rc = idmint_open(&m, url, ns, NULL);
+
+    if (rc == 0) {
+        rc = idmint_next(m, id);
+        idmint_close(m);
+    }
+    return rc;
+}
+
+/*
+ * Delete the test's store and leave its place empty, as an operator does:
+ * the SQLite file removed, the database dropped and created again, every
+ * key under the etcd prefix deleted.
+ */
+static void delete_in_place(struct fx *f)
+{
+    char path[700], key[400], end[400], k64[600], e64[600], body[1400];
+
+    idmint__store_close(f->st); /* the fixture's own connection, not a holder */
+    f->st = NULL;
+    switch (f->backend) {
+    case BK_SQLITE:
+        snprintf(path, sizeof(path), "%s", f->url + strlen("sqlite:"));
+        assert_int_equal(unlink(path), 0);
+        strcat(path, "-wal");
+        (void)unlink(path);
+        path[strlen(path) - 4] = '\0';
+        strcat(path, "-shm");
+        (void)unlink(path);
+        break;
+    case BK_POSTGRES:
+        pg_drop_db(f, f->pg_db);
+        assert_int_equal(pg_create_db(f, f->pg_db), 0);
+        break;
+    case BK_ETCD:
+        /* [P/, P0): every key of this prefix and none of a longer one. */
+        snprintf(key, sizeof(key), "%s/", f->etcd_prefix);
+        snprintf(end, sizeof(end), "%s0", f->etcd_prefix);
+        b64(key, k64);
+        b64(end, e64);
+        snprintf(body, sizeof(body), "{\"key\":\"%s\",\"range_end\":\"%s\"}", k64, e64);
+        assert_int_equal(etcd_post(f, "/v3/kv/deleterange", body, NULL, 0), 0);
+        break;
+    }
+}
+
+static void test_history__a_store_made_anew_at_its_place_is_refused_until_fenced(void **state)
+{
+    struct fx *f = *state;
+    char *wdir = ts_tempdir(), *saved = getenv("IDMINT_WITNESS_DIR");
+    idmint_fence_range above = {"rg", 0, 0};
+    idmint_authority *a = NULL;
+    uint64_t id = 0, high = 0;
+    int i;
+
+    assert_non_null(wdir);
+    saved = saved != NULL ? strdup(saved) : NULL;
+    setenv("IDMINT_WITNESS_DIR", wdir, 1);
+    authority_range(f->url, "rg");
+    for (i = 0; i < 15; i++) {
+        assert_int_equal(handle_mint(f->url, "rg", &id), 0);
+        high = id > high ? id : high;
+    }
+    delete_in_place(f);
+    authority_range(f->url, "rg"); /* made anew: it would start at 1 again */
+    assert_int_equal(handle_mint(f->url, "rg", &id), IDMINT_ERESTORED);
+    assert_non_null(strstr(idmint_errmsg(), "deleted and created anew"));
+    /* Nothing was granted: the new store's rg still starts at 1. */
+    f->st = open_again(f);
+    assert_ns(f->st, "rg", 1, 0);
+    /* A fence on this host accepts it, above what the old store issued. */
+    above.value = high;
+    assert_int_equal(idmint_authority_open_existing(&a, f->url, 0), 0);
+    assert_int_equal(idmint_authority_fence(a, &above, 1, 0), 0);
+    idmint_authority_close(a);
+    assert_int_equal(handle_mint(f->url, "rg", &id), 0);
+    assert_true(id > high);
+    if (saved != NULL)
+        setenv("IDMINT_WITNESS_DIR", saved, 1);
+    else
+        unsetenv("IDMINT_WITNESS_DIR");
+    free(saved);
+    ts_rmtree(wdir);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1286,6 +1391,7 @@ int main(void)
         T(test_history__a_fence_naming_an_unknown_namespace_changes_nothing),
         T(test_history__a_fence_refuses_an_id_that_is_not_32_hex_digits),
         T(test_history__audit_pages_of_any_size_hold_every_record_once),
+        T(test_history__a_store_made_anew_at_its_place_is_refused_until_fenced),
     };
     const struct CMUnitTest postgres[] = {
         T(test_history__postgres_a_sequence_set_back_below_its_log_refuses_grants_until_a_fence),

@@ -54,7 +54,8 @@ drill_since() {
 }
 
 # drill_stopped DIR WHAT [T0]: every CLI minter stops (exit 1) with the
-# explicit error, within a bounded wait; with IDMINTD, the daemon answers
+# explicit error (a grep pattern in $drill_stop_text, by default the
+# restore's), within a bounded wait; with IDMINTD, the daemon answers
 # mints with 503 and turns /readyz red, then it is stopped. With T0 (the
 # restore's date +%s.%N), prints how long each took (a figure for the
 # report, not an assertion: the bound is the wait's).
@@ -69,7 +70,7 @@ drill_stopped() {
     done
     [ -z "$t0" ] || took="CLI minters stopped after $(drill_since "$t0") s"
     for f in "$d"/err.*; do
-        grep -q "authority restored or rewound" "$f" || fail "$what: $f: $(cat "$f")"
+        grep -q "${drill_stop_text:-authority restored or rewound}" "$f" || fail "$what: $f: $(cat "$f")"
     done
     if [ -n "${IDMINTD:-}" ]; then
         for i in $(seq 1 $((100 * scale))); do

@@ -1126,7 +1126,7 @@ static void test_store_etcd__a_long_batch_is_saved_in_parts_and_ends_with_them(v
     assert_int_equal(pruned, 0);
     assert_int_equal(idmint__store_batch_get(st, "tok-1", "big", &got), 0);
     idmint__batch_clear(&got);
-    assert_int_equal(keys_gone_within(port, url, "/obatch/", 30 + 5 * (int)ts_scale()), 0);
+    assert_int_equal(keys_gone_within(port, url, "/obatch/", 30 + 5 * ts_scale()), 0);
     assert_int_equal(idmint__store_batch_get(st, "tok-1", "big", &got), IDMINT_ENOTFOUND);
     idmint__store_close(st);
     free(runs);
