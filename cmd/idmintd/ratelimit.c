@@ -17,10 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NS_PER_S        1000000000u
-#define TIME_BITS       44 /* µs in an address bucket: wraps every 203 days */
-#define TIME_MASK       ((UINT64_C(1) << TIME_BITS) - 1)
-#define FINGERPRINT_MAX ((UINT64_C(1) << (64 - TIME_BITS)) - 1)
+#define NS_PER_S          1000000000u
+#define TIME_BITS         44 /* µs in an address bucket: wraps every 203 days */
+#define TIME_MASK         ((UINT64_C(1) << TIME_BITS) - 1)
+#define FINGERPRINT_MAX   ((UINT64_C(1) << (64 - TIME_BITS)) - 1)
+/* How far behind another thread's clock reading a take may be (routes.c reads
+ * it before the dispatch): a stored time this much past the limit is a debt. */
+#define READER_LAG_MAX_US UINT64_C(1000000)
 
 void ratelimit_init(struct ratelimit *rl)
 {
@@ -109,7 +112,10 @@ static uint64_t address_tat_ns(uint64_t word, uint64_t now_us, uint64_t limit_us
 {
     uint64_t ahead = ((word & TIME_MASK) - now_us) & TIME_MASK;
 
-    if (ahead == 0 || ahead > limit_us)
+    /* A thread that read the clock before another took may see the debt up
+     * to its lag past the limit: a debt still, never a wrap (which puts the
+     * time some 203 days ahead). */
+    if (ahead == 0 || ahead > limit_us + READER_LAG_MAX_US)
         return now_us * 1000u;
     return (now_us + ahead) * 1000u;
 }

@@ -254,6 +254,27 @@ static void test_ratelimit__an_older_clock_reading_does_not_erase_a_token_debt(v
     free(rl);
 }
 
+/*
+ * A take whose clock was read before another thread's take (routes.c reads
+ * it before the dispatch) sees the debt past the limit: still a debt, not a
+ * wrap that fills the bucket again (4 threads on one address were granted
+ * 5% over rate x time + burst before).
+ */
+static void test_ratelimit__an_older_clock_reading_keeps_an_address_debt(void **state)
+{
+    const struct ratelimit_rule rule = {.rate = 1, .burst = 2};
+    unsigned char a[16];
+    struct ratelimit *rl = rl_new();
+
+    (void)state;
+    key_of(11, a);
+    assert_int_equal(ratelimit_take_address(rl, a, &rule, T0), 0);
+    assert_int_equal(ratelimit_take_address(rl, a, &rule, T0), 0);
+    assert_true(ratelimit_take_address(rl, a, &rule, T0 - 1000000) > 0);
+    assert_true(ratelimit_take_address(rl, a, &rule, T0 - 900000000) > 0);
+    free(rl);
+}
+
 /* An address bucket's 44-bit µs time wraps; a time too far ahead is old, not a debt. */
 static void test_ratelimit__an_address_debt_is_not_revived_by_the_time_wrap(void **state)
 {
@@ -325,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_ratelimit__an_address_bucket_is_one_per_address),
         cmocka_unit_test(test_ratelimit__other_addresses_never_evict_one_in_debt),
         cmocka_unit_test(test_ratelimit__an_older_clock_reading_does_not_erase_a_token_debt),
+        cmocka_unit_test(test_ratelimit__an_older_clock_reading_keeps_an_address_debt),
         cmocka_unit_test(test_ratelimit__an_address_debt_is_not_revived_by_the_time_wrap),
         cmocka_unit_test(test_ratelimit__refusals_are_counted_by_kind_and_role),
         cmocka_unit_test(test_ratelimit__retry_after_rounds_up_to_whole_seconds_at_least_one),
