@@ -111,14 +111,12 @@ static int witness_path(const char *dir, const char *store_id, const char *suffi
     return n < 0 || (size_t)n >= size ? idmint__fail(IDMINT_EINVAL, "witness path too long") : 0;
 }
 
-int idmint__witness_lock(const char *dir, const char *store_id)
+/* Open and flock the lock file @p path (made if missing): an fd, or an error. */
+static int lock_file(const char *path)
 {
-    char path[4200], text[128];
-    int fd, rc = witness_path(dir, store_id, ".lock", path, sizeof(path));
+    char text[128];
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, WITNESS_MODE);
 
-    if (rc != 0)
-        return rc;
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, WITNESS_MODE);
     if (fd < 0 || flock(fd, LOCK_EX) != 0) {
         errno_text(errno, text, sizeof(text));
         if (fd >= 0)
@@ -126,6 +124,14 @@ int idmint__witness_lock(const char *dir, const char *store_id)
         return idmint__fail(IDMINT_EINVAL, "cannot lock the witness %s: %s", path, text);
     }
     return fd;
+}
+
+int idmint__witness_lock(const char *dir, const char *store_id)
+{
+    char path[4200];
+    int rc = witness_path(dir, store_id, ".lock", path, sizeof(path));
+
+    return rc != 0 ? rc : lock_file(path);
 }
 
 void idmint__witness_unlock(int fd)
@@ -254,19 +260,10 @@ static int location_path(const char *dir, const char *key, const char *suffix, c
 
 int idmint__witness_location_lock(const char *dir, const char *location)
 {
-    char path[4200], text[128];
-    int fd, rc = location_path(dir, location, ".lock", path, sizeof(path));
+    char path[4200];
+    int rc = location_path(dir, location, ".lock", path, sizeof(path));
 
-    if (rc != 0)
-        return rc;
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, WITNESS_MODE);
-    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
-        errno_text(errno, text, sizeof(text));
-        if (fd >= 0)
-            close(fd);
-        return idmint__fail(IDMINT_EINVAL, "cannot lock the witness %s: %s", path, text);
-    }
-    return fd;
+    return rc != 0 ? rc : lock_file(path);
 }
 
 int idmint__witness_location_read(const char *dir, const char *location, char store_id[33],
