@@ -15,7 +15,7 @@
 #     it must exit 0 and print something;
 #   - ```sh blocks that only name bindings/*/ci.sh or bench/bench_*.sh: not
 #     run here (ci.sh is ctest's bindings.* test, a benchmark is no test);
-#     the scripts must exist and CMakeLists.txt must register the ci.sh.
+#     the scripts must exist and tests/CMakeLists.txt must register the ci.sh.
 # Any other kind of block fails the test, to be taught here.
 # The one rewrite: the machine's authority sqlite:/var/lib/idmint/idmint.db
 # becomes a fresh sqlite:TMP/a.db holding the namespace `orders`. The
@@ -97,8 +97,8 @@ for lang in node python go; do
                     case "$script" in
                     bindings/*/ci.sh)
                         # shellcheck disable=SC2016 # the CMake text, literally
-                        grep -q 'bindings/${lang}/ci.sh' "$src/CMakeLists.txt" ||
-                            fail "$name: CMakeLists.txt does not run the bindings' ci.sh"
+                        grep -q 'bindings/${lang}/ci.sh' "$src/tests/CMakeLists.txt" ||
+                            fail "$name: tests/CMakeLists.txt does not run the bindings' ci.sh"
                         ;;
                     esac
                 done < <(grep -vE '^[[:space:]]*(#.*)?$' "$b")

@@ -4,7 +4,7 @@
 # either absent or a complete, marked, self-contained file. The store is made
 # big (a filler table idmint never reads) so that a backup takes a while, and
 # the backup is killed with SIGKILL at fractions of the time a whole one
-# takes. Every DEST that exists must have no -wal beside it, and a copy of
+# takes (the last one runs to its end). Every DEST that exists must have no -wal beside it, and a copy of
 # the .db alone must refuse to grant until fenced.
 # Usage: test_restore_backup_kill.sh /path/to/idmint
 set -euo pipefail
@@ -32,8 +32,12 @@ for i in $(seq 0 11); do
     dest="$d/b$i.db"
     "$IDMINT" authority backup "$dest" >/dev/null 2>&1 &
     pid=$!
-    sleep "$(awk -v ms="$whole_ms" -v i="$i" 'BEGIN { printf "%.3f", ms * i / 10 / 1000 }')"
-    kill -9 "$pid" 2>/dev/null || true
+    # The last one runs to its end: the time measured once above is no
+    # promise on a busy machine, and the drill needs a finished copy too.
+    if [ "$i" -lt 11 ]; then
+        sleep "$(awk -v ms="$whole_ms" -v i="$i" 'BEGIN { printf "%.3f", ms * i / 10 / 1000 }')"
+        kill -9 "$pid" 2>/dev/null || true
+    fi
     wait "$pid" 2>/dev/null || true
     if [ ! -e "$dest" ]; then
         absent=$((absent + 1))
@@ -51,7 +55,7 @@ for i in $(seq 0 11); do
     [ "$rc" = 1 ] && [ ! -s "$d/out" ] && grep -q "not fenced" "$d/err" ||
         fail "backup $i: the copy granted ($rc): $(cat "$d/err")"
 done
-echo "backup killed 12 times over ${whole_ms} ms: $absent left nothing at DEST, $complete left a complete, marked, self-contained copy"
+echo "backup killed 11 times over ${whole_ms} ms and run to its end once: $absent left nothing at DEST, $complete left a complete, marked, self-contained copy"
 [ "$absent" -ge 1 ] || fail "no backup was killed before it finished: the drill proves nothing"
 [ "$complete" -ge 1 ] || fail "no backup finished: the drill proves nothing"
 echo "backup kill drill: ok"
