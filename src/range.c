@@ -443,19 +443,25 @@ static void fill(uint64_t *ids, uint64_t start, uint64_t count)
         ids[i] = start + i;
 }
 
+/*
+ * Up to @p n values of the thread's own chunk @p t into @p ids: first, so
+ * IDs stay increasing within the thread. Returns how many.
+ */
+static size_t take_cached(struct range_tls *t, uint64_t *ids, size_t n)
+{
+    uint64_t k = t->end - t->next < n ? t->end - t->next : n;
+
+    if (t->next >= t->end)
+        return 0;
+    fill(ids, t->next, k);
+    t->next += k;
+    return (size_t)k;
+}
+
 int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n)
 {
-    struct range_tls *t = tls_slot(rs);
-    size_t done = 0;
+    size_t done = take_cached(tls_slot(rs), ids, n);
 
-    /* The thread's own cache first, so IDs stay increasing within the thread. */
-    if (t->next < t->end) {
-        uint64_t k = t->end - t->next < n ? t->end - t->next : n;
-
-        fill(ids, t->next, k);
-        t->next += k;
-        done = (size_t)k;
-    }
     while (done < n) {
         uint64_t start, got;
         int rc = take_shared(rs, n - done, &start, &got);
@@ -471,16 +477,14 @@ int idmint__range_next_n(struct range_supply *rs, uint64_t *ids, size_t n)
 int idmint__range_try_next_n(struct range_supply *rs, uint64_t *ids, size_t n, size_t *got,
                              uint32_t *wait_ms)
 {
-    struct range_tls *t = tls_slot(rs);
-    size_t done = 0;
+    size_t done = take_cached(tls_slot(rs), ids, n);
     uint64_t start, k;
     int rc = 1;
 
-    if (t->next < t->end) {
-        k = t->end - t->next < n ? t->end - t->next : n;
-        fill(ids, t->next, k);
-        t->next += k;
-        done = (size_t)k;
+    if (done == n) { /* the thread's chunk held them all: no lock, as in next_n */
+        *got = n;
+        *wait_ms = 0;
+        return 0;
     }
     pthread_mutex_lock(&rs->mu);
     while (done < n && (rc = take_ready_locked(rs, n - done, &start, &k)) == 1) {

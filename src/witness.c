@@ -140,22 +140,31 @@ void idmint__witness_unlock(int fd)
         close(fd); /* closing drops the flock */
 }
 
+/* Open witness file @p path to read: 0 with *f, 1 when there is none, or an error. */
+static int open_for_reading(const char *path, FILE **f)
+{
+    char text[128];
+
+    if ((*f = fopen(path, "re")) != NULL)
+        return 0;
+    if (errno == ENOENT)
+        return 1;
+    errno_text(errno, text, sizeof(text));
+    return idmint__fail(IDMINT_EINVAL, "cannot read the witness %s: %s", path, text);
+}
+
 int idmint__witness_read(const char *dir, const char *store_id, struct idmint__history *out,
                          char *path, size_t path_size)
 {
-    char line[256], id[64], sid[64], text[128];
+    char line[256], id[64], sid[64];
     unsigned long long seq = 0, tip = 0;
     FILE *f;
     int rc = witness_path(dir, store_id, "", path, path_size);
 
     if (rc != 0)
         return rc;
-    if ((f = fopen(path, "re")) == NULL) {
-        if (errno == ENOENT)
-            return 1;
-        errno_text(errno, text, sizeof(text));
-        return idmint__fail(IDMINT_EINVAL, "cannot read the witness %s: %s", path, text);
-    }
+    if ((rc = open_for_reading(path, &f)) != 0)
+        return rc;
     rc = fgets(line, sizeof(line), f) != NULL &&
                  sscanf(line, WITNESS_MAGIC " %63s %63s %llu %llu", sid, id, &seq, &tip) == 4 &&
                  strcmp(sid, store_id) == 0 && idmint__history_id_valid(id) && seq > 0
@@ -269,19 +278,15 @@ int idmint__witness_location_lock(const char *dir, const char *location)
 int idmint__witness_location_read(const char *dir, const char *location, char store_id[33],
                                   char *path, size_t path_size)
 {
-    char line[256], sid[64], text[128], *want = NULL, *got = NULL;
+    char line[256], sid[64], *want = NULL, *got = NULL;
     size_t got_size = 0;
     FILE *f;
     int rc = location_path(dir, location, "", path, path_size);
 
     if (rc != 0)
         return rc;
-    if ((f = fopen(path, "re")) == NULL) {
-        if (errno == ENOENT)
-            return 1;
-        errno_text(errno, text, sizeof(text));
-        return idmint__fail(IDMINT_EINVAL, "cannot read the witness %s: %s", path, text);
-    }
+    if ((rc = open_for_reading(path, &f)) != 0)
+        return rc;
     if ((rc = location_escape(location, &want)) != 0) {
         fclose(f);
         return rc;
