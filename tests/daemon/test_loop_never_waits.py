@@ -112,10 +112,14 @@ def test_loop_stays_free(d):
     # make the handle's deadline: either is a correct answer; a 500 is not.
     S.ok(slow and waits[-1][1] in (200, 503),
          "the range request that waited gets its IDs, or 503 at its deadline", repr(waits[-1:]))
-    S.ok(median(during) <= RATIO * median(alone) + 5.0,
-         "snowflake mints on the same loop stay prompt (median within %dx alone)" % RATIO,
-         "median %.1f ms vs %.1f ms alone" % (median(during), median(alone)))
     wait_ms = (slow[0] if slow else HOLD_S) * 1000.0
+    # Prompt: close to the mints alone, or far below the range's wait (a
+    # loaded machine slows both phases; a loop that waited takes the wait).
+    S.ok(median(during) <= max(RATIO * median(alone), wait_ms / SHARE),
+         "snowflake mints on the same loop stay prompt (median within %dx alone, or a tenth of "
+         "the range's wait)" % RATIO,
+         "median %.1f ms vs %.1f ms alone; the range waited %.0f ms"
+         % (median(during), median(alone), wait_ms))
     S.ok(max(during) <= max(RATIO * max(alone), wait_ms / SHARE),
          "no snowflake mint waits for the range's refill (worst within %dx the worst alone, "
          "or a tenth of the range's wait)" % RATIO,
