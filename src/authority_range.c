@@ -25,7 +25,9 @@ int idmint__authority_range_reserve(idmint_authority *a, const char *ns, const c
         return a->remote->ops->range_reserve(a->remote, ns, incarnation, request_id, count, out);
     rc = idmint__store_range_reserve(a->st, ns, incarnation, request_id, count,
                                      idmint__authority_now_ms(a), out);
-    if (rc == 0 && out->history.seq != 0) /* a replay made no new grant */
+    /* A replay (a lost reply retried) made no grant but is counted too: it
+     * only brings a prune pass a little earlier. */
+    if (rc == 0)
         idmint__authority_note_record(a, IDMINT__KEEP_RANGE_GRANTS);
     return rc;
 }

@@ -233,7 +233,8 @@ int idmint__batch_runs_encode(struct idmint__batch *b, const uint64_t *ids, size
 int idmint__batch_runs_decode(const struct idmint__batch *b, uint64_t *ids);
 /*
  * The batch @p owner saved under @p key (in whatever namespace: compare
- * out->ns) into @p out (cleared first); another owner's batch of the same
+ * out->ns) into @p out, which must be zeroed or hold a batch (it is
+ * cleared first: its runs are freed); another owner's batch of the same
  * key is never found. 0, IDMINT_ENOTFOUND (none: mint it), IDMINT_EINVAL
  * (a bad key or owner; a remote authority), IDMINT_ENOMEM,
  * IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
@@ -244,7 +245,8 @@ int idmint__authority_batch_get(idmint_authority *a, const char *owner, const ch
  * Save @p b (its keep_ms is set here, to this authority's batch retention)
  * unless a batch of (b->owner, b->key) is saved already; @p saved gets the
  * one that is (b's or the earlier one: compare its namespace and count
- * before answering). Durable before it returns. Every so often also
+ * before answering); like batch_get's @p out it must be zeroed or hold a
+ * batch. Durable before it returns. Every so often also
  * prunes batches past their expiry.
  * 0, IDMINT_EINVAL, IDMINT_ENOMEM, IDMINT_EUNAVAILABLE, IDMINT_ESTORE.
  */
@@ -410,7 +412,7 @@ int idmint__authority_force_release(idmint_authority *a, const char *ns, uint32_
 struct idmint__range {
     uint64_t start;
     uint64_t end;
-    struct idmint__history history; /* of the reservation; seq 0 for a replay */
+    struct idmint__history history; /* of the grant that made it, also in a replay */
     struct idmint__origin origin;   /* in: who asks (recorded with a new grant, never judged) */
 };
 

@@ -167,7 +167,8 @@ struct store_ops {
      * Version 3 also binds every member above: lease_take, lease_renew,
      * lease_release and lease_force_release, and range_reserve (not its
      * replays) grow the store's grant counter in their transaction and fill
-     * the result's history (idmint_service.h; a replay reports seq 0); in a
+     * the result's history (idmint_service.h; a replay reports the grant that
+     * made the record, seq 0 for a record older than version 6); in a
      * store marked as a backup each of them refuses with
      * idmint__store_backup_refusal() and changes nothing. ns_create stores
      * ns->floor and ns->origin.

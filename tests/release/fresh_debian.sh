@@ -7,10 +7,13 @@
 #   run   ./scripts/run.sh, then curl IDs from it (always);
 #   test  ./scripts/test.sh, which must pass (with --test: a long release check).
 # Prints how long each command took. Needs root and the network to Debian's
-# mirror (the host's own apt sources are used). Leaves nothing behind.
+# mirror (the host's own apt sources are used). Leaves nothing behind but
+# the logs of a failed test run.
 # Usage: tests/release/fresh_debian.sh [--test]
 #   IDMINT_FRESH_TARBALL=FILE  reuse (or make) a debootstrap tarball of the base
 #                              system, to save the download on a second run
+#   IDMINT_FRESH_LOGS=DIR      where a failed second command's logs are kept
+#                              (default: a new /var/tmp/idmint-fresh-logs.*)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -117,6 +120,15 @@ t0=$SECONDS
 if ! in_root bash -c 'cd /src/idmint && exec ./scripts/test.sh' >"$T/test.log" 2>&1; then
     echo "FAIL: the README's second command failed after $((SECONDS - t0)) s; its output:" >&2
     tail -n 80 "$T/test.log" >&2
+    # The tree goes with the cleanup: keep what tells why a test failed.
+    logs=${IDMINT_FRESH_LOGS:-$(mktemp -d /var/tmp/idmint-fresh-logs.XXXXXX)}
+    mkdir -p "$logs"
+    cp "$T/test.log" "$logs/"
+    for b in "$root"/src/idmint/build/*/; do
+        [ -f "$b/Testing/Temporary/LastTest.log" ] &&
+            cp "$b/Testing/Temporary/LastTest.log" "$logs/LastTest.$(basename "$b").log"
+    done
+    echo "fresh_debian: the output of every test is kept in $logs" >&2
     exit 1
 fi
 echo "fresh_debian: README's second command passed in $((SECONDS - t0)) s"

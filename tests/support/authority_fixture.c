@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "authority_fixture.h"
+#include "testsupport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t standing_wall_ms(void *ctx)
+{
+    return *(const int64_t *)ctx;
+}
+
+static uint64_t standing_mono_ns(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+void ts_authority_set_now(struct ts_authority *t, int64_t now_ms)
+{
+    t->now_ms = now_ms;
+    idmint__clock_init(&t->clk, standing_wall_ms, standing_mono_ns, &t->now_ms);
+}
+
+int ts_authority_open(struct ts_authority *t, int64_t now_ms)
+{
+    memset(t, 0, sizeof(*t));
+    ts_authority_set_now(t, now_ms);
+    if ((t->dir = ts_tempdir()) == NULL ||
+        (t->url = ts_sqlite_url(t->dir, "authority.db")) == NULL ||
+        idmint__authority_open_clock(&t->a, t->url, 0, &t->clk, NULL) != 0) {
+        ts_authority_close(t);
+        return -1;
+    }
+    return 0;
+}
+
+void ts_authority_close(struct ts_authority *t)
+{
+    idmint_authority_close(t->a);
+    ts_rmtree(t->dir);
+    free(t->url);
+    memset(t, 0, sizeof(*t));
+}
