@@ -395,3 +395,8 @@ uint64_t idmint__deadline_now_ms(void)
 {
     return (uint64_t)(sys_mono_ns() / NS_PER_MS);
 }
+
+uint64_t idmint__deadline_now_us(void)
+{
+    return (uint64_t)(sys_mono_ns() / 1000);
+}

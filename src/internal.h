@@ -231,6 +231,8 @@ void idmint__sleep_ms(uint32_t ms);
 void idmint__sleep_us(uint64_t us);
 /* Real CLOCK_MONOTONIC in ms, for deadlines. */
 uint64_t idmint__deadline_now_ms(void);
+/* The same in µs: a millisecond is too coarse for the reservation queue's rounds. */
+uint64_t idmint__deadline_now_us(void);
 
 /* ==== layout.c ==== */
 

@@ -3,8 +3,8 @@
  * http:// and https:// remote authority: every authority call is one
  * request to an idmintd (docs/http-api.md), whose authority layer applies
  * the rules with its own clock; this file sends what the caller asked and
- * reads the answer. libcurl comes bound from curl_lib.h (shared with the
- * etcd store); jansson reads and writes the bodies. One keep-alive
+ * reads the answer. libcurl comes set up by curl_client.h (shared with
+ * the etcd store); jansson reads and writes the bodies. One keep-alive
  * connection per authority; only idempotent calls are retried.
  *
  * https://host:port verifies the server's certificate and host name, TLS
@@ -19,7 +19,7 @@
  */
 #include "remote.h"
 #include "internal.h"
-#include "curl_lib.h"
+#include "curl_client.h"
 
 #include <jansson.h>
 
@@ -28,8 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HTTP_CONNECT_TIMEOUT_MS 1000L
-#define HTTP_TIMEOUT_MS         5000L
+#define HTTP_CONNECT_TIMEOUT_MS 1000u
+#define HTTP_TIMEOUT_MS         5000u
 #define HTTP_RETRY_FIRST_MS     50u   /* first backoff; doubles per retry */
 #define HTTP_RETRY_BUDGET_MS    2000u /* no retry starts later than this after the first try */
 #define HTTP_MAX_REPLY_BYTES    (64u * 1024u * 1024u)
@@ -38,19 +38,13 @@
 #define HTTP_CA_QUERY           "?ca="
 
 struct http_remote {
-    struct remote base; /* must be first */
-    CURL *curl;         /* one easy handle: its connection is reused (keep-alive) */
-    struct curl_slist *headers;
-    char base_url[HTTP_URL_MAX]; /* "http[s]://host:port", no trailing slash */
-    char ca_file[HTTP_URL_MAX];  /* https: the ?ca= file; "": the system store */
-    int is_tls;                  /* https:// */
-    char url[HTTP_URL_MAX];      /* URL of the request in flight, for messages */
-    const char *method;          /* "GET" or "POST", for messages */
-    char *reply;                 /* body of the last reply; NUL-terminated */
-    size_t reply_len;            /* bytes */
-    size_t reply_cap;            /* bytes */
-    int is_reply_too_big;
-    char curl_err[CURL_ERROR_SIZE];
+    struct remote base;              /* must be first */
+    struct idmint__curl_client http; /* its connection is reused (keep-alive) */
+    char base_url[HTTP_URL_MAX];     /* "http[s]://host:port", no trailing slash */
+    char ca_file[HTTP_URL_MAX];      /* https: the ?ca= file; "": the system store */
+    int is_tls;                      /* https:// */
+    char url[HTTP_URL_MAX];          /* URL of the request in flight, for messages */
+    const char *method;              /* "GET" or "POST", for messages */
 };
 
 /* ==== errors ==== */
@@ -62,32 +56,6 @@ static int http_bad_reply(const struct http_remote *h, const char *what)
 }
 
 /* ==== transport ==== */
-
-static size_t http_on_data(char *data, size_t size, size_t nmemb, void *arg)
-{
-    struct http_remote *h = arg;
-    size_t len = size * nmemb, cap;
-    char *grown;
-
-    if (h->reply_len + len + 1 > HTTP_MAX_REPLY_BYTES) {
-        h->is_reply_too_big = 1;
-        return 0; /* curl aborts the transfer */
-    }
-    if (h->reply_len + len + 1 > h->reply_cap) {
-        cap = h->reply_cap == 0 ? 4096 : h->reply_cap;
-        while (cap < h->reply_len + len + 1)
-            cap *= 2;
-        grown = realloc(h->reply, cap);
-        if (grown == NULL)
-            return 0;
-        h->reply = grown;
-        h->reply_cap = cap;
-    }
-    memcpy(h->reply + h->reply_len, data, len);
-    h->reply_len += len;
-    h->reply[h->reply_len] = '\0';
-    return len;
-}
 
 /*
  * One attempt. Returns 0 with *reply (2xx), else an IDMINT code with the
@@ -105,19 +73,11 @@ static int http_once_try(struct http_remote *h, const char *body, size_t body_le
     int err;
 
     *is_retryable = 0;
-    h->reply_len = 0;
-    h->is_reply_too_big = 0;
-    h->curl_err[0] = '\0';
-    idmint__curl.easy_setopt(h->curl, CURLOPT_URL, h->url);
-    if (body != NULL) {
-        idmint__curl.easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-        idmint__curl.easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
-    } else {
-        idmint__curl.easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
-    }
-    cc = idmint__curl.easy_perform(h->curl);
+    cc = idmint__curl_client_send(&h->http, h->url, body, body_len);
     if (cc != CURLE_OK) {
-        if (h->is_reply_too_big)
+        const char *why = idmint__curl_client_error(&h->http, cc);
+
+        if (h->http.is_reply_too_big)
             return idmint__fail(IDMINT_ESTORE, "%s %s: reply is larger than %u bytes", h->method,
                                 h->url, HTTP_MAX_REPLY_BYTES);
         if (cc == CURLE_WRITE_ERROR || cc == CURLE_OUT_OF_MEMORY)
@@ -128,21 +88,18 @@ static int http_once_try(struct http_remote *h, const char *body, size_t body_le
             return idmint__fail(
                 IDMINT_EUNAVAILABLE,
                 "%s %s: TLS certificate verification failed (trusting %s%s): %s", h->method, h->url,
-                h->ca_file[0] != '\0' ? "the CA file " : "the system CA store", h->ca_file,
-                h->curl_err[0] != '\0' ? h->curl_err : idmint__curl.easy_strerror(cc));
+                h->ca_file[0] != '\0' ? "the CA file " : "the system CA store", h->ca_file, why);
         if (cc == CURLE_SSL_CACERT_BADFILE)
-            return idmint__fail(
-                IDMINT_EUNAVAILABLE, "%s %s: cannot use the CA file '%s': %s", h->method, h->url,
-                h->ca_file, h->curl_err[0] != '\0' ? h->curl_err : idmint__curl.easy_strerror(cc));
+            return idmint__fail(IDMINT_EUNAVAILABLE, "%s %s: cannot use the CA file '%s': %s",
+                                h->method, h->url, h->ca_file, why);
         /* Refused, reset, timed out: the authority is unreachable for now. */
         *is_retryable = 1;
-        return idmint__fail(IDMINT_EUNAVAILABLE, "%s %s: %s", h->method, h->url,
-                            h->curl_err[0] != '\0' ? h->curl_err : idmint__curl.easy_strerror(cc));
+        return idmint__fail(IDMINT_EUNAVAILABLE, "%s %s: %s", h->method, h->url, why);
     }
-    idmint__curl.easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
-    doc = json_loadb(h->reply != NULL ? h->reply : "", h->reply_len, 0, &jerr);
+    status = idmint__curl_client_status(&h->http);
+    doc = json_loadb(h->http.reply != NULL ? h->http.reply : "", h->http.reply_len, 0, &jerr);
     if (status >= 200 && status < 300) {
-        if (doc == NULL && h->reply_len == 0)
+        if (doc == NULL && h->http.reply_len == 0)
             doc = json_object(); /* e.g. 204: success with nothing to read */
         if (doc == NULL || !json_is_object(doc)) {
             json_decref(doc);
@@ -312,10 +269,7 @@ static void http_close(struct remote *st)
 
     if (h == NULL)
         return;
-    if (h->curl != NULL)
-        idmint__curl.easy_cleanup(h->curl);
-    idmint__curl.slist_free_all(h->headers);
-    free(h->reply);
+    idmint__curl_client_close(&h->http);
     free(h);
 }
 
@@ -401,7 +355,8 @@ static int http_open_as(const struct remote_ops *ops, const char *location, cons
                         struct remote **out)
 {
     struct http_remote *h;
-    struct curl_slist *list;
+    const char *headers[5];
+    size_t n_headers = 0;
     char auth[1024];
     int rc;
 
@@ -419,49 +374,31 @@ static int http_open_as(const struct remote_ops *ops, const char *location, cons
         free(h);
         return rc;
     }
-    h->curl = idmint__curl.easy_init();
-    /* "Expect:" stops curl waiting for 100-continue before a body. */
-    list = h->curl != NULL ? idmint__curl.slist_append(NULL, "Accept: application/json") : NULL;
-    h->headers = list;
-    if (list != NULL)
-        list = idmint__curl.slist_append(h->headers, "Content-Type: application/json");
-    if (list != NULL)
-        list = idmint__curl.slist_append(h->headers, "Expect:");
-    if (list != NULL && token != NULL && token[0] != '\0') {
+    headers[n_headers++] = "Accept: application/json";
+    headers[n_headers++] = "Content-Type: application/json";
+    headers[n_headers++] = "Expect:"; /* stops curl waiting for 100-continue before a body */
+    if (token != NULL && token[0] != '\0') {
         if ((size_t)snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token) >=
             sizeof(auth)) {
             http_close(&h->base);
             return idmint__fail(IDMINT_EINVAL, "bearer token is longer than %zu bytes",
                                 sizeof(auth) - 32);
         }
-        list = idmint__curl.slist_append(h->headers, auth);
-        memset(auth, 0, sizeof(auth));
+        headers[n_headers++] = auth;
     }
-    if (list == NULL) {
+    headers[n_headers] = NULL;
+    /* The authority is reached directly: a proxy from the environment would
+     * receive the bearer token and add its own delays to lease renewals. */
+    rc = idmint__curl_client_open(&h->http, headers, h->is_tls ? "https" : "http",
+                                  HTTP_MAX_REPLY_BYTES);
+    memset(auth, 0, sizeof(auth));
+    if (rc != 0) {
         http_close(&h->base);
         return idmint__fail(IDMINT_ENOMEM, "out of memory opening http authority %s", h->base_url);
     }
-    idmint__curl.easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
-    idmint__curl.easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, http_on_data);
-    idmint__curl.easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
-    idmint__curl.easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->curl_err);
-    /* The renewal thread must never be hit by SIGALRM from name lookups. */
-    idmint__curl.easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
-    idmint__curl.easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, HTTP_CONNECT_TIMEOUT_MS);
-    idmint__curl.easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, HTTP_TIMEOUT_MS);
-    idmint__curl.easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, h->is_tls ? "https" : "http");
-    if (h->is_tls) {
-        /* Peer and host verification are libcurl's defaults; said here so
-         * that no later edit loses them. idmintd serves TLS 1.2+ only. */
-        idmint__curl.easy_setopt(h->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-        idmint__curl.easy_setopt(h->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-        idmint__curl.easy_setopt(h->curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-        if (h->ca_file[0] != '\0')
-            idmint__curl.easy_setopt(h->curl, CURLOPT_CAINFO, h->ca_file);
-    }
-    /* The authority is reached directly: a proxy from the environment would
-     * receive the bearer token and add its own delays to lease renewals. */
-    idmint__curl.easy_setopt(h->curl, CURLOPT_PROXY, "");
+    idmint__curl_client_timeouts(&h->http, HTTP_TIMEOUT_MS, HTTP_CONNECT_TIMEOUT_MS);
+    if (h->is_tls)
+        idmint__curl_client_verify_tls(&h->http, h->ca_file);
     *out = &h->base;
     return 0;
 }
