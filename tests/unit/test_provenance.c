@@ -33,8 +33,8 @@ static void test_provenance__this_process_describes_itself_acceptably(void **sta
 
 static void test_provenance__unprintable_or_quoted_fields_are_refused(void **state)
 {
-    static const char *const bad[] = {"a b", "tab\there", "q\"uote", "back\\slash", "\x7f",
-                                      "caf\xc3\xa9"};
+    static const char *const bad[] = {"a b",         "tab\there", "q\"uote",
+                                      "back\\slash", "\x7f",      "caf\xc3\xa9"};
     struct idmint__origin o;
     size_t i;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unit tests for src/store/store_etcd.c beyond the store contract suite:
+ * Unit tests for the etcd store (src/store/etcd/) beyond the store contract suite:
  * URLs, members that do not answer, the schema key, writes whose reply
  * is lost, and what the key layout of schema 3 promises (grants, their age
  * index, batches in parts). A lost reply is made by a proxy in this process that forwards a
