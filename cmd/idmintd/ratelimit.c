@@ -30,9 +30,13 @@ void ratelimit_init(struct ratelimit *rl)
     rl->seed = clocks_seed();
 }
 
+/*
+ * Rounded up: a rate that does not divide a second grants a little less,
+ * never more; above 10^9 a second the interval stays 1 ns (a 0 was no limit).
+ */
 static uint64_t interval_of(const struct ratelimit_rule *rule)
 {
-    return NS_PER_S / rule->rate;
+    return ((uint64_t)NS_PER_S + rule->rate - 1u) / rule->rate;
 }
 
 static uint64_t burst_of(const struct ratelimit_rule *rule)

@@ -140,6 +140,40 @@ static void test_ratelimit__a_greedy_caller_gets_rate_times_time_plus_burst(void
     free(rl);
 }
 
+/*
+ * A rate that does not divide a second: the interval is rounded up, so a
+ * caller gets a little less than the rate, never more. At 600,000,000 a
+ * second the interval is 1.67 ns: rounded down (1 ns) it granted 1e9.
+ */
+static void test_ratelimit__a_rate_that_does_not_divide_a_second_never_over_grants(void **state)
+{
+    static const uint32_t rates[] = {3, 7, 600000000u, 4000000000u};
+    const uint64_t span = NS_PER_S / 1000u; /* 1 ms of made-up time, 1 ns steps */
+    unsigned char key[16];
+    size_t i;
+
+    (void)state;
+    key_of(9, key);
+    for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+        const struct ratelimit_rule rule = {.rate = rates[i], .burst = 1};
+        struct ratelimit *rl = rl_new();
+        uint64_t t, step = rates[i] < 1000u ? 1000000u : 1u, tokens = 0, addresses = 0;
+        uint64_t end = rates[i] < 1000u ? T0 + 100 * NS_PER_S : T0 + span;
+        double allowed = (double)rates[i] * (double)(end - T0) / 1e9 + 1.0; /* + burst */
+
+        for (t = T0; t < end; t += step) {
+            while (ratelimit_take_token(rl, 2, &rule, t) == 0)
+                tokens++;
+            while (ratelimit_take_address(rl, key, &rule, t) == 0)
+                addresses++;
+        }
+        assert_true((double)tokens <= allowed);
+        assert_true((double)addresses <= allowed);
+        assert_true(tokens > 0 && addresses > 0);
+        free(rl);
+    }
+}
+
 struct race {
     struct ratelimit *rl;
     const struct ratelimit_rule *rule;
@@ -342,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_ratelimit__rate_zero_is_no_limit),
         cmocka_unit_test(test_ratelimit__buckets_of_tokens_classes_and_callers_are_separate),
         cmocka_unit_test(test_ratelimit__a_greedy_caller_gets_rate_times_time_plus_burst),
+        cmocka_unit_test(test_ratelimit__a_rate_that_does_not_divide_a_second_never_over_grants),
         cmocka_unit_test(test_ratelimit__threads_on_one_token_bucket_never_exceed_the_limit),
         cmocka_unit_test(test_ratelimit__an_address_bucket_is_one_per_address),
         cmocka_unit_test(test_ratelimit__other_addresses_never_evict_one_in_debt),
