@@ -24,13 +24,15 @@
 static const char mint_usage[] =
     "usage: idmint mint [-n N | --count N] [--ns NS] [--authority URL] [--region N]\n"
     "                   [--lease SECONDS] [--renew SECONDS] [--max-borrow-ms N] [--rate N]\n"
-    "                   [--verbose]\n"
+    "                   [--deadline-ms N] [--verbose]\n"
     "\n"
     "Mint N IDs (default 1, at most 100000000) from namespace NS (default\n"
     "\"default\") and print them in decimal, one per line. --lease sets the\n"
     "worker lease length (default 600 s), --renew the renewal interval (default\n"
     "a tenth of the lease, and always shorter than it), --max-borrow-ms how far\n"
-    "ahead of the clock a full sequence may run (default 0). --rate paces the\n"
+    "ahead of the clock a full sequence may run (default 0), --deadline-ms how\n"
+    "long a range namespace may wait for its next block (default 2000; a start\n"
+    "of hundreds of processes at once on one store may need more). --rate paces the\n"
     "output to N IDs a second, in batches of N/100, each written out at once (a\n"
     "steady generator for drills; default: as fast as possible). --verbose names\n"
     "the authority (secrets masked) and the lease or range taken on stderr, with\n"
@@ -64,12 +66,13 @@ static int mint_parse(int argc, char **argv, struct args_common *common, struct 
                       char **pos)
 {
     const char *count_text = NULL, *region_text = NULL, *lease_text = NULL, *renew_text = NULL;
-    const char *borrow_text = NULL, *rate_text = NULL, *verbose = NULL;
+    const char *borrow_text = NULL, *rate_text = NULL, *verbose = NULL, *deadline_text = NULL;
     struct args_opt opts[] = {
-        {"verbose", 0, 0, &verbose},    {"rate", 0, 1, &rate_text},
-        {"count", 'n', 1, &count_text}, {"ns", 0, 1, &ma->ns},
-        {"region", 0, 1, &region_text}, {"lease", 0, 1, &lease_text},
-        {"renew", 0, 1, &renew_text},   {"max-borrow-ms", 0, 1, &borrow_text},
+        {"verbose", 0, 0, &verbose},           {"rate", 0, 1, &rate_text},
+        {"count", 'n', 1, &count_text},        {"ns", 0, 1, &ma->ns},
+        {"region", 0, 1, &region_text},        {"lease", 0, 1, &lease_text},
+        {"renew", 0, 1, &renew_text},          {"max-borrow-ms", 0, 1, &borrow_text},
+        {"deadline-ms", 0, 1, &deadline_text},
     };
     size_t npos;
     uint64_t v;
@@ -117,6 +120,12 @@ static int mint_parse(int argc, char **argv, struct args_common *common, struct 
             CLI_EXIT_OK)
             return rc;
         ma->opts.max_borrow_ms = (uint32_t)v;
+    }
+    if (deadline_text != NULL) {
+        if ((rc = args_u64("mint", "--deadline-ms", deadline_text, 1, UINT32_MAX, &v)) !=
+            CLI_EXIT_OK)
+            return rc;
+        ma->opts.deadline_ms = (uint32_t)v;
     }
     return CLI_EXIT_OK;
 }

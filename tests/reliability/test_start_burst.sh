@@ -19,7 +19,9 @@ export IDMINT_AUTHORITY="sqlite:$dir/idmint.db"
 start=$(date +%s%N)
 for i in $(seq 1 "$n"); do
     if [ $((i % 2)) = 0 ]; then ns=default; else ns=inv; fi
-    "$IDMINT" mint -n 20000 --ns "$ns" >"$dir/ids.$i" 2>"$dir/err.$i" &
+    # A range process waits up to 30 s for a block: 200 processes starting at
+    # once on one SQLite file queue for its write lock longer than the 2 s default.
+    "$IDMINT" mint -n 20000 --ns "$ns" --deadline-ms 30000 >"$dir/ids.$i" 2>"$dir/err.$i" &
 done
 fails=0
 for pid in $(jobs -p); do wait "$pid" || fails=$((fails + 1)); done
