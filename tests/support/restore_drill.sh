@@ -19,7 +19,11 @@ drill_start() {
             >"$d/lost.sf.$i" \
             2>"$d/err.sf.$i" &
         drill_pids+=($!)
-        "$IDMINT" mint --ns rg -n 1000000 --rate 2000 >"$d/lost.rg.$i" 2>"$d/err.rg.$i" &
+        # A block may wait 10 s (not the 2 s default): a store being copied or
+        # restarted under the drill is slow, and the drill waits for the restore's
+        # own error, not a timeout.
+        "$IDMINT" mint --ns rg -n 1000000 --rate 2000 --deadline-ms 10000 >"$d/lost.rg.$i" \
+            2>"$d/err.rg.$i" &
         drill_pids+=($!)
     done
 }
