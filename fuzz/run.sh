@@ -43,7 +43,8 @@ compile() { # archive sources...
     rm -f "$out"/obj/*.o
 }
 echo "run.sh: building with $($cc --version | head -n 1)"
-compile "$out/libidmint.a" "$root"/src/*.c "$root"/src/store/*.c "$root"/src/remote/*.c
+compile "$out/libidmint.a" "$root"/src/*.c "$root"/src/store/*.c "$root"/src/store/etcd/*.c \
+    "$root"/src/remote/*.c
 # The status page's style sheet and script, compiled in as CMake does (cmake/embed.cmake).
 mkdir -p "$out/generated"
 for asset in status.css status.js; do
