@@ -42,3 +42,22 @@ void ts_authority_close(struct ts_authority *t)
     free(t->url);
     memset(t, 0, sizeof(*t));
 }
+
+int ts_authority_setup(void **state)
+{
+    struct ts_authority *t = calloc(1, sizeof(*t));
+
+    if (t == NULL || ts_authority_open(t, TS_AUTHORITY_NOW_MS) != 0) {
+        free(t);
+        return -1;
+    }
+    *state = t;
+    return 0;
+}
+
+int ts_authority_teardown(void **state)
+{
+    ts_authority_close(*state);
+    free(*state);
+    return 0;
+}

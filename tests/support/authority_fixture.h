@@ -25,4 +25,12 @@ void ts_authority_set_now(struct ts_authority *t, int64_t now_ms);
 /* Close the authority and remove its folder. */
 void ts_authority_close(struct ts_authority *t);
 
+/* The time a fixture's clock starts at: 2026-05-28, well inside every default layout. */
+#define TS_AUTHORITY_NOW_MS INT64_C(1780000000000)
+
+/* cmocka setup: *state is a new struct ts_authority open at TS_AUTHORITY_NOW_MS. 0 or -1. */
+int ts_authority_setup(void **state);
+/* cmocka teardown of ts_authority_setup. Always 0. */
+int ts_authority_teardown(void **state);
+
 #endif

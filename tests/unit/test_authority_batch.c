@@ -16,26 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NOW_MS INT64_C(1780000000000) /* 2026-05-28 */
-
-static int setup(void **state)
-{
-    struct ts_authority *f = calloc(1, sizeof(*f));
-
-    if (f == NULL || ts_authority_open(f, NOW_MS) != 0) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ts_authority_close(*state);
-    free(*state);
-    return 0;
-}
+#define NOW_MS TS_AUTHORITY_NOW_MS
 
 /* A batch of @p n IDs from @p first (every other value) for @p owner under @p key. */
 static void batch_of(struct idmint__batch *b, const char *owner, const char *key, uint64_t first,
@@ -143,13 +124,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_authority_batch__saved_once_then_found_by_its_owner,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_authority_batch__a_repeat_gets_the_first_batch, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_authority_batch__a_key_belongs_to_its_owner, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_authority_batch__bad_arguments_save_nothing, setup,
-                                        teardown),
+                                        ts_authority_setup, ts_authority_teardown),
+        cmocka_unit_test_setup_teardown(test_authority_batch__a_repeat_gets_the_first_batch,
+                                        ts_authority_setup, ts_authority_teardown),
+        cmocka_unit_test_setup_teardown(test_authority_batch__a_key_belongs_to_its_owner,
+                                        ts_authority_setup, ts_authority_teardown),
+        cmocka_unit_test_setup_teardown(test_authority_batch__bad_arguments_save_nothing,
+                                        ts_authority_setup, ts_authority_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,26 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NOW_MS INT64_C(1780000000000) /* 2026-05-28 */
-
-static int setup(void **state)
-{
-    struct ts_authority *f = calloc(1, sizeof(*f));
-
-    if (f == NULL || ts_authority_open(f, NOW_MS) != 0) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ts_authority_close(*state);
-    free(*state);
-    return 0;
-}
+#define NOW_MS TS_AUTHORITY_NOW_MS
 
 /* Create snowflake namespace @p name with @p time_bits, @p worker_bits, 10 ms units; read it back.
  */
@@ -265,22 +246,25 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_authority_lease__length_is_checked_from_1_ms_to_a_day),
         cmocka_unit_test_setup_teardown(
-            test_authority_lease__take_grants_now_plus_the_length_in_units, setup, teardown),
+            test_authority_lease__take_grants_now_plus_the_length_in_units, ts_authority_setup,
+            ts_authority_teardown),
         cmocka_unit_test_setup_teardown(test_authority_lease__e_is_cut_at_the_end_of_the_time_bits,
-                                        setup, teardown),
+                                        ts_authority_setup, ts_authority_teardown),
         cmocka_unit_test_setup_teardown(
-            test_authority_lease__a_region_outside_its_bits_takes_nothing, setup, teardown),
+            test_authority_lease__a_region_outside_its_bits_takes_nothing, ts_authority_setup,
+            ts_authority_teardown),
         cmocka_unit_test_setup_teardown(test_authority_lease__a_range_namespace_has_no_leases,
-                                        setup, teardown),
+                                        ts_authority_setup, ts_authority_teardown),
         cmocka_unit_test_setup_teardown(
-            test_authority_lease__release_hands_the_next_holder_its_clamped_e, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_authority_lease__renew_only_moves_e_forward, setup,
-                                        teardown),
+            test_authority_lease__release_hands_the_next_holder_its_clamped_e, ts_authority_setup,
+            ts_authority_teardown),
+        cmocka_unit_test_setup_teardown(test_authority_lease__renew_only_moves_e_forward,
+                                        ts_authority_setup, ts_authority_teardown),
         cmocka_unit_test_setup_teardown(
-            test_authority_lease__acquire_waits_past_the_e_found_or_gives_the_id_back, setup,
-            teardown),
+            test_authority_lease__acquire_waits_past_the_e_found_or_gives_the_id_back,
+            ts_authority_setup, ts_authority_teardown),
         cmocka_unit_test_setup_teardown(test_authority_lease__force_release_keeps_e_unless_bounded,
-                                        setup, teardown),
+                                        ts_authority_setup, ts_authority_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

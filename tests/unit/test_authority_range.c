@@ -17,18 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NOW_MS INT64_C(1780000000000) /* 2026-05-28 */
-#define INC    "0123456789abcdef0123456789abcdef"
+#define INC "0123456789abcdef0123456789abcdef"
 
 static int setup(void **state)
 {
-    struct ts_authority *f = calloc(1, sizeof(*f));
+    struct ts_authority *f;
     idmint_ns_info i;
 
-    if (f == NULL || ts_authority_open(f, NOW_MS) != 0) {
-        free(f);
+    if (ts_authority_setup(state) != 0)
         return -1;
-    }
+    f = *state;
     /* rg: 1..1000, blocks of at most 400; sf: a snowflake namespace */
     idmint_ns_info_init(&i, IDMINT_KIND_RANGE);
     snprintf(i.name, sizeof(i.name), "rg");
@@ -41,14 +39,6 @@ static int setup(void **state)
     snprintf(i.name, sizeof(i.name), "sf");
     if (idmint_ns_create(f->a, &i) != 0)
         return -1;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ts_authority_close(*state);
-    free(*state);
     return 0;
 }
 
@@ -166,15 +156,16 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_authority_range__reservations_follow_each_other, setup,
-                                        teardown),
+                                        ts_authority_teardown),
         cmocka_unit_test_setup_teardown(
-            test_authority_range__a_repeat_replays_and_another_count_conflicts, setup, teardown),
+            test_authority_range__a_repeat_replays_and_another_count_conflicts, setup,
+            ts_authority_teardown),
         cmocka_unit_test_setup_teardown(test_authority_range__cut_at_max_value_then_exhausted,
-                                        setup, teardown),
+                                        setup, ts_authority_teardown),
         cmocka_unit_test_setup_teardown(test_authority_range__bad_requests_change_nothing, setup,
-                                        teardown),
+                                        ts_authority_teardown),
         cmocka_unit_test_setup_teardown(test_authority_range__forget_drops_the_older_records, setup,
-                                        teardown),
+                                        ts_authority_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
