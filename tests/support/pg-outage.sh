@@ -3,8 +3,9 @@
 # pg-outage.sh DIR SECONDS: stop the private cluster in DIR (fast: open
 # sessions are cut), keep it down for SECONDS, then start it again on the same
 # port. Like pg-restart.sh, with an outage long enough for clients to notice.
-# Prints "down <unix ms>" and "up <unix ms>" (the moments it stopped and
-# accepted connections again) on stdout.
+# Prints "stopping <unix ms>" (sessions are cut from then on), "down <unix
+# ms>" (the server has stopped) and "up <unix ms>" (it accepts connections
+# again) on stdout: a stop under load can take seconds of its own.
 set -euo pipefail
 
 dir=${1:?usage: pg-outage.sh DIR SECONDS}
@@ -22,6 +23,7 @@ else
 fi
 now_ms() { date +%s%3N; }
 
+echo "stopping $(now_ms)"
 as_owner "$bin/pg_ctl" -D "$data" -m fast -w -t 30 stop >/dev/null || true
 echo "down $(now_ms)"
 sleep "$secs"
