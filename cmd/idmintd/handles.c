@@ -322,6 +322,8 @@ static void recover(struct handles *h, struct ns_handle *nh, int status, int64_t
     }
     handle_swap(nh, fresh);
     nh->stop_status = 0;
+    /* /readyz judges the new handle now, not a tick later. */
+    atomic_store(&nh->store_status, idmint_lease_status(fresh));
     idmint_handle_info_init(&info);
     if (idmint_info(fresh, &info) == 0) {
         nh->seen_lease_until = info.lease_until;
