@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for cmd/idmintd/throughput.c: each second's count is the
+ * growth of the slot's counter, so the ring sums to what was minted; other
+ * slots stay 0; a slot past the table reads as zeros; stop may be repeated.
+ * One daemon for the whole file: the ring is one per process.
+ */
+#include <setjmp.h> /* cmocka 1.1 wants these four before <cmocka.h> */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "daemon_fixture.h"
+#include "throughput.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct td_daemon daemon_under_test;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (td_daemon_open(&daemon_under_test, 60000, 20000) != 0)
+        return -1;
+    if (handles_open_eager(&daemon_under_test.d.handles) != 0 ||
+        throughput_start(&daemon_under_test.d) != 0) {
+        td_daemon_close(&daemon_under_test);
+        return -1;
+    }
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    throughput_stop();
+    td_daemon_close(&daemon_under_test);
+    return 0;
+}
+
+static uint64_t ring_sum(size_t slot, int64_t *end_ms)
+{
+    uint32_t counts[THROUGHPUT_SECONDS];
+    uint64_t sum = 0;
+    size_t k;
+
+    throughput_read(slot, counts, end_ms);
+    for (k = 0; k < THROUGHPUT_SECONDS; k++)
+        sum += counts[k];
+    return sum;
+}
+
+struct expect {
+    size_t slot;
+    uint64_t sum;
+};
+
+static int sums_to(void *arg)
+{
+    const struct expect *e = arg;
+    int64_t end_ms;
+
+    return ring_sum(e->slot, &end_ms) == e->sum;
+}
+
+static void test_throughput__the_ring_sums_to_what_was_minted(void **state)
+{
+    struct daemon *d = &daemon_under_test.d;
+    size_t snow = handles_find(&d->handles, "snow")->slot;
+    size_t rng = handles_find(&d->handles, "rng")->slot;
+    int64_t end_ms;
+
+    (void)state;
+    metrics_add(&d->threads[0].metrics.ids_issued[snow], 1000);
+    metrics_add(&d->threads[1].metrics.ids_issued[snow], 234);
+    assert_true(td_wait_for(sums_to, &(struct expect){snow, 1234}));
+    assert_true(ring_sum(snow, &end_ms) == 1234);
+    assert_true(end_ms > 0);
+    assert_true(ring_sum(rng, &end_ms) == 0);
+    /* Later seconds add only the growth. */
+    metrics_add(&d->threads[0].metrics.ids_issued[snow], 66);
+    metrics_add(&d->threads[1].metrics.ids_issued[rng], 5);
+    assert_true(td_wait_for(sums_to, &(struct expect){snow, 1300}));
+    assert_true(td_wait_for(sums_to, &(struct expect){rng, 5}));
+}
+
+static void test_throughput__a_slot_past_the_table_reads_as_zeros(void **state)
+{
+    uint32_t counts[THROUGHPUT_SECONDS];
+    int64_t end_ms = 1;
+    size_t k;
+
+    (void)state;
+    memset(counts, 0xff, sizeof(counts));
+    throughput_read(HANDLES_MAX, counts, &end_ms);
+    assert_int_equal(end_ms, 0);
+    for (k = 0; k < THROUGHPUT_SECONDS; k++)
+        assert_int_equal(counts[k], 0);
+}
+
+static void test_throughput__stop_may_be_repeated(void **state)
+{
+    (void)state;
+    throughput_stop();
+    throughput_stop();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_throughput__the_ring_sums_to_what_was_minted),
+        cmocka_unit_test(test_throughput__a_slot_past_the_table_reads_as_zeros),
+        cmocka_unit_test(test_throughput__stop_may_be_repeated),
+    };
+
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
