@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "daemon_fixture.h"
 
+#include "auth.h"
 #include "config.h"
 #include "log.h"
+#include "routes_defer.h"
+#include "routes_ids.h"
 #include "store_pool.h"
 #include "testsupport.h"
 
+#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +31,6 @@ static int create_namespaces(const char *url)
     rc = idmint_ns_create(a, &snow) == 0 && idmint_ns_create(a, &rng) == 0 ? 0 : -1;
     idmint_authority_close(a);
     return rc;
-}
-
-static void *no_thread_state(unsigned k, void *arg)
-{
-    (void)k;
-    return arg;
-}
-
-static void no_thread_fini(void *thread)
-{
-    (void)thread;
 }
 
 int td_daemon_open(struct td_daemon *t, uint32_t lease_ms, uint32_t renew_ms)
@@ -74,7 +67,7 @@ int td_daemon_open(struct td_daemon *t, uint32_t lease_ms, uint32_t renew_ms)
     }
     ratelimit_init(&t->d.limits);
     if (store_pool_open(&t->d.pool, cfg->store_threads, cfg->store_lease_threads, cfg->store_queue,
-                        no_thread_state, no_thread_fini, &t->d) != 0)
+                        routes_store_thread_init, routes_store_thread_fini, &t->d) != 0)
         goto fail_handles;
     return 0;
 fail_handles:
@@ -91,6 +84,8 @@ void td_daemon_close(struct td_daemon *t)
 {
     if (t->dir == NULL)
         return;
+    if (t->srv != NULL)
+        http_server_stop(t->srv, 0);
     store_pool_close(t->d.pool);
     handles_close_all(&t->d.handles);
     free(t->d.threads);
@@ -118,4 +113,132 @@ int td_wait_for(int (*done)(void *arg), void *arg)
         nanosleep(&ts, NULL);
     }
     return done(arg);
+}
+
+int td_daemon_token(struct td_daemon *t, const char *name, const char *role, const char *secret)
+{
+    char hex[65], value[128], err[256];
+
+    if (auth_sha256_hex(secret, strlen(secret), hex) != 0)
+        return -1;
+    snprintf(value, sizeof(value), "%s:sha256:%s", role, hex);
+    if (config_set(&t->d.cfg, "tokens", name, value, err, sizeof(err)) != 0) {
+        fprintf(stderr, "td_daemon_token: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+int td_daemon_serve(struct td_daemon *t)
+{
+    const struct config *cfg = &t->d.cfg;
+    struct http_server_config hc;
+    char err[256];
+    int is_in_use = 0;
+
+    memset(&hc, 0, sizeof(hc));
+    if (http_parse_listen("127.0.0.1:0", &hc.addr, &hc.addr_len, err, sizeof(err)) != 0)
+        return -1;
+    if (handles_open_eager(&t->d.handles) != 0)
+        return -1;
+    atomic_store(&t->d.is_ready, 1);
+    routes_batch_init();
+    hc.threads = cfg->threads;
+    hc.max_connections = cfg->max_connections;
+    hc.max_connections_per_client = cfg->max_connections_per_client;
+    hc.max_connections_per_prefix = cfg->max_connections_per_prefix;
+    hc.client_prefix_v4 = cfg->client_prefix_v4;
+    hc.client_prefix_v6 = cfg->client_prefix_v6;
+    hc.max_body_bytes = cfg->max_body_bytes;
+    hc.max_header_bytes = cfg->max_header_bytes;
+    hc.request_timeout_ms = cfg->request_timeout_ms;
+    hc.later_timeout_ms = cfg->store_deadline_ms;
+    hc.on_request = routes_handle;
+    hc.thread_init = routes_thread_init;
+    hc.thread_fini = routes_thread_fini;
+    hc.arg = &t->d;
+    if (http_server_open(&t->srv, &hc, &is_in_use, err, sizeof(err)) != 0) {
+        fprintf(stderr, "td_daemon_serve: %s\n", err);
+        t->srv = NULL;
+        return -1;
+    }
+    t->port = http_server_port(t->srv);
+    if (http_server_start(t->srv, err, sizeof(err)) != 0) {
+        fprintf(stderr, "td_daemon_serve: %s\n", err);
+        http_server_stop(t->srv, 0);
+        t->srv = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static size_t take_body(char *data, size_t size, size_t n, void *arg)
+{
+    struct td_reply *r = arg;
+    char *grown = realloc(r->body, r->len + size * n + 1);
+
+    if (grown == NULL)
+        return 0;
+    memcpy(grown + r->len, data, size * n);
+    r->len += size * n;
+    grown[r->len] = '\0';
+    r->body = grown;
+    return size * n;
+}
+
+static size_t take_header(char *data, size_t size, size_t n, void *arg)
+{
+    struct td_reply *r = arg;
+    size_t used = strlen(r->headers);
+
+    if (used + size * n < sizeof(r->headers)) {
+        memcpy(r->headers + used, data, size * n);
+        r->headers[used + size * n] = '\0';
+    }
+    return size * n;
+}
+
+void td_http(struct td_daemon *t, const char *method, const char *path, const char *token,
+             const char *body, const char *header, struct td_reply *out)
+{
+    CURL *c = curl_easy_init();
+    struct curl_slist *hs = NULL;
+    char url[2048], auth[512];
+
+    memset(out, 0, sizeof(*out));
+    if (c == NULL)
+        return;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", t->port, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L * (long)ts_scale());
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, take_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, take_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
+    if (token != NULL) {
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+        hs = curl_slist_append(hs, auth);
+    }
+    if (header != NULL)
+        hs = curl_slist_append(hs, header);
+    if (body != NULL) {
+        hs = curl_slist_append(hs, "Content-Type: application/json");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    }
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hs);
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
+    if (out->body == NULL && (out->body = calloc(1, 1)) == NULL)
+        out->status = 0;
+    curl_slist_free_all(hs);
+    curl_easy_cleanup(c);
+}
+
+void td_reply_free(struct td_reply *r)
+{
+    free(r->body);
+    r->body = NULL;
+    r->len = 0;
 }

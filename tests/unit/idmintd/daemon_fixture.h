@@ -1,20 +1,35 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A daemon as main.c builds it, without its HTTP server: the configuration,
- * the handle table on a fresh SQLite authority, the threads' state, the rate
- * limits and the store pool. The fixture of the unit tests of the daemon's
+ * A daemon as main.c builds it: the configuration, the handle table on a
+ * fresh SQLite authority, the threads' state, the rate limits and the store
+ * pool, and on demand its HTTP server on 127.0.0.1 with the real routes and
+ * a libcurl client for it. The fixture of the unit tests of the daemon's
  * files that work on a whole struct daemon (handles.c, prometheus.c,
- * status*.c, sampler.c, throughput.c).
+ * status*.c, sampler.c, throughput.c, the routes).
  */
 #ifndef IDMINTD_DAEMON_FIXTURE_H
 #define IDMINTD_DAEMON_FIXTURE_H
 
 #include "daemon.h"
 
+#include <stddef.h>
+
+struct http_server;
+
 struct td_daemon {
-    char *dir;       /* the authority's folder, removed by td_daemon_close */
-    char *url;       /* sqlite:DIR/authority.db */
-    struct daemon d; /* cfg.authority = url; handles ready; nothing opened yet */
+    char *dir;               /* the authority's folder, removed by td_daemon_close */
+    char *url;               /* sqlite:DIR/authority.db */
+    struct daemon d;         /* cfg.authority = url; handles ready; nothing opened yet */
+    struct http_server *srv; /* td_daemon_serve's; NULL before */
+    unsigned port;
+};
+
+/* One answer of td_http. */
+struct td_reply {
+    long status;        /* 0 when no answer came */
+    char *body;         /* NUL-terminated, malloc'd; td_reply_free */
+    size_t len;         /* of body */
+    char headers[4096]; /* every header line of the answer, "name: value\r\n" each */
 };
 
 /*
@@ -28,6 +43,27 @@ struct td_daemon {
 int td_daemon_open(struct td_daemon *t, uint32_t lease_ms, uint32_t renew_ms);
 /* Close every handle, the pool and the threads' state, and remove the folder. */
 void td_daemon_close(struct td_daemon *t);
+
+/*
+ * Add a token @p name of @p role ("mint", "generator", "admin") whose
+ * secret is @p secret, as [tokens] would. Before td_daemon_serve. 0 or -1.
+ */
+int td_daemon_token(struct td_daemon *t, const char *name, const char *role, const char *secret);
+/*
+ * Open the eager namespaces, mark the daemon ready and serve it on
+ * 127.0.0.1 on a free port (t->port) with cfg.threads loops. 0 or -1.
+ */
+int td_daemon_serve(struct td_daemon *t);
+/*
+ * @p method @p path (with its query) to the server, with "Authorization:
+ * Bearer @p token" unless NULL, @p body unless NULL (as
+ * application/json), and @p header, a whole "Name: value" line, unless
+ * NULL. Fills @p out; its status is 0 when no answer came. Thread-safe.
+ */
+void td_http(struct td_daemon *t, const char *method, const char *path, const char *token,
+             const char *body, const char *header, struct td_reply *out);
+/* Free what td_http put in @p r. */
+void td_reply_free(struct td_reply *r);
 
 /* An authority of @p t's store, for the test's admin acts; the caller closes it. */
 idmint_authority *td_daemon_admin(struct td_daemon *t);
