@@ -10,6 +10,7 @@
 #include "testsupport.h"
 
 #include <curl/curl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,4 +242,11 @@ void td_reply_free(struct td_reply *r)
     free(r->body);
     r->body = NULL;
     r->len = 0;
+}
+
+void *td_reply_json(const struct td_reply *r)
+{
+    json_error_t err;
+
+    return r->body != NULL ? json_loadb(r->body, r->len, 0, &err) : NULL;
 }

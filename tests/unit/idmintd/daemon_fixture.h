@@ -64,6 +64,8 @@ void td_http(struct td_daemon *t, const char *method, const char *path, const ch
              const char *body, const char *header, struct td_reply *out);
 /* Free what td_http put in @p r. */
 void td_reply_free(struct td_reply *r);
+/* @p r's body parsed with jansson (a json_t *, json_decref it), or NULL when it is not JSON. */
+void *td_reply_json(const struct td_reply *r);
 
 /* An authority of @p t's store, for the test's admin acts; the caller closes it. */
 idmint_authority *td_daemon_admin(struct td_daemon *t);

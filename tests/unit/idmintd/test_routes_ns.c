@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for cmd/idmintd/routes_ns.c over a real server on loopback:
+ * a namespace created with POST is what GET and the list show (64-bit
+ * figures as strings); a body with an unknown field, a field of the other
+ * kind, a bad name or a bad value is 400 naming the field and creates
+ * nothing; a second create is 409; disable and enable show in GET and in
+ * the audit, with the token's name as the actor; the workers of a
+ * snowflake namespace show the daemon's own lease (a range namespace has
+ * none); the audit pages.
+ */
+#include <setjmp.h> /* cmocka 1.1 wants these four before <cmocka.h> */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "daemon_fixture.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ADMIN  "admin-secret-0123456789"
+#define MINTER "mint-secret-0123456789"
+
+static int setup(void **state)
+{
+    struct td_daemon *t = calloc(1, sizeof(*t));
+
+    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0) {
+        free(t);
+        return -1;
+    }
+    if (td_daemon_token(t, "ops", "admin", ADMIN) != 0 ||
+        td_daemon_token(t, "app", "mint", MINTER) != 0 || td_daemon_serve(t) != 0) {
+        td_daemon_close(t);
+        free(t);
+        return -1;
+    }
+    *state = t;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    td_daemon_close(*state);
+    free(*state);
+    return 0;
+}
+
+/* @p method @p path as @p token with @p body; the status must be @p status; the body parsed. */
+static json_t *call(struct td_daemon *t, const char *method, const char *path, const char *token,
+                    const char *body, long status)
+{
+    struct td_reply r;
+    json_t *doc;
+
+    td_http(t, method, path, token, body, NULL, &r);
+    if (r.status != status)
+        fail_msg("%s %s %s: %ld, not %ld: %s", method, path, body != NULL ? body : "", r.status,
+                 status, r.body);
+    doc = td_reply_json(&r);
+    if (doc == NULL)
+        fail_msg("%s %s: not JSON: %s", method, path, r.body);
+    td_reply_free(&r);
+    return doc;
+}
+
+static const char *str_at(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+
+    if (!json_is_string(v))
+        fail_msg("%s is not a string", key);
+    return json_string_value(v);
+}
+
+static size_t listed(struct td_daemon *t)
+{
+    json_t *doc = call(t, "GET", "/v1/namespaces", MINTER, NULL, 200);
+    size_t n = json_array_size(json_object_get(doc, "namespaces"));
+
+    json_decref(doc);
+    return n;
+}
+
+static void test_routes_ns__created_is_what_get_and_list_show(void **state)
+{
+    struct td_daemon *t = *state;
+    json_t *doc;
+    size_t before = listed(t);
+
+    doc = call(t, "POST", "/v1/namespaces", ADMIN,
+               "{\"name\":\"orders\",\"kind\":\"range\",\"start\":\"1000\",\"block\":500}", 201);
+    assert_string_equal(str_at(doc, "name"), "orders");
+    assert_string_equal(str_at(doc, "next_value"), "1000");
+    json_decref(doc);
+    doc = call(t, "GET", "/v1/namespaces/orders", MINTER, NULL, 200);
+    assert_string_equal(str_at(doc, "kind"), "range");
+    assert_string_equal(str_at(doc, "next_value"), "1000");
+    assert_int_equal(json_integer_value(json_object_get(doc, "block")), 500);
+    assert_true(json_is_false(json_object_get(doc, "disabled")));
+    json_decref(doc);
+    assert_int_equal(listed(t), before + 1);
+
+    doc = call(t, "POST", "/v1/namespaces", ADMIN,
+               "{\"name\":\"feed\",\"kind\":\"snowflake\",\"layout\":\"41/0/10/12\","
+               "\"epoch\":\"2024-01-01T00:00:00Z\"}",
+               201);
+    assert_string_equal(str_at(doc, "layout"), "41/0/10/12");
+    assert_int_equal(json_integer_value(json_object_get(doc, "epoch_ms")), 1704067200000);
+    json_decref(doc);
+    doc = call(t, "GET", "/v1/namespaces/missing", MINTER, NULL, 404);
+    json_decref(doc);
+}
+
+static void test_routes_ns__a_bad_body_names_its_field_and_creates_nothing(void **state)
+{
+    static const struct {
+        const char *body, *says;
+    } bad[] = {
+        {"{\"name\":\"a1\",\"kind\":\"range\",\"blok\":5}", "blok"},
+        {"{\"name\":\"a2\",\"kind\":\"range\",\"layout\":\"41/0/10/12\"}", "layout"},
+        {"{\"name\":\"a3\",\"kind\":\"snowflake\",\"block\":5}", "block"},
+        {"{\"name\":\"Bad Name\",\"kind\":\"range\"}", "name"},
+        {"{\"name\":\"a4\",\"kind\":\"ranges\"}", "kind"},
+        {"{\"name\":\"a5\",\"kind\":\"range\",\"block\":0}", "block"},
+        {"{\"name\":\"a6\",\"kind\":\"range\",\"start\":5}", "start"},
+        {"{\"name\":\"a7\",\"kind\":\"snowflake\",\"layout\":\"41/0/10\"}", "layout"},
+        {"{\"name\":\"a8\",\"kind\":\"snowflake\",\"unit_ms\":0}", "unit_ms"},
+        {"{\"kind\":\"range\"}", "name"},
+        {"[1,2]", ""},
+        {"{\"name\":\"a9\",", ""},
+    };
+    struct td_daemon *t = *state;
+    size_t before = listed(t), i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_t *doc = call(t, "POST", "/v1/namespaces", ADMIN, bad[i].body, 400);
+        json_t *e = json_object_get(doc, "error");
+
+        assert_string_equal(str_at(e, "code"), "invalid_argument");
+        if (strstr(str_at(e, "message"), bad[i].says) == NULL)
+            fail_msg("%s: the message does not name %s: %s", bad[i].body, bad[i].says,
+                     str_at(e, "message"));
+        json_decref(doc);
+    }
+    assert_int_equal(listed(t), before);
+}
+
+static void test_routes_ns__a_second_create_conflicts_and_a_minter_may_not(void **state)
+{
+    struct td_daemon *t = *state;
+    json_t *doc;
+
+    doc =
+        call(t, "POST", "/v1/namespaces", ADMIN, "{\"name\":\"snow\",\"kind\":\"snowflake\"}", 409);
+    json_decref(doc);
+    doc = call(t, "POST", "/v1/namespaces", MINTER, "{\"name\":\"x1\",\"kind\":\"range\"}", 403);
+    json_decref(doc);
+    doc = call(t, "GET", "/v1/namespaces/x1", MINTER, NULL, 404);
+    json_decref(doc);
+}
+
+/* The newest audit record's action, actor and namespace must be these. */
+static void expect_last_audit(struct td_daemon *t, const char *action, const char *actor,
+                              const char *ns)
+{
+    json_t *doc = call(t, "GET", "/v1/audit?limit=1000", ADMIN, NULL, 200);
+    json_t *entries = json_object_get(doc, "entries");
+    json_t *last = json_array_get(entries, json_array_size(entries) - 1);
+
+    assert_non_null(last);
+    assert_string_equal(str_at(last, "action"), action);
+    assert_string_equal(str_at(last, "actor"), actor);
+    assert_string_equal(str_at(last, "namespace"), ns);
+    json_decref(doc);
+}
+
+static void test_routes_ns__disable_and_enable_show_and_are_audited(void **state)
+{
+    struct td_daemon *t = *state;
+    json_t *doc;
+
+    doc = call(t, "POST", "/v1/namespaces/rng/disable", ADMIN, NULL, 200);
+    json_decref(doc);
+    doc = call(t, "GET", "/v1/namespaces/rng", MINTER, NULL, 200);
+    assert_true(json_is_true(json_object_get(doc, "disabled")));
+    json_decref(doc);
+    expect_last_audit(t, "ns.disable", "ops", "rng");
+    doc = call(t, "POST", "/v1/namespaces/rng/enable", ADMIN, NULL, 200);
+    json_decref(doc);
+    doc = call(t, "GET", "/v1/namespaces/rng", MINTER, NULL, 200);
+    assert_true(json_is_false(json_object_get(doc, "disabled")));
+    json_decref(doc);
+    expect_last_audit(t, "ns.enable", "ops", "rng");
+    doc = call(t, "POST", "/v1/namespaces/missing/disable", ADMIN, NULL, 404);
+    json_decref(doc);
+}
+
+static void test_routes_ns__workers_show_the_daemons_own_lease(void **state)
+{
+    struct td_daemon *t = *state;
+    idmint_handle_info info;
+    json_t *doc, *rows;
+    size_t i;
+    int found = 0;
+
+    idmint_handle_info_init(&info);
+    assert_int_equal(handles_info(handles_find(&t->d.handles, "snow"), &info), 0);
+    doc = call(t, "GET", "/v1/namespaces/snow/workers", MINTER, NULL, 200);
+    assert_string_equal(str_at(doc, "namespace"), "snow");
+    rows = json_object_get(doc, "workers");
+    for (i = 0; i < json_array_size(rows); i++) {
+        json_t *row = json_array_get(rows, i);
+
+        if (json_integer_value(json_object_get(row, "worker_id")) == info.worker_id) {
+            found = 1;
+            /* Held: its holder shows (as a fingerprint), and its E. */
+            assert_string_not_equal(str_at(row, "holder"), "");
+            assert_true(strtoull(str_at(row, "lease_until"), NULL, 10) > 0);
+        }
+    }
+    assert_true(found);
+    json_decref(doc);
+    /* A range namespace has no worker rows; a missing one is 404. */
+    doc = call(t, "GET", "/v1/namespaces/rng/workers", MINTER, NULL, 200);
+    assert_int_equal(json_array_size(json_object_get(doc, "workers")), 0);
+    json_decref(doc);
+    doc = call(t, "GET", "/v1/namespaces/missing/workers", MINTER, NULL, 404);
+    json_decref(doc);
+}
+
+static void test_routes_ns__the_audit_pages_forward(void **state)
+{
+    struct td_daemon *t = *state;
+    json_t *doc, *entries;
+    json_int_t first, second;
+
+    doc = call(t, "GET", "/v1/audit?limit=1", ADMIN, NULL, 200);
+    entries = json_object_get(doc, "entries");
+    assert_int_equal(json_array_size(entries), 1);
+    first = json_integer_value(json_object_get(json_array_get(entries, 0), "seq"));
+    json_decref(doc);
+    {
+        char path[64];
+
+        snprintf(path, sizeof(path), "/v1/audit?limit=1&after=%lld", (long long)first);
+        doc = call(t, "GET", path, ADMIN, NULL, 200);
+    }
+    entries = json_object_get(doc, "entries");
+    assert_int_equal(json_array_size(entries), 1);
+    second = json_integer_value(json_object_get(json_array_get(entries, 0), "seq"));
+    assert_true(second > first);
+    json_decref(doc);
+    doc = call(t, "GET", "/v1/audit?limit=0", ADMIN, NULL, 400);
+    json_decref(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_routes_ns__created_is_what_get_and_list_show, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_routes_ns__a_bad_body_names_its_field_and_creates_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_routes_ns__a_second_create_conflicts_and_a_minter_may_not, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ns__disable_and_enable_show_and_are_audited,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ns__workers_show_the_daemons_own_lease, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ns__the_audit_pages_forward, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
