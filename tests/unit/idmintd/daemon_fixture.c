@@ -36,6 +36,12 @@ static int create_namespaces(const char *url)
 
 int td_daemon_open(struct td_daemon *t, uint32_t lease_ms, uint32_t renew_ms)
 {
+    return td_daemon_open_with(t, lease_ms, renew_ms, NULL);
+}
+
+int td_daemon_open_with(struct td_daemon *t, uint32_t lease_ms, uint32_t renew_ms,
+                        void (*adjust)(struct config *cfg))
+{
     struct config *cfg = &t->d.cfg;
     char err[256];
     unsigned i;
@@ -52,6 +58,8 @@ int td_daemon_open(struct td_daemon *t, uint32_t lease_ms, uint32_t renew_ms)
     cfg->threads = 2;
     cfg->store_threads = 1;
     cfg->store_lease_threads = 1;
+    if (adjust != NULL)
+        adjust(cfg);
     if (config_finish(cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "td_daemon_open: %s\n", err);
         goto fail;

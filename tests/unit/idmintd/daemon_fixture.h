@@ -41,6 +41,9 @@ struct td_reply {
  * 0, or -1 with nothing left behind.
  */
 int td_daemon_open(struct td_daemon *t, uint32_t lease_ms, uint32_t renew_ms);
+/* td_daemon_open, with @p adjust(cfg) run on the settings before they are checked and used. */
+int td_daemon_open_with(struct td_daemon *t, uint32_t lease_ms, uint32_t renew_ms,
+                        void (*adjust)(struct config *cfg));
 /* Close every handle, the pool and the threads' state, and remove the folder. */
 void td_daemon_close(struct td_daemon *t);
 
