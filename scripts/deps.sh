@@ -25,7 +25,7 @@ test_pkgs=(git                                     # the format stage lists trac
            openssl                                 # throwaway CA and certificates: tests/daemon/test_tls.py
            chromium fonts-dejavu-core              # headless Chromium: tests/daemon/test_status.py
            golang-go                               # bindings/go
-           python3-setuptools                      # bindings/node: node-gyp's gyp
+           python3-setuptools g++                  # bindings/node: node-gyp's gyp; it links with g++
            python3-pytest python3-venv python3-wheel python3-dev # bindings/python
            file dpkg-dev lintian)                  # the Debian packages: tests/install/test_install.sh
 
