@@ -49,7 +49,14 @@ struct store_job {
     const void *resume_data; /* in the copy's memory */
     size_t resume_size;
     _Atomic int is_resumed;
+    /* JOB_QUEUED until a store thread takes it (JOB_TAKEN) or the loop
+     * answers 503 at the deadline first (JOB_ABANDONED): the pool's deadline
+     * and the loop's timer are read at different moments, and a call whose
+     * client heard 503 while it waited must never be made. */
+    _Atomic int state;
 };
+
+enum { JOB_QUEUED = 0, JOB_TAKEN, JOB_ABANDONED };
 
 static void reply_unavailable(struct http_req *r, const char *text)
 {
@@ -99,6 +106,12 @@ static void job_on_unanswered(struct http_req *r, void *arg)
         job_resume(r, j);
         return;
     }
+    /* Still queued: no store thread may start it now. */
+    {
+        int queued = JOB_QUEUED;
+
+        (void)atomic_compare_exchange_strong(&j->state, &queued, JOB_ABANDONED);
+    }
 
     snprintf(text, sizeof(text),
              "the store did not answer within store_deadline_ms (%u ms); retry in " RETRY_AFTER_S
@@ -116,7 +129,11 @@ static void job_run(void *thread, void *arg, int is_late)
 {
     struct store_job *j = arg;
     struct daemon_thread *sw = thread;
+    int queued = JOB_QUEUED;
 
+    /* Answered 503 already while it waited: handed back undone, as if late. */
+    if (!is_late && !atomic_compare_exchange_strong(&j->state, &queued, JOB_TAKEN))
+        is_late = 1;
     if (!is_late) {
         sw->actor = j->actor;
         sw->status = 0;
@@ -212,6 +229,7 @@ void routes_defer_store_with(struct http_req *r, struct daemon_thread *w,
     j->row = w->row;
     j->t0_ns = w->t0_ns;
     atomic_init(&j->is_resumed, 0);
+    atomic_init(&j->state, JOB_QUEUED);
     if (size > 0) {
         /* Into the copy's memory: the store thread may outlive the request. */
         char *d = http_alloc(copy, size);

@@ -156,7 +156,9 @@ def test_parked_worker_id_is_recovered_by_force(d):
                          token=GEN), 200, "take in %s" % ns)
     if j is None:
         return
-    subprocess.run(["sqlite3", d.db, "UPDATE worker_leases SET lease_until = 2200000000000 "
+    # The daemon may hold the write lock a moment (its renewals): wait for it.
+    subprocess.run(["sqlite3", d.db, ".timeout 10000",
+                    "UPDATE worker_leases SET lease_until = 2200000000000 "
                     "WHERE namespace = '%s' AND worker_id = %d" % (ns, j["worker_id"])],
                    check=True)
     force = {"op": "force_release", "namespace": ns, "region": 0, "worker_id": j["worker_id"]}

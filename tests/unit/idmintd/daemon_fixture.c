@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <setjmp.h> /* cmocka 1.1 wants these four before <cmocka.h> */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
 #include "daemon_fixture.h"
 
 #include "auth.h"
@@ -6,6 +12,7 @@
 #include "log.h"
 #include "routes_defer.h"
 #include "routes_ids.h"
+#include "sampler.h"
 #include "store_pool.h"
 #include "testsupport.h"
 
@@ -257,4 +264,124 @@ void *td_reply_json(const struct td_reply *r)
     json_error_t err;
 
     return r->body != NULL ? json_loadb(r->body, r->len, 0, &err) : NULL;
+}
+
+int td_setup_with(void **state, void (*adjust)(struct config *cfg), int with_tokens, int serve)
+{
+    struct td_daemon *t = calloc(1, sizeof(*t));
+
+    if (t == NULL || td_daemon_open_with(t, 60000, 20000, adjust) != 0) {
+        free(t);
+        return -1;
+    }
+    if ((with_tokens && (td_daemon_token(t, "ops", "admin", TD_ADMIN) != 0 ||
+                         td_daemon_token(t, "app", "mint", TD_MINT) != 0 ||
+                         td_daemon_token(t, "app2", "mint", TD_MINT2) != 0 ||
+                         td_daemon_token(t, "gen", "generator", TD_GEN) != 0)) ||
+        (serve ? td_daemon_serve(t) : handles_open_eager(&t->d.handles)) != 0) {
+        td_daemon_close(t);
+        free(t);
+        return -1;
+    }
+    *state = t;
+    return 0;
+}
+
+int td_setup(void **state)
+{
+    return td_setup_with(state, NULL, 0, 0);
+}
+
+int td_setup_served(void **state)
+{
+    return td_setup_with(state, NULL, 1, 1);
+}
+
+int td_setup_served_open(void **state)
+{
+    return td_setup_with(state, NULL, 0, 1);
+}
+
+int td_teardown(void **state)
+{
+    td_daemon_close(*state);
+    free(*state);
+    return 0;
+}
+
+json_t *td_call(struct td_daemon *t, const char *method, const char *path, const char *token,
+                const char *body, long status)
+{
+    struct td_reply r;
+    json_t *doc;
+
+    td_http(t, method, path, token, body, NULL, &r);
+    if (r.status != status)
+        fail_msg("%s %s %s: %ld, not %ld: %s", method, path, body != NULL ? body : "", r.status,
+                 status, r.body);
+    if ((doc = td_reply_json(&r)) == NULL)
+        fail_msg("%s %s: not JSON: %s", method, path, r.body);
+    td_reply_free(&r);
+    return doc;
+}
+
+const char *td_str(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+
+    if (!json_is_string(v))
+        fail_msg("%s is not a string", key);
+    return json_string_value(v);
+}
+
+/* The IDs of a 200 JSON answer into @p ids (room for @p cap); how many. */
+static size_t ids_of(const struct td_reply *r, uint64_t *ids, size_t cap)
+{
+    json_t *doc = td_reply_json(r), *arr;
+    size_t i, n;
+
+    if (doc == NULL)
+        fail_msg("not JSON: %s", r->body);
+    arr = json_object_get(doc, "ids");
+    n = json_array_size(arr);
+    assert_true(n <= cap);
+    for (i = 0; i < n; i++) {
+        json_t *v = json_array_get(arr, i);
+
+        assert_true(json_is_string(v)); /* 64-bit: exact only as a string */
+        ids[i] = strtoull(json_string_value(v), NULL, 10);
+    }
+    json_decref(doc);
+    return n;
+}
+
+size_t td_mint(struct td_daemon *t, const char *ns, unsigned count, const char *token,
+               const char *header, uint64_t *ids, long *status)
+{
+    char path[128];
+    struct td_reply r;
+    size_t n = 0;
+
+    snprintf(path, sizeof(path), "/v1/ids?namespace=%s&count=%u", ns, count);
+    td_http(t, "GET", path, token, NULL, header, &r);
+    *status = r.status;
+    if (r.status == 200)
+        n = ids_of(&r, ids, count);
+    td_reply_free(&r);
+    return n;
+}
+
+static int has_full_pass(void *arg)
+{
+    const struct sampler_cache *c = sampler_cache_get();
+    int ok = c != NULL && c->is_full;
+
+    (void)arg;
+    sampler_cache_put(c);
+    return ok;
+}
+
+int td_sampler_full_pass(void)
+{
+    return td_wait_for(has_full_pass, NULL);
 }

@@ -12,6 +12,8 @@
 
 #include "daemon.h"
 
+#include <jansson.h>
+
 #include <stddef.h>
 
 struct http_server;
@@ -70,6 +72,45 @@ void td_reply_free(struct td_reply *r);
 /* @p r's body parsed with jansson (a json_t *, json_decref it), or NULL when it is not JSON. */
 void *td_reply_json(const struct td_reply *r);
 
+/*
+ * The tokens td_setup_with configures when asked: each secret, with its
+ * name and role in [tokens].
+ */
+#define TD_ADMIN "admin-secret-0123456789"     /* "ops", admin */
+#define TD_MINT  "mint-secret-0123456789"      /* "app", mint */
+#define TD_MINT2 "mint2-secret-0123456789"     /* "app2", mint */
+#define TD_GEN   "generator-secret-0123456789" /* "gen", generator */
+
+/*
+ * cmocka setups: *state is a new struct td_daemon (60 s leases renewed
+ * every 20 s) with "snow" and "rng" open. td_setup_with first runs
+ * @p adjust on the settings (unless NULL), adds the four tokens when
+ * @p with_tokens, and serves the routes when @p serve. 0 or -1.
+ */
+int td_setup_with(void **state, void (*adjust)(struct config *cfg), int with_tokens, int serve);
+int td_setup(void **state);             /* not served */
+int td_setup_served(void **state);      /* served, with the four tokens */
+int td_setup_served_open(void **state); /* served, no tokens: every caller is admin */
+/* cmocka teardown of the setups above. Always 0. */
+int td_teardown(void **state);
+
+/*
+ * @p method @p path as td_http does; fails the test unless the status is
+ * @p status and the body is JSON. The body parsed; json_decref it.
+ */
+json_t *td_call(struct td_daemon *t, const char *method, const char *path, const char *token,
+                const char *body, long status);
+/* The string member @p key of @p o; fails the test when it is not a string. */
+const char *td_str(json_t *o, const char *key);
+
+/*
+ * GET /v1/ids of @p count from @p ns as td_http does: the status in
+ * *status, and on 200 the IDs (sent as decimal strings, as they must be)
+ * into @p ids, room for @p count. How many came.
+ */
+size_t td_mint(struct td_daemon *t, const char *ns, unsigned count, const char *token,
+               const char *header, uint64_t *ids, long *status);
+
 /* An authority of @p t's store, for the test's admin acts; the caller closes it. */
 idmint_authority *td_daemon_admin(struct td_daemon *t);
 
@@ -79,5 +120,8 @@ idmint_authority *td_daemon_admin(struct td_daemon *t);
  * daemon's threads do in their own time; nothing is judged by how long.
  */
 int td_wait_for(int (*done)(void *arg), void *arg);
+
+/* td_wait_for the store sampler's first full pass (sampler_watch asks for one). 1 or 0. */
+int td_sampler_full_pass(void);
 
 #endif

@@ -39,26 +39,7 @@ static void small_limits(struct config *cfg)
 
 static int setup(void **state)
 {
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open_with(t, 60000, 20000, small_limits) != 0) {
-        free(t);
-        return -1;
-    }
-    if (td_daemon_serve(t) != 0) {
-        td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
+    return td_setup_with(state, small_limits, 0, 1);
 }
 
 static int connect_to(const struct td_daemon *t)
@@ -261,15 +242,16 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_http__each_request_on_a_connection_is_screened, setup,
-                                        teardown),
+                                        td_teardown),
         cmocka_unit_test_setup_teardown(test_http__conflicting_framing_is_400_and_closes, setup,
-                                        teardown),
+                                        td_teardown),
         cmocka_unit_test_setup_teardown(test_http__a_head_over_the_bound_is_431_and_closes, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_http__http11_without_host_is_400, setup, teardown),
+                                        td_teardown),
+        cmocka_unit_test_setup_teardown(test_http__http11_without_host_is_400, setup, td_teardown),
         cmocka_unit_test_setup_teardown(test_http__connections_past_the_per_client_bound_get_503,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http__a_silent_connection_is_closed, setup, teardown),
+                                        setup, td_teardown),
+        cmocka_unit_test_setup_teardown(test_http__a_silent_connection_is_closed, setup,
+                                        td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

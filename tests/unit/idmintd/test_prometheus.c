@@ -21,28 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int setup(void **state)
-{
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0 ||
-        handles_open_eager(&t->d.handles) != 0) {
-        if (t != NULL)
-            td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
-}
-
 static char *render(struct td_daemon *t)
 {
     size_t len = 0;
@@ -316,16 +294,18 @@ static void test_prometheus__pool_and_limit_figures_are_the_daemons(void **state
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_prometheus__the_text_is_valid_exposition, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_prometheus__the_text_is_valid_exposition, td_setup,
+                                        td_teardown),
         cmocka_unit_test_setup_teardown(
-            test_prometheus__requests_are_summed_over_threads_and_shared_labels, setup, teardown),
+            test_prometheus__requests_are_summed_over_threads_and_shared_labels, td_setup,
+            td_teardown),
         cmocka_unit_test_setup_teardown(
-            test_prometheus__histograms_are_cumulative_and_end_at_their_count, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_prometheus__namespace_families_follow_the_kind, setup,
-                                        teardown),
+            test_prometheus__histograms_are_cumulative_and_end_at_their_count, td_setup,
+            td_teardown),
+        cmocka_unit_test_setup_teardown(test_prometheus__namespace_families_follow_the_kind,
+                                        td_setup, td_teardown),
         cmocka_unit_test_setup_teardown(test_prometheus__pool_and_limit_figures_are_the_daemons,
-                                        setup, teardown),
+                                        td_setup, td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

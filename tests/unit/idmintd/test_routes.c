@@ -20,53 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ADMIN  "admin-secret-0123456789"
-#define MINTER "mint-secret-0123456789"
-
-/* with_tokens: 0 none, 1 an admin and a mint token, 2 those and a mint rate of 1/s. */
-static int serve(void **state, int with_tokens)
+static void mint_rate_of_one(struct config *cfg)
 {
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0) {
-        free(t);
-        return -1;
-    }
-    if (with_tokens == 2) {
-        t->d.cfg.limits[RATELIMIT_MINT].rate = 1;
-        t->d.cfg.limits[RATELIMIT_MINT].burst = 1;
-    }
-    if ((with_tokens && (td_daemon_token(t, "ops", "admin", ADMIN) != 0 ||
-                         td_daemon_token(t, "app", "mint", MINTER) != 0)) ||
-        td_daemon_serve(t) != 0) {
-        td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
+    cfg->limits[RATELIMIT_MINT].rate = 1;
+    cfg->limits[RATELIMIT_MINT].burst = 1;
 }
 
-static int setup_open(void **state)
-{
-    return serve(state, 0);
-}
-
-static int setup_tokens(void **state)
-{
-    return serve(state, 1);
-}
-
+/* Served with the fixture's tokens and a mint rate of 1 a second. */
 static int setup_limited(void **state)
 {
-    return serve(state, 2);
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
+    return td_setup_with(state, mint_rate_of_one, 1, 1);
 }
 
 /* The answer's status, and its body holds @p code ("" for any). */
@@ -141,13 +104,13 @@ static void test_routes__tokens_and_roles(void **state)
     expect(t, "GET", "/v1/ids?namespace=snow", "not-a-token", 401, "unauthenticated", &r);
     assert_non_null(strstr(r.body, "unknown token"));
     td_reply_free(&r);
-    expect(t, "GET", "/v1/ids?namespace=snow", MINTER, 200, "", &r);
+    expect(t, "GET", "/v1/ids?namespace=snow", TD_MINT, 200, "", &r);
     td_reply_free(&r);
     /* A lower role than the row's. */
-    expect(t, "GET", "/v1/audit", MINTER, 403, "", &r);
+    expect(t, "GET", "/v1/audit", TD_MINT, 403, "", &r);
     assert_non_null(strstr(r.body, "needs the admin role; token 'app' has mint"));
     td_reply_free(&r);
-    expect(t, "GET", "/v1/audit", ADMIN, 200, "", &r);
+    expect(t, "GET", "/v1/audit", TD_ADMIN, 200, "", &r);
     td_reply_free(&r);
     /* The open routes need no token. */
     expect(t, "GET", "/healthz", NULL, 200, "", &r);
@@ -162,7 +125,7 @@ static void test_routes__a_rate_limit_answers_429_with_retry_after(void **state)
 
     /* One a second for mint tokens: of three requests in a row, one is over. */
     for (i = 0; i < 3 && !limited; i++) {
-        td_http(t, "GET", "/v1/ids?namespace=snow", MINTER, NULL, NULL, &r);
+        td_http(t, "GET", "/v1/ids?namespace=snow", TD_MINT, NULL, NULL, &r);
         limited = r.status == 429;
         if (limited) {
             assert_non_null(strstr(r.headers, "retry-after: "));
@@ -193,6 +156,19 @@ static uint64_t counted(struct td_daemon *t, const char *path, int status)
     return sum;
 }
 
+struct expected_count {
+    struct td_daemon *t;
+    const char *path;
+    uint64_t n;
+};
+
+static int has_count(void *arg)
+{
+    const struct expected_count *e = arg;
+
+    return counted(e->t, e->path, 200) == e->n;
+}
+
 static void test_routes__each_answer_is_counted_in_its_row(void **state)
 {
     struct td_daemon *t = *state;
@@ -206,24 +182,28 @@ static void test_routes__each_answer_is_counted_in_its_row(void **state)
     /* A store-bound route answered from a store thread is counted too. */
     expect(t, "GET", "/v1/namespaces", NULL, 200, "", &r);
     td_reply_free(&r);
-    assert_int_equal(counted(t, "/healthz", 200), before + 2);
-    assert_int_equal(counted(t, "/v1/namespaces", 200), deferred + 1);
+    /* Counted once the answer is sent, which the client may see first. */
+    assert_true(td_wait_for(has_count, &(struct expected_count){t, "/healthz", before + 2}));
+    assert_true(
+        td_wait_for(has_count, &(struct expected_count){t, "/v1/namespaces", deferred + 1}));
+    assert_int_equal(counted(t, "/healthz", 200), before + 2); /* and no more */
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_routes__unknown_paths_and_methods, setup_open,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_routes__unknown_paths_and_methods,
+                                        td_setup_served_open, td_teardown),
         cmocka_unit_test_setup_teardown(test_routes__an_unknown_parameter_names_the_near_miss,
-                                        setup_open, teardown),
-        cmocka_unit_test_setup_teardown(test_routes__a_body_over_the_bound_is_refused, setup_open,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_routes__tokens_and_roles, setup_tokens, teardown),
+                                        td_setup_served_open, td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes__a_body_over_the_bound_is_refused,
+                                        td_setup_served_open, td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes__tokens_and_roles, td_setup_served,
+                                        td_teardown),
         cmocka_unit_test_setup_teardown(test_routes__a_rate_limit_answers_429_with_retry_after,
-                                        setup_limited, teardown),
-        cmocka_unit_test_setup_teardown(test_routes__each_answer_is_counted_in_its_row, setup_open,
-                                        teardown),
+                                        setup_limited, td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes__each_answer_is_counted_in_its_row,
+                                        td_setup_served_open, td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,10 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ADMIN "admin-secret-0123456789"
-#define DB_A  "db-a-secret-0123456789"
-#define DB_B  "db-b-secret-0123456789"
-
 static void one_collision_report(struct config *cfg)
 {
     cfg->limits[RATELIMIT_COLLISION].rate = 1;
@@ -34,28 +30,7 @@ static void one_collision_report(struct config *cfg)
 
 static int setup(void **state)
 {
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open_with(t, 60000, 20000, one_collision_report) != 0) {
-        free(t);
-        return -1;
-    }
-    if (td_daemon_token(t, "ops", "admin", ADMIN) != 0 ||
-        td_daemon_token(t, "db-a", "mint", DB_A) != 0 ||
-        td_daemon_token(t, "db-b", "mint", DB_B) != 0 || td_daemon_serve(t) != 0) {
-        td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
+    return td_setup_with(state, one_collision_report, 1, 1);
 }
 
 static long report(struct td_daemon *t, const char *token, const char *id, struct td_reply *r)
@@ -73,7 +48,7 @@ static void test_routes_authority__a_callers_writes_are_bounded_apart(void **sta
     struct td_reply r;
     int k, refused = 0;
 
-    assert_int_equal(report(t, DB_A, "101", &r), 201);
+    assert_int_equal(report(t, TD_MINT, "101", &r), 201);
     td_reply_free(&r);
     /* One a second: of three more in a row, at least one is over. */
     for (k = 0; k < 3; k++) {
@@ -81,19 +56,19 @@ static void test_routes_authority__a_callers_writes_are_bounded_apart(void **sta
         long status;
 
         snprintf(id, sizeof(id), "10%d", k + 2);
-        status = report(t, DB_A, id, &r);
+        status = report(t, TD_MINT, id, &r);
         if (status == 429) {
             refused++;
             assert_non_null(strstr(r.headers, "retry-after: "));
-            assert_non_null(strstr(r.body, "token 'db-a' is over collision_rate"));
+            assert_non_null(strstr(r.body, "token 'app' is over collision_rate"));
         } else {
             assert_int_equal(status, 201);
         }
         td_reply_free(&r);
     }
     assert_true(refused >= 1);
-    /* Another caller is not held by db-a's bucket. */
-    assert_int_equal(report(t, DB_B, "201", &r), 201);
+    /* Another caller is not held by app's bucket. */
+    assert_int_equal(report(t, TD_MINT2, "201", &r), 201);
     td_reply_free(&r);
 }
 
@@ -102,10 +77,10 @@ static void test_routes_authority__audited_changes_name_the_token(void **state)
     struct td_daemon *t = *state;
     struct td_reply r;
 
-    td_http(t, "POST", "/v1/namespaces/rng/disable", ADMIN, NULL, NULL, &r);
+    td_http(t, "POST", "/v1/namespaces/rng/disable", TD_ADMIN, NULL, NULL, &r);
     assert_int_equal(r.status, 200);
     td_reply_free(&r);
-    td_http(t, "GET", "/v1/audit?limit=1000", ADMIN, NULL, NULL, &r);
+    td_http(t, "GET", "/v1/audit?limit=1000", TD_ADMIN, NULL, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "\"actor\":\"ops\",\"action\":\"ns.disable\""));
     td_reply_free(&r);
@@ -116,7 +91,7 @@ static void test_routes_authority__snowflake_routes_refuse_a_range_namespace(voi
     struct td_daemon *t = *state;
     struct td_reply r;
 
-    td_http(t, "GET", "/v1/ids/12345/decode?namespace=rng", DB_A, NULL, NULL, &r);
+    td_http(t, "GET", "/v1/ids/12345/decode?namespace=rng", TD_MINT, NULL, NULL, &r);
     assert_int_equal(r.status, 400);
     assert_non_null(strstr(r.body, "range"));
     td_reply_free(&r);
@@ -136,7 +111,8 @@ static void test_routes_authority__a_removed_authority_is_not_made_anew(void **s
         unlink(path);
     }
     /* A store thread opens its authority on first use: after the removal. */
-    td_http(t, "POST", "/v1/namespaces", ADMIN, "{\"name\":\"late\",\"kind\":\"range\"}", NULL, &r);
+    td_http(t, "POST", "/v1/namespaces", TD_ADMIN, "{\"name\":\"late\",\"kind\":\"range\"}", NULL,
+            &r);
     assert_true(r.status >= 500);
     assert_non_null(strstr(r.body, "removed or replaced"));
     td_reply_free(&r);
@@ -148,13 +124,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_routes_authority__a_callers_writes_are_bounded_apart,
-                                        setup, teardown),
+                                        setup, td_teardown),
         cmocka_unit_test_setup_teardown(test_routes_authority__audited_changes_name_the_token,
-                                        setup, teardown),
+                                        setup, td_teardown),
         cmocka_unit_test_setup_teardown(
-            test_routes_authority__snowflake_routes_refuse_a_range_namespace, setup, teardown),
+            test_routes_authority__snowflake_routes_refuse_a_range_namespace, setup, td_teardown),
         cmocka_unit_test_setup_teardown(test_routes_authority__a_removed_authority_is_not_made_anew,
-                                        setup, teardown),
+                                        setup, td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

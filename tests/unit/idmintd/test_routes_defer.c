@@ -35,26 +35,7 @@ static void one_thread_short_queue(struct config *cfg)
 
 static int setup(void **state)
 {
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open_with(t, 60000, 20000, one_thread_short_queue) != 0) {
-        free(t);
-        return -1;
-    }
-    if (td_daemon_serve(t) != 0) {
-        td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
+    return td_setup_with(state, one_thread_short_queue, 0, 1);
 }
 
 struct writer {
@@ -140,7 +121,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_routes_defer__a_busy_store_is_refused_at_once_or_at_the_deadline, setup, teardown),
+            test_routes_defer__a_busy_store_is_refused_at_once_or_at_the_deadline, setup,
+            td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,71 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KEEPER "keeper-secret-0123456789"
-#define OTHER  "other-secret-0123456789"
-
-static int setup(void **state)
-{
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0) {
-        free(t);
-        return -1;
-    }
-    if (td_daemon_token(t, "keeper", "mint", KEEPER) != 0 ||
-        td_daemon_token(t, "other", "mint", OTHER) != 0 || td_daemon_serve(t) != 0) {
-        td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
-}
-
-/* The IDs of a 200 JSON answer into @p ids (room for @p cap); how many. */
-static size_t ids_of(const struct td_reply *r, uint64_t *ids, size_t cap)
-{
-    json_t *doc = td_reply_json(r), *arr;
-    size_t i, n;
-
-    if (doc == NULL)
-        fail_msg("not JSON: %s", r->body);
-    arr = json_object_get(doc, "ids");
-    n = json_array_size(arr);
-    assert_true(n <= cap);
-    for (i = 0; i < n; i++) {
-        json_t *v = json_array_get(arr, i);
-
-        assert_true(json_is_string(v)); /* 64-bit: exact only as a string */
-        ids[i] = strtoull(json_string_value(v), NULL, 10);
-    }
-    json_decref(doc);
-    return n;
-}
-
-static size_t mint(struct td_daemon *t, const char *ns, unsigned count, const char *token,
-                   const char *header, uint64_t *ids, long *status)
-{
-    char path[128];
-    struct td_reply r;
-    size_t n = 0;
-
-    snprintf(path, sizeof(path), "/v1/ids?namespace=%s&count=%u", ns, count);
-    td_http(t, "GET", path, token, NULL, header, &r);
-    *status = r.status;
-    if (r.status == 200)
-        n = ids_of(&r, ids, count);
-    td_reply_free(&r);
-    return n;
-}
-
 static void test_routes_ids__a_batch_is_count_distinct_ids_in_order(void **state)
 {
     struct td_daemon *t = *state;
@@ -93,13 +28,13 @@ static void test_routes_ids__a_batch_is_count_distinct_ids_in_order(void **state
     size_t n, i;
     struct td_reply r;
 
-    n = mint(t, "snow", 3000, KEEPER, NULL, ids, &status);
+    n = td_mint(t, "snow", 3000, TD_MINT, NULL, ids, &status);
     assert_int_equal(status, 200);
     assert_int_equal(n, 3000);
     for (i = 1; i < n; i++)
         assert_true(ids[i] > ids[i - 1]);
 
-    td_http(t, "GET", "/v1/ids?namespace=snow&count=3", KEEPER, NULL, "Accept: text/plain", &r);
+    td_http(t, "GET", "/v1/ids?namespace=snow&count=3", TD_MINT, NULL, "Accept: text/plain", &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.headers, "text/plain"));
     {
@@ -128,12 +63,12 @@ static void test_routes_ids__a_bad_count_or_namespace_is_refused(void **state)
     size_t i;
 
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        td_http(t, "GET", bad[i], KEEPER, NULL, NULL, &r);
+        td_http(t, "GET", bad[i], TD_MINT, NULL, NULL, &r);
         if (r.status != 400)
             fail_msg("%s: %ld, not 400: %s", bad[i], r.status, r.body);
         td_reply_free(&r);
     }
-    td_http(t, "GET", "/v1/ids?namespace=nothing", KEEPER, NULL, NULL, &r);
+    td_http(t, "GET", "/v1/ids?namespace=nothing", TD_MINT, NULL, NULL, &r);
     assert_int_equal(r.status, 404);
     td_reply_free(&r);
 }
@@ -153,7 +88,7 @@ static void *client_main(void *arg)
     for (k = 0; k < 20; k++) {
         long status;
 
-        c->n += mint(c->t, c->ns, 500, KEEPER, NULL, c->ids + c->n, &status);
+        c->n += td_mint(c->t, c->ns, 500, TD_MINT, NULL, c->ids + c->n, &status);
         if (status != 200)
             break;
     }
@@ -201,21 +136,21 @@ static void test_routes_ids__decode_gives_back_the_minter(void **state)
     struct td_reply r;
     json_t *doc;
 
-    assert_int_equal(mint(t, "snow", 1, KEEPER, NULL, &id, &status), 1);
+    assert_int_equal(td_mint(t, "snow", 1, TD_MINT, NULL, &id, &status), 1);
     idmint_handle_info_init(&info);
     assert_int_equal(handles_info(handles_find(&t->d.handles, "snow"), &info), 0);
     snprintf(path, sizeof(path), "/v1/ids/%llu/decode?namespace=snow", (unsigned long long)id);
-    td_http(t, "GET", path, KEEPER, NULL, NULL, &r);
+    td_http(t, "GET", path, TD_MINT, NULL, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(doc = td_reply_json(&r));
     assert_int_equal(json_integer_value(json_object_get(doc, "worker")), info.worker_id);
     json_decref(doc);
     td_reply_free(&r);
-    td_http(t, "GET", "/v1/ids/0/decode?namespace=snow", KEEPER, NULL, NULL, &r);
+    td_http(t, "GET", "/v1/ids/0/decode?namespace=snow", TD_MINT, NULL, NULL, &r);
     assert_int_equal(r.status, 400);
     assert_non_null(strstr(r.body, "never an ID"));
     td_reply_free(&r);
-    td_http(t, "GET", "/v1/ids/12x/decode?namespace=snow", KEEPER, NULL, NULL, &r);
+    td_http(t, "GET", "/v1/ids/12x/decode?namespace=snow", TD_MINT, NULL, NULL, &r);
     assert_int_equal(r.status, 400);
     td_reply_free(&r);
 }
@@ -224,13 +159,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_routes_ids__a_batch_is_count_distinct_ids_in_order,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_routes_ids__a_bad_count_or_namespace_is_refused, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_routes_ids__clients_at_once_get_no_id_twice, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_routes_ids__decode_gives_back_the_minter, setup,
-                                        teardown),
+                                        td_setup_served, td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ids__a_bad_count_or_namespace_is_refused,
+                                        td_setup_served, td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ids__clients_at_once_get_no_id_twice,
+                                        td_setup_served, td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ids__decode_gives_back_the_minter,
+                                        td_setup_served, td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,63 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ADMIN    "admin-secret-0123456789"
-#define GEN      "generator-secret-0123456789"
 #define HOLDER_A "0123456789abcdef0123456789abcdef"
 #define HOLDER_B "fedcba9876543210fedcba9876543210"
 
-static int setup(void **state)
-{
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0) {
-        free(t);
-        return -1;
-    }
-    if (td_daemon_token(t, "ops", "admin", ADMIN) != 0 ||
-        td_daemon_token(t, "gen", "generator", GEN) != 0 || td_daemon_serve(t) != 0) {
-        td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
-}
-
-static json_t *post(struct td_daemon *t, const char *path, const char *token, const char *body,
-                    long status)
-{
-    struct td_reply r;
-    json_t *doc;
-
-    td_http(t, "POST", path, token, body, NULL, &r);
-    if (r.status != status)
-        fail_msg("POST %s %s: %ld, not %ld: %s", path, body, r.status, status, r.body);
-    if ((doc = td_reply_json(&r)) == NULL)
-        fail_msg("not JSON: %s", r.body);
-    td_reply_free(&r);
-    return doc;
-}
-
-static const char *str_at(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-
-    if (!json_is_string(v))
-        fail_msg("%s is not a string", key);
-    return json_string_value(v);
-}
-
 static const char *error_code(json_t *doc)
 {
-    return str_at(json_object_get(doc, "error"), "code");
+    return td_str(json_object_get(doc, "error"), "code");
 }
 
 static json_t *take(struct td_daemon *t, const char *holder)
@@ -88,7 +37,7 @@ static json_t *take(struct td_daemon *t, const char *holder)
              "{\"op\":\"take\",\"namespace\":\"snow\",\"region\":0,\"holder\":\"%s\","
              "\"lease_ms\":60000,\"host\":\"app-7\",\"pid\":4242,\"program\":\"billing\"}",
              holder);
-    return post(t, "/internal/workers/lease", GEN, body, 200);
+    return td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 200);
 }
 
 static void test_routes_internal__takes_give_distinct_worker_ids(void **state)
@@ -102,9 +51,9 @@ static void test_routes_internal__takes_give_distinct_worker_ids(void **state)
     assert_int_not_equal(json_integer_value(json_object_get(a, "worker_id")),
                          json_integer_value(json_object_get(b, "worker_id")));
     assert_int_not_equal(json_integer_value(json_object_get(a, "worker_id")), own.worker_id);
-    assert_string_equal(str_at(a, "holder"), HOLDER_A);
-    assert_int_equal(strlen(str_at(a, "history")), 32);
-    assert_true(strtoull(str_at(a, "lease_until"), NULL, 10) > 0);
+    assert_string_equal(td_str(a, "holder"), HOLDER_A);
+    assert_int_equal(strlen(td_str(a, "history")), 32);
+    assert_true(strtoull(td_str(a, "lease_until"), NULL, 10) > 0);
     json_decref(a);
     json_decref(b);
 }
@@ -116,21 +65,21 @@ static void test_routes_internal__forged_renewals_and_releases_change_nothing(vo
     json_int_t worker = json_integer_value(json_object_get(a, "worker_id"));
     char body[512], generation[32], until[32];
 
-    snprintf(generation, sizeof(generation), "%s", str_at(a, "generation"));
-    snprintf(until, sizeof(until), "%s", str_at(a, "lease_until"));
+    snprintf(generation, sizeof(generation), "%s", td_str(a, "generation"));
+    snprintf(until, sizeof(until), "%s", td_str(a, "lease_until"));
     /* Another holder, another generation: refused, nothing moves. */
     snprintf(body, sizeof(body),
              "{\"op\":\"renew\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
              "\"holder\":\"%s\",\"generation\":\"%s\",\"lease_ms\":60000}",
              (long long)worker, HOLDER_B, generation);
-    doc = post(t, "/internal/workers/lease", GEN, body, 503);
+    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 503);
     assert_string_equal(error_code(doc), "lease_lost");
     json_decref(doc);
     snprintf(body, sizeof(body),
              "{\"op\":\"release\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
              "\"holder\":\"%s\",\"generation\":\"%llu\",\"final_time\":\"1\"}",
              (long long)worker, HOLDER_A, strtoull(generation, NULL, 10) + 1);
-    doc = post(t, "/internal/workers/lease", GEN, body, 503);
+    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 503);
     assert_string_equal(error_code(doc), "lease_lost");
     json_decref(doc);
     /* The 8-digit fingerprint a listing shows is not the holder. */
@@ -138,24 +87,24 @@ static void test_routes_internal__forged_renewals_and_releases_change_nothing(vo
              "{\"op\":\"renew\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
              "\"holder\":\"%.8s\",\"generation\":\"%s\",\"lease_ms\":60000}",
              (long long)worker, HOLDER_A, generation);
-    doc = post(t, "/internal/workers/lease", GEN, body, 400);
+    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 400);
     json_decref(doc);
     /* Origin fields only at take. */
     snprintf(body, sizeof(body),
              "{\"op\":\"renew\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
              "\"holder\":\"%s\",\"generation\":\"%s\",\"lease_ms\":60000,\"host\":\"x\"}",
              (long long)worker, HOLDER_A, generation);
-    doc = post(t, "/internal/workers/lease", GEN, body, 400);
-    assert_non_null(strstr(str_at(json_object_get(doc, "error"), "message"), "only for take"));
+    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 400);
+    assert_non_null(strstr(td_str(json_object_get(doc, "error"), "message"), "only for take"));
     json_decref(doc);
     /* The true holder still renews: nothing above took its lease. */
     snprintf(body, sizeof(body),
              "{\"op\":\"renew\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
              "\"holder\":\"%s\",\"generation\":\"%s\",\"lease_ms\":60000}",
              (long long)worker, HOLDER_A, generation);
-    doc = post(t, "/internal/workers/lease", GEN, body, 200);
-    assert_string_equal(str_at(doc, "generation"), generation);
-    assert_true(strtoull(str_at(doc, "lease_until"), NULL, 10) >= strtoull(until, NULL, 10));
+    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 200);
+    assert_string_equal(td_str(doc, "generation"), generation);
+    assert_true(strtoull(td_str(doc, "lease_until"), NULL, 10) >= strtoull(until, NULL, 10));
     json_decref(doc);
     json_decref(a);
 }
@@ -169,9 +118,9 @@ static void test_routes_internal__force_release_needs_admin(void **state)
     snprintf(body, sizeof(body),
              "{\"op\":\"force_release\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld}",
              (long long)json_integer_value(json_object_get(a, "worker_id")));
-    doc = post(t, "/internal/workers/lease", GEN, body, 403);
+    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 403);
     json_decref(doc);
-    doc = post(t, "/internal/workers/lease", ADMIN, body, 200);
+    doc = td_call(t, "POST", "/internal/workers/lease", TD_ADMIN, body, 200);
     json_decref(doc);
     json_decref(a);
 }
@@ -186,10 +135,10 @@ static void reserve(struct td_daemon *t, const char *incarnation, const char *re
     snprintf(body, sizeof(body),
              "{\"namespace\":\"rng\",\"incarnation\":\"%s\",\"request_id\":\"%s\",\"count\":%u}",
              incarnation, request, count);
-    doc = post(t, "/internal/ranges/lease", GEN, body, status);
+    doc = td_call(t, "POST", "/internal/ranges/lease", TD_GEN, body, status);
     if (status == 200) {
-        *start = strtoull(str_at(doc, "start"), NULL, 10);
-        *end = strtoull(str_at(doc, "end"), NULL, 10);
+        *start = strtoull(td_str(doc, "start"), NULL, 10);
+        *end = strtoull(td_str(doc, "end"), NULL, 10);
     }
     json_decref(doc);
 }
@@ -209,11 +158,11 @@ static void test_routes_internal__reservations_replay_and_never_overlap(void **s
     assert_true(s3 >= e1 || e3 <= s1);
     reserve(t, "inc-a", "0000000000000001", 50, 409, &s2, &e2); /* same request, another count */
     reserve(t, "inc-a", "0000000000000002", 0, 400, &s2, &e2);
-    doc = post(t, "/internal/ranges/forget", GEN,
-               "{\"namespace\":\"rng\",\"incarnation\":\"inc-a\","
-               "\"before_request_id\":\"0000000000000002\"}",
-               200);
-    assert_string_equal(str_at(doc, "forgotten"), "1");
+    doc = td_call(t, "POST", "/internal/ranges/forget", TD_GEN,
+                  "{\"namespace\":\"rng\",\"incarnation\":\"inc-a\","
+                  "\"before_request_id\":\"0000000000000002\"}",
+                  200);
+    assert_string_equal(td_str(doc, "forgotten"), "1");
     json_decref(doc);
     /* Forgotten: a repeat reserves anew, never the old range again. */
     reserve(t, "inc-a", "0000000000000001", 100, 200, &s2, &e2);
@@ -223,14 +172,15 @@ static void test_routes_internal__reservations_replay_and_never_overlap(void **s
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_routes_internal__takes_give_distinct_worker_ids, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_routes_internal__takes_give_distinct_worker_ids,
+                                        td_setup_served, td_teardown),
         cmocka_unit_test_setup_teardown(
-            test_routes_internal__forged_renewals_and_releases_change_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_routes_internal__force_release_needs_admin, setup,
-                                        teardown),
+            test_routes_internal__forged_renewals_and_releases_change_nothing, td_setup_served,
+            td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes_internal__force_release_needs_admin,
+                                        td_setup_served, td_teardown),
         cmocka_unit_test_setup_teardown(test_routes_internal__reservations_replay_and_never_overlap,
-                                        setup, teardown),
+                                        td_setup_served, td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,64 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ADMIN  "admin-secret-0123456789"
-#define MINTER "mint-secret-0123456789"
-
-static int setup(void **state)
-{
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0) {
-        free(t);
-        return -1;
-    }
-    if (td_daemon_token(t, "ops", "admin", ADMIN) != 0 ||
-        td_daemon_token(t, "app", "mint", MINTER) != 0 || td_daemon_serve(t) != 0) {
-        td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
-}
-
-/* @p method @p path as @p token with @p body; the status must be @p status; the body parsed. */
-static json_t *call(struct td_daemon *t, const char *method, const char *path, const char *token,
-                    const char *body, long status)
-{
-    struct td_reply r;
-    json_t *doc;
-
-    td_http(t, method, path, token, body, NULL, &r);
-    if (r.status != status)
-        fail_msg("%s %s %s: %ld, not %ld: %s", method, path, body != NULL ? body : "", r.status,
-                 status, r.body);
-    doc = td_reply_json(&r);
-    if (doc == NULL)
-        fail_msg("%s %s: not JSON: %s", method, path, r.body);
-    td_reply_free(&r);
-    return doc;
-}
-
-static const char *str_at(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-
-    if (!json_is_string(v))
-        fail_msg("%s is not a string", key);
-    return json_string_value(v);
-}
-
 static size_t listed(struct td_daemon *t)
 {
-    json_t *doc = call(t, "GET", "/v1/namespaces", MINTER, NULL, 200);
+    json_t *doc = td_call(t, "GET", "/v1/namespaces", TD_MINT, NULL, 200);
     size_t n = json_array_size(json_object_get(doc, "namespaces"));
 
     json_decref(doc);
@@ -91,27 +36,27 @@ static void test_routes_ns__created_is_what_get_and_list_show(void **state)
     json_t *doc;
     size_t before = listed(t);
 
-    doc = call(t, "POST", "/v1/namespaces", ADMIN,
-               "{\"name\":\"orders\",\"kind\":\"range\",\"start\":\"1000\",\"block\":500}", 201);
-    assert_string_equal(str_at(doc, "name"), "orders");
-    assert_string_equal(str_at(doc, "next_value"), "1000");
+    doc = td_call(t, "POST", "/v1/namespaces", TD_ADMIN,
+                  "{\"name\":\"orders\",\"kind\":\"range\",\"start\":\"1000\",\"block\":500}", 201);
+    assert_string_equal(td_str(doc, "name"), "orders");
+    assert_string_equal(td_str(doc, "next_value"), "1000");
     json_decref(doc);
-    doc = call(t, "GET", "/v1/namespaces/orders", MINTER, NULL, 200);
-    assert_string_equal(str_at(doc, "kind"), "range");
-    assert_string_equal(str_at(doc, "next_value"), "1000");
+    doc = td_call(t, "GET", "/v1/namespaces/orders", TD_MINT, NULL, 200);
+    assert_string_equal(td_str(doc, "kind"), "range");
+    assert_string_equal(td_str(doc, "next_value"), "1000");
     assert_int_equal(json_integer_value(json_object_get(doc, "block")), 500);
     assert_true(json_is_false(json_object_get(doc, "disabled")));
     json_decref(doc);
     assert_int_equal(listed(t), before + 1);
 
-    doc = call(t, "POST", "/v1/namespaces", ADMIN,
-               "{\"name\":\"feed\",\"kind\":\"snowflake\",\"layout\":\"41/0/10/12\","
-               "\"epoch\":\"2024-01-01T00:00:00Z\"}",
-               201);
-    assert_string_equal(str_at(doc, "layout"), "41/0/10/12");
+    doc = td_call(t, "POST", "/v1/namespaces", TD_ADMIN,
+                  "{\"name\":\"feed\",\"kind\":\"snowflake\",\"layout\":\"41/0/10/12\","
+                  "\"epoch\":\"2024-01-01T00:00:00Z\"}",
+                  201);
+    assert_string_equal(td_str(doc, "layout"), "41/0/10/12");
     assert_int_equal(json_integer_value(json_object_get(doc, "epoch_ms")), 1704067200000);
     json_decref(doc);
-    doc = call(t, "GET", "/v1/namespaces/missing", MINTER, NULL, 404);
+    doc = td_call(t, "GET", "/v1/namespaces/missing", TD_MINT, NULL, 404);
     json_decref(doc);
 }
 
@@ -137,13 +82,13 @@ static void test_routes_ns__a_bad_body_names_its_field_and_creates_nothing(void 
     size_t before = listed(t), i;
 
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        json_t *doc = call(t, "POST", "/v1/namespaces", ADMIN, bad[i].body, 400);
+        json_t *doc = td_call(t, "POST", "/v1/namespaces", TD_ADMIN, bad[i].body, 400);
         json_t *e = json_object_get(doc, "error");
 
-        assert_string_equal(str_at(e, "code"), "invalid_argument");
-        if (strstr(str_at(e, "message"), bad[i].says) == NULL)
+        assert_string_equal(td_str(e, "code"), "invalid_argument");
+        if (strstr(td_str(e, "message"), bad[i].says) == NULL)
             fail_msg("%s: the message does not name %s: %s", bad[i].body, bad[i].says,
-                     str_at(e, "message"));
+                     td_str(e, "message"));
         json_decref(doc);
     }
     assert_int_equal(listed(t), before);
@@ -154,12 +99,13 @@ static void test_routes_ns__a_second_create_conflicts_and_a_minter_may_not(void 
     struct td_daemon *t = *state;
     json_t *doc;
 
+    doc = td_call(t, "POST", "/v1/namespaces", TD_ADMIN,
+                  "{\"name\":\"snow\",\"kind\":\"snowflake\"}", 409);
+    json_decref(doc);
     doc =
-        call(t, "POST", "/v1/namespaces", ADMIN, "{\"name\":\"snow\",\"kind\":\"snowflake\"}", 409);
+        td_call(t, "POST", "/v1/namespaces", TD_MINT, "{\"name\":\"x1\",\"kind\":\"range\"}", 403);
     json_decref(doc);
-    doc = call(t, "POST", "/v1/namespaces", MINTER, "{\"name\":\"x1\",\"kind\":\"range\"}", 403);
-    json_decref(doc);
-    doc = call(t, "GET", "/v1/namespaces/x1", MINTER, NULL, 404);
+    doc = td_call(t, "GET", "/v1/namespaces/x1", TD_MINT, NULL, 404);
     json_decref(doc);
 }
 
@@ -167,14 +113,14 @@ static void test_routes_ns__a_second_create_conflicts_and_a_minter_may_not(void 
 static void expect_last_audit(struct td_daemon *t, const char *action, const char *actor,
                               const char *ns)
 {
-    json_t *doc = call(t, "GET", "/v1/audit?limit=1000", ADMIN, NULL, 200);
+    json_t *doc = td_call(t, "GET", "/v1/audit?limit=1000", TD_ADMIN, NULL, 200);
     json_t *entries = json_object_get(doc, "entries");
     json_t *last = json_array_get(entries, json_array_size(entries) - 1);
 
     assert_non_null(last);
-    assert_string_equal(str_at(last, "action"), action);
-    assert_string_equal(str_at(last, "actor"), actor);
-    assert_string_equal(str_at(last, "namespace"), ns);
+    assert_string_equal(td_str(last, "action"), action);
+    assert_string_equal(td_str(last, "actor"), actor);
+    assert_string_equal(td_str(last, "namespace"), ns);
     json_decref(doc);
 }
 
@@ -183,19 +129,19 @@ static void test_routes_ns__disable_and_enable_show_and_are_audited(void **state
     struct td_daemon *t = *state;
     json_t *doc;
 
-    doc = call(t, "POST", "/v1/namespaces/rng/disable", ADMIN, NULL, 200);
+    doc = td_call(t, "POST", "/v1/namespaces/rng/disable", TD_ADMIN, NULL, 200);
     json_decref(doc);
-    doc = call(t, "GET", "/v1/namespaces/rng", MINTER, NULL, 200);
+    doc = td_call(t, "GET", "/v1/namespaces/rng", TD_MINT, NULL, 200);
     assert_true(json_is_true(json_object_get(doc, "disabled")));
     json_decref(doc);
     expect_last_audit(t, "ns.disable", "ops", "rng");
-    doc = call(t, "POST", "/v1/namespaces/rng/enable", ADMIN, NULL, 200);
+    doc = td_call(t, "POST", "/v1/namespaces/rng/enable", TD_ADMIN, NULL, 200);
     json_decref(doc);
-    doc = call(t, "GET", "/v1/namespaces/rng", MINTER, NULL, 200);
+    doc = td_call(t, "GET", "/v1/namespaces/rng", TD_MINT, NULL, 200);
     assert_true(json_is_false(json_object_get(doc, "disabled")));
     json_decref(doc);
     expect_last_audit(t, "ns.enable", "ops", "rng");
-    doc = call(t, "POST", "/v1/namespaces/missing/disable", ADMIN, NULL, 404);
+    doc = td_call(t, "POST", "/v1/namespaces/missing/disable", TD_ADMIN, NULL, 404);
     json_decref(doc);
 }
 
@@ -209,8 +155,8 @@ static void test_routes_ns__workers_show_the_daemons_own_lease(void **state)
 
     idmint_handle_info_init(&info);
     assert_int_equal(handles_info(handles_find(&t->d.handles, "snow"), &info), 0);
-    doc = call(t, "GET", "/v1/namespaces/snow/workers", MINTER, NULL, 200);
-    assert_string_equal(str_at(doc, "namespace"), "snow");
+    doc = td_call(t, "GET", "/v1/namespaces/snow/workers", TD_MINT, NULL, 200);
+    assert_string_equal(td_str(doc, "namespace"), "snow");
     rows = json_object_get(doc, "workers");
     for (i = 0; i < json_array_size(rows); i++) {
         json_t *row = json_array_get(rows, i);
@@ -218,17 +164,17 @@ static void test_routes_ns__workers_show_the_daemons_own_lease(void **state)
         if (json_integer_value(json_object_get(row, "worker_id")) == info.worker_id) {
             found = 1;
             /* Held: its holder shows (as a fingerprint), and its E. */
-            assert_string_not_equal(str_at(row, "holder"), "");
-            assert_true(strtoull(str_at(row, "lease_until"), NULL, 10) > 0);
+            assert_string_not_equal(td_str(row, "holder"), "");
+            assert_true(strtoull(td_str(row, "lease_until"), NULL, 10) > 0);
         }
     }
     assert_true(found);
     json_decref(doc);
     /* A range namespace has no worker rows; a missing one is 404. */
-    doc = call(t, "GET", "/v1/namespaces/rng/workers", MINTER, NULL, 200);
+    doc = td_call(t, "GET", "/v1/namespaces/rng/workers", TD_MINT, NULL, 200);
     assert_int_equal(json_array_size(json_object_get(doc, "workers")), 0);
     json_decref(doc);
-    doc = call(t, "GET", "/v1/namespaces/missing/workers", MINTER, NULL, 404);
+    doc = td_call(t, "GET", "/v1/namespaces/missing/workers", TD_MINT, NULL, 404);
     json_decref(doc);
 }
 
@@ -238,7 +184,7 @@ static void test_routes_ns__the_audit_pages_forward(void **state)
     json_t *doc, *entries;
     json_int_t first, second;
 
-    doc = call(t, "GET", "/v1/audit?limit=1", ADMIN, NULL, 200);
+    doc = td_call(t, "GET", "/v1/audit?limit=1", TD_ADMIN, NULL, 200);
     entries = json_object_get(doc, "entries");
     assert_int_equal(json_array_size(entries), 1);
     first = json_integer_value(json_object_get(json_array_get(entries, 0), "seq"));
@@ -247,31 +193,34 @@ static void test_routes_ns__the_audit_pages_forward(void **state)
         char path[64];
 
         snprintf(path, sizeof(path), "/v1/audit?limit=1&after=%lld", (long long)first);
-        doc = call(t, "GET", path, ADMIN, NULL, 200);
+        doc = td_call(t, "GET", path, TD_ADMIN, NULL, 200);
     }
     entries = json_object_get(doc, "entries");
     assert_int_equal(json_array_size(entries), 1);
     second = json_integer_value(json_object_get(json_array_get(entries, 0), "seq"));
     assert_true(second > first);
     json_decref(doc);
-    doc = call(t, "GET", "/v1/audit?limit=0", ADMIN, NULL, 400);
+    doc = td_call(t, "GET", "/v1/audit?limit=0", TD_ADMIN, NULL, 400);
     json_decref(doc);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_routes_ns__created_is_what_get_and_list_show, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ns__created_is_what_get_and_list_show,
+                                        td_setup_served, td_teardown),
         cmocka_unit_test_setup_teardown(
-            test_routes_ns__a_bad_body_names_its_field_and_creates_nothing, setup, teardown),
+            test_routes_ns__a_bad_body_names_its_field_and_creates_nothing, td_setup_served,
+            td_teardown),
         cmocka_unit_test_setup_teardown(
-            test_routes_ns__a_second_create_conflicts_and_a_minter_may_not, setup, teardown),
+            test_routes_ns__a_second_create_conflicts_and_a_minter_may_not, td_setup_served,
+            td_teardown),
         cmocka_unit_test_setup_teardown(test_routes_ns__disable_and_enable_show_and_are_audited,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_routes_ns__workers_show_the_daemons_own_lease, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_routes_ns__the_audit_pages_forward, setup, teardown),
+                                        td_setup_served, td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ns__workers_show_the_daemons_own_lease,
+                                        td_setup_served, td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ns__the_audit_pages_forward, td_setup_served,
+                                        td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

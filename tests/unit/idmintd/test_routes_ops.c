@@ -16,30 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int setup(void **state)
-{
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0) {
-        free(t);
-        return -1;
-    }
-    if (td_daemon_serve(t) != 0) {
-        td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
-}
-
 static void test_routes_ops__health_and_readiness(void **state)
 {
     struct td_daemon *t = *state;
@@ -81,9 +57,10 @@ static void test_routes_ops__metrics_are_open_and_prometheus_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_routes_ops__health_and_readiness, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ops__health_and_readiness, td_setup_served_open,
+                                        td_teardown),
         cmocka_unit_test_setup_teardown(test_routes_ops__metrics_are_open_and_prometheus_text,
-                                        setup, teardown),
+                                        td_setup_served_open, td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

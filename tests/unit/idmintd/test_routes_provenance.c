@@ -18,58 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ADMIN  "admin-secret-0123456789"
-#define MINTER "mint-secret-0123456789"
-
-static int setup(void **state)
-{
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0) {
-        free(t);
-        return -1;
-    }
-    if (td_daemon_token(t, "ops", "admin", ADMIN) != 0 ||
-        td_daemon_token(t, "db", "mint", MINTER) != 0 || td_daemon_serve(t) != 0) {
-        td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
-}
-
-static json_t *call(struct td_daemon *t, const char *method, const char *path, const char *token,
-                    const char *body, long status)
-{
-    struct td_reply r;
-    json_t *doc;
-
-    td_http(t, method, path, token, body, NULL, &r);
-    if (r.status != status)
-        fail_msg("%s %s: %ld, not %ld: %s", method, path, r.status, status, r.body);
-    if ((doc = td_reply_json(&r)) == NULL)
-        fail_msg("not JSON: %s", r.body);
-    td_reply_free(&r);
-    return doc;
-}
-
-static const char *str_at(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-
-    if (!json_is_string(v))
-        fail_msg("%s is not a string", key);
-    return json_string_value(v);
-}
-
 /* One ID minted by the daemon from @p ns, as its decimal text. */
 static void minted(struct td_daemon *t, const char *ns, char *out, size_t size)
 {
@@ -77,7 +25,7 @@ static void minted(struct td_daemon *t, const char *ns, char *out, size_t size)
     json_t *doc;
 
     snprintf(path, sizeof(path), "/v1/ids?namespace=%s&count=1", ns);
-    doc = call(t, "GET", path, MINTER, NULL, 200);
+    doc = td_call(t, "GET", path, TD_MINT, NULL, 200);
     snprintf(out, size, "%s", json_string_value(json_array_get(json_object_get(doc, "ids"), 0)));
     json_decref(doc);
 }
@@ -93,8 +41,8 @@ static void test_routes_provenance__trace_names_the_grant_that_minted(void **sta
     idmint_handle_info_init(&own);
     assert_int_equal(handles_info(handles_find(&t->d.handles, "snow"), &own), 0);
     snprintf(path, sizeof(path), "/v1/ids/%s/trace?namespace=snow", id);
-    doc = call(t, "GET", path, MINTER, NULL, 200);
-    assert_string_equal(str_at(doc, "verdict"), "minted");
+    doc = td_call(t, "GET", path, TD_MINT, NULL, 200);
+    assert_string_equal(td_str(doc, "verdict"), "minted");
     grants = json_object_get(doc, "grants");
     assert_int_equal(json_array_size(grants), 1);
     assert_int_equal(json_integer_value(json_object_get(json_array_get(grants, 0), "worker_id")),
@@ -103,29 +51,29 @@ static void test_routes_provenance__trace_names_the_grant_that_minted(void **sta
 
     minted(t, "rng", id, sizeof(id));
     snprintf(path, sizeof(path), "/v1/ids/%s/trace?namespace=rng", id);
-    doc = call(t, "GET", path, MINTER, NULL, 200);
-    assert_string_equal(str_at(doc, "verdict"), "minted");
+    doc = td_call(t, "GET", path, TD_MINT, NULL, 200);
+    assert_string_equal(td_str(doc, "verdict"), "minted");
     grants = json_object_get(doc, "grants");
     /* A range grant's first and last are its reservation's [start, end). */
-    assert_string_equal(str_at(json_array_get(grants, 0), "kind"), "range");
-    assert_true(strtoull(str_at(json_array_get(grants, 0), "first"), NULL, 10) <=
+    assert_string_equal(td_str(json_array_get(grants, 0), "kind"), "range");
+    assert_true(strtoull(td_str(json_array_get(grants, 0), "first"), NULL, 10) <=
                 strtoull(id, NULL, 10));
     assert_true(strtoull(id, NULL, 10) <
-                strtoull(str_at(json_array_get(grants, 0), "last"), NULL, 10));
+                strtoull(td_str(json_array_get(grants, 0), "last"), NULL, 10));
     json_decref(doc);
 
     /* A value no grant holds: far above anything reserved. */
-    doc = call(t, "GET", "/v1/ids/9000000000000000000/trace?namespace=rng", MINTER, NULL, 200);
-    assert_string_equal(str_at(doc, "verdict"), "not_minted");
+    doc = td_call(t, "GET", "/v1/ids/9000000000000000000/trace?namespace=rng", TD_MINT, NULL, 200);
+    assert_string_equal(td_str(doc, "verdict"), "not_minted");
     assert_int_equal(json_array_size(json_object_get(doc, "grants")), 0);
     json_decref(doc);
-    doc = call(t, "GET", "/v1/ids/0/trace?namespace=rng", MINTER, NULL, 400);
+    doc = td_call(t, "GET", "/v1/ids/0/trace?namespace=rng", TD_MINT, NULL, 400);
     json_decref(doc);
 }
 
 static size_t collisions(struct td_daemon *t)
 {
-    json_t *doc = call(t, "GET", "/v1/collisions?limit=1000", ADMIN, NULL, 200);
+    json_t *doc = td_call(t, "GET", "/v1/collisions?limit=1000", TD_ADMIN, NULL, 200);
     size_t n = json_array_size(json_object_get(doc, "collisions"));
 
     json_decref(doc);
@@ -145,24 +93,24 @@ static void test_routes_provenance__a_report_is_stored_once_per_reporter(void **
              "{\"namespace\":\"snow\",\"id\":\"%s\",\"observed_ms\":1700000000000,"
              "\"note\":\"orders_pkey violation\"}",
              id);
-    doc = call(t, "POST", "/v1/collisions", MINTER, body, 201);
+    doc = td_call(t, "POST", "/v1/collisions", TD_MINT, body, 201);
     c = json_object_get(doc, "collision");
-    assert_string_equal(str_at(c, "id"), id);
-    assert_string_equal(str_at(c, "verdict"), "reported"); /* one owner: not two */
-    assert_string_equal(str_at(c, "reporter"), "db");
-    assert_string_equal(str_at(c, "note"), "orders_pkey violation");
+    assert_string_equal(td_str(c, "id"), id);
+    assert_string_equal(td_str(c, "verdict"), "reported"); /* one owner: not two */
+    assert_string_equal(td_str(c, "reporter"), "app");
+    assert_string_equal(td_str(c, "note"), "orders_pkey violation");
     seq = json_integer_value(json_object_get(c, "seq"));
     json_decref(doc);
     assert_int_equal(metrics_collisions_total(), before + 1);
     /* A repeat: the first record, nothing new. */
-    doc = call(t, "POST", "/v1/collisions", MINTER, body, 200);
+    doc = td_call(t, "POST", "/v1/collisions", TD_MINT, body, 200);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "collision"), "seq")),
                      seq);
     json_decref(doc);
     assert_int_equal(metrics_collisions_total(), before + 1);
     assert_int_equal(collisions(t), 1);
     /* Another reporter's report of it is its own record. */
-    doc = call(t, "POST", "/v1/collisions", ADMIN, body, 201);
+    doc = td_call(t, "POST", "/v1/collisions", TD_ADMIN, body, 201);
     json_decref(doc);
     assert_int_equal(collisions(t), 2);
 }
@@ -183,14 +131,14 @@ static void test_routes_provenance__bad_reports_store_nothing(void **state)
     json_t *doc;
 
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        doc = call(t, "POST", "/v1/collisions", MINTER, bad[i], 400);
+        doc = td_call(t, "POST", "/v1/collisions", TD_MINT, bad[i], 400);
         json_decref(doc);
     }
-    doc =
-        call(t, "POST", "/v1/collisions", MINTER, "{\"namespace\":\"nope\",\"id\":\"12345\"}", 404);
+    doc = td_call(t, "POST", "/v1/collisions", TD_MINT, "{\"namespace\":\"nope\",\"id\":\"12345\"}",
+                  404);
     json_decref(doc);
     assert_int_equal(collisions(t), 0);
-    doc = call(t, "GET", "/v1/collisions", MINTER, NULL, 403);
+    doc = td_call(t, "GET", "/v1/collisions", TD_MINT, NULL, 403);
     json_decref(doc);
 }
 
@@ -198,11 +146,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_routes_provenance__trace_names_the_grant_that_minted,
-                                        setup, teardown),
+                                        td_setup_served, td_teardown),
         cmocka_unit_test_setup_teardown(
-            test_routes_provenance__a_report_is_stored_once_per_reporter, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_routes_provenance__bad_reports_store_nothing, setup,
-                                        teardown),
+            test_routes_provenance__a_report_is_stored_once_per_reporter, td_setup_served,
+            td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes_provenance__bad_reports_store_nothing,
+                                        td_setup_served, td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,34 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ADMIN  "admin-secret-0123456789"
-#define MINTER "mint-secret-0123456789"
-
-static int setup(void **state)
-{
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0) {
-        free(t);
-        return -1;
-    }
-    if (td_daemon_token(t, "ops", "admin", ADMIN) != 0 ||
-        td_daemon_token(t, "app", "mint", MINTER) != 0 || td_daemon_serve(t) != 0) {
-        td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
-}
-
 static void test_routes_status__status_needs_a_token_and_shows_audit_to_admins(void **state)
 {
     struct td_daemon *t = *state;
@@ -54,20 +26,20 @@ static void test_routes_status__status_needs_a_token_and_shows_audit_to_admins(v
     td_http(t, "GET", "/v1/status", NULL, NULL, NULL, &r);
     assert_int_equal(r.status, 401);
     td_reply_free(&r);
-    td_http(t, "GET", "/v1/status", MINTER, NULL, NULL, &r);
+    td_http(t, "GET", "/v1/status", TD_MINT, NULL, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(doc = td_reply_json(&r));
     assert_true(json_is_false(json_object_get(json_object_get(doc, "audit"), "shown")));
     json_decref(doc);
     td_reply_free(&r);
-    td_http(t, "GET", "/v1/status", ADMIN, NULL, NULL, &r);
+    td_http(t, "GET", "/v1/status", TD_ADMIN, NULL, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(doc = td_reply_json(&r));
     assert_true(json_is_true(json_object_get(json_object_get(doc, "audit"), "shown")));
     json_decref(doc);
     td_reply_free(&r);
 
-    td_http(t, "GET", "/status", MINTER, NULL, NULL, &r);
+    td_http(t, "GET", "/status", TD_MINT, NULL, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.headers, "text/html"));
     assert_non_null(strstr(r.headers, status_page_csp()));
@@ -79,7 +51,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_routes_status__status_needs_a_token_and_shows_audit_to_admins, setup, teardown),
+            test_routes_status__status_needs_a_token_and_shows_audit_to_admins, td_setup_served,
+            td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,16 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct td_daemon daemon_under_test;
+/* One daemon for the file, as cmocka's group state: the sampler thread is one per process. */
+static struct td_daemon *daemon_under_test;
 
 static int group_setup(void **state)
 {
-    (void)state;
-    if (td_daemon_open(&daemon_under_test, 60000, 20000) != 0)
+    if (td_setup(state) != 0)
         return -1;
-    if (handles_open_eager(&daemon_under_test.d.handles) != 0 ||
-        sampler_start(&daemon_under_test.d) != 0) {
-        td_daemon_close(&daemon_under_test);
+    daemon_under_test = *state;
+    if (sampler_start(&daemon_under_test->d) != 0) {
+        td_teardown(state);
         return -1;
     }
     return 0;
@@ -37,10 +37,8 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-    (void)state;
     sampler_stop();
-    td_daemon_close(&daemon_under_test);
-    return 0;
+    return td_teardown(state);
 }
 
 static int has_pass(void *arg)
@@ -48,16 +46,6 @@ static int has_pass(void *arg)
     const struct sampler_cache *c = sampler_cache_get();
     int ok = c != NULL && (arg == NULL || c != arg);
 
-    sampler_cache_put(c);
-    return ok;
-}
-
-static int has_full_pass(void *arg)
-{
-    const struct sampler_cache *c = sampler_cache_get();
-    int ok = c != NULL && c->is_full;
-
-    (void)arg;
     sampler_cache_put(c);
     return ok;
 }
@@ -83,7 +71,7 @@ static void test_sampler__the_first_pass_reads_only_the_own_snowflake_rows(void 
     assert_int_equal(rows->rc, 0);
     assert_true(rows->read_ms >= c->read_ms);
     idmint_handle_info_init(&info);
-    assert_int_equal(handles_info(handles_find(&daemon_under_test.d.handles, "snow"), &info), 0);
+    assert_int_equal(handles_info(handles_find(&daemon_under_test->d.handles, "snow"), &info), 0);
     for (i = 0; i < rows->n; i++)
         is_ours |= idmint_worker_info_at(rows->rows, i)->worker_id == info.worker_id;
     assert_true(is_ours);
@@ -98,7 +86,7 @@ static void test_sampler__a_status_request_makes_the_passes_full(void **state)
 
     (void)state;
     sampler_watch();
-    assert_true(td_wait_for(has_full_pass, NULL));
+    assert_true(td_sampler_full_pass());
     c = sampler_cache_get();
     assert_int_equal(c->ns_rc, 0);
     assert_int_equal(c->n_ns, 2);

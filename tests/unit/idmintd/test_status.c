@@ -21,26 +21,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct td_daemon daemon_under_test;
+/* One daemon for the file, as cmocka's group state: the sampler is one per process. */
+static struct td_daemon *daemon_under_test;
 
 static int group_setup(void **state)
 {
-    (void)state;
-    if (td_daemon_open(&daemon_under_test, 60000, 20000) != 0)
+    if (td_setup(state) != 0)
         return -1;
-    if (handles_open_eager(&daemon_under_test.d.handles) != 0) {
-        td_daemon_close(&daemon_under_test);
-        return -1;
-    }
+    daemon_under_test = *state;
     return 0;
 }
 
 static int group_teardown(void **state)
 {
-    (void)state;
     sampler_stop();
-    td_daemon_close(&daemon_under_test);
-    return 0;
+    return td_teardown(state);
 }
 
 static const struct status_ns *ns_named(const struct status_view *v, const char *name)
@@ -59,7 +54,7 @@ static void test_status__before_a_full_pass_only_the_own_namespaces_are_known(vo
     const struct status_ns *snow, *rng;
 
     (void)state;
-    assert_int_equal(status_view_take(&daemon_under_test.d, 1, &v), 0);
+    assert_int_equal(status_view_take(&daemon_under_test->d, 1, &v), 0);
     assert_null(v.cache);
     assert_int_equal(v.store_level, STATUS_WARN);
     assert_non_null(strstr(v.store_problem, "reading the store"));
@@ -79,21 +74,11 @@ static void test_status__before_a_full_pass_only_the_own_namespaces_are_known(vo
     assert_non_null(strstr(v.ready_reason, "starting"));
     assert_null(v.audit_detail);
     status_view_free(&v);
-    atomic_store(&daemon_under_test.d.is_ready, 1);
-    assert_int_equal(status_view_take(&daemon_under_test.d, 1, &v), 0);
+    atomic_store(&daemon_under_test->d.is_ready, 1);
+    assert_int_equal(status_view_take(&daemon_under_test->d, 1, &v), 0);
     assert_true(v.is_ready);
     assert_string_equal(v.ready_reason, "");
     status_view_free(&v);
-}
-
-static int has_full_pass(void *arg)
-{
-    const struct sampler_cache *c = sampler_cache_get();
-    int ok = c != NULL && c->is_full;
-
-    (void)arg;
-    sampler_cache_put(c);
-    return ok;
 }
 
 static void test_status__a_full_pass_lists_every_namespace_with_its_figures(void **state)
@@ -107,10 +92,10 @@ static void test_status__a_full_pass_lists_every_namespace_with_its_figures(void
     int has_own = 0;
 
     (void)state;
-    assert_int_equal(sampler_start(&daemon_under_test.d), 0);
+    assert_int_equal(sampler_start(&daemon_under_test->d), 0);
     sampler_watch();
-    assert_true(td_wait_for(has_full_pass, NULL));
-    assert_int_equal(status_view_take(&daemon_under_test.d, 1, &v), 0);
+    assert_true(td_sampler_full_pass());
+    assert_int_equal(status_view_take(&daemon_under_test->d, 1, &v), 0);
     assert_int_equal(v.store_level, STATUS_OK);
     assert_string_equal(v.store_problem, "");
     assert_non_null(rng = ns_named(&v, "rng"));
@@ -136,7 +121,7 @@ static void test_status__a_full_pass_lists_every_namespace_with_its_figures(void
     assert_non_null(snow->rows);
     assert_true(snow->held >= 1);
     idmint_handle_info_init(&info);
-    assert_int_equal(handles_info(handles_find(&daemon_under_test.d.handles, "snow"), &info), 0);
+    assert_int_equal(handles_info(handles_find(&daemon_under_test->d.handles, "snow"), &info), 0);
     for (i = 0; i < snow->n_workers; i++)
         if (snow->workers[i].is_own) {
             assert_int_equal(snow->workers[i].worker_id, info.worker_id);
@@ -159,7 +144,7 @@ static void test_status__a_full_pass_lists_every_namespace_with_its_figures(void
     status_view_free(&v);
 
     /* Not for anyone else. */
-    assert_int_equal(status_view_take(&daemon_under_test.d, 0, &v), 0);
+    assert_int_equal(status_view_take(&daemon_under_test->d, 0, &v), 0);
     assert_false(v.shows_audit);
     assert_null(v.audit_detail);
     status_view_free(&v);
@@ -167,7 +152,7 @@ static void test_status__a_full_pass_lists_every_namespace_with_its_figures(void
 
 static void test_status__counters_turn_into_levels(void **state)
 {
-    struct daemon *d = &daemon_under_test.d;
+    struct daemon *d = &daemon_under_test->d;
     struct status_view v;
 
     (void)state;

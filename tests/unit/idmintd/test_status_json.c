@@ -20,28 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int setup(void **state)
-{
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0 ||
-        handles_open_eager(&t->d.handles) != 0) {
-        if (t != NULL)
-            td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
-}
-
 /* /v1/status of @p t for @p is_admin, parsed. */
 static json_t *status_of(struct td_daemon *t, int is_admin)
 {
@@ -64,15 +42,6 @@ static json_t *status_of(struct td_daemon *t, int is_admin)
     return doc;
 }
 
-static const char *str_at(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-
-    if (!json_is_string(v))
-        fail_msg("%s is not a string", key);
-    return json_string_value(v);
-}
-
 static json_int_t int_at(json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
@@ -88,17 +57,17 @@ static void test_status_json__the_daemon_and_the_store_as_they_stand(void **stat
     json_t *doc = status_of(t, 0), *dm, *st;
 
     assert_non_null(dm = json_object_get(doc, "daemon"));
-    assert_string_equal(str_at(dm, "authority"), t->d.handles.authority_text);
+    assert_string_equal(td_str(dm, "authority"), t->d.handles.authority_text);
     assert_int_equal(int_at(dm, "lease_ms"), 60000);
     assert_int_equal(int_at(dm, "ready_margin_ms"), 6000);
     assert_int_equal(int_at(dm, "low_share_permille"), 100);
     assert_true(json_is_false(json_object_get(dm, "ready")));
-    assert_non_null(strstr(str_at(dm, "ready_reason"), "starting"));
+    assert_non_null(strstr(td_str(dm, "ready_reason"), "starting"));
     assert_int_equal(int_at(json_object_get(dm, "levels"), "left_bad_permille"), STATUS_LEFT_BAD);
     assert_non_null(st = json_object_get(doc, "store"));
     assert_true(json_is_false(json_object_get(st, "sampled")));
-    assert_string_equal(str_at(st, "level"), "warn");
-    assert_non_null(strstr(str_at(st, "problem"), "reading the store"));
+    assert_string_equal(td_str(st, "level"), "warn");
+    assert_non_null(strstr(td_str(st, "problem"), "reading the store"));
     json_decref(doc);
 }
 
@@ -116,25 +85,25 @@ static void test_status_json__namespaces_by_name_with_their_kinds_fields(void **
     assert_int_equal(json_array_size(list), 2);
     rng = json_array_get(list, 0);
     snow = json_array_get(list, 1);
-    assert_string_equal(str_at(rng, "name"), "rng");
-    assert_string_equal(str_at(rng, "kind"), "range");
-    assert_string_equal(str_at(snow, "name"), "snow");
-    assert_string_equal(str_at(snow, "kind"), "snowflake");
+    assert_string_equal(td_str(rng, "name"), "rng");
+    assert_string_equal(td_str(rng, "kind"), "range");
+    assert_string_equal(td_str(snow, "name"), "snow");
+    assert_string_equal(td_str(snow, "kind"), "snowflake");
     /* Not in a store pass yet: known only from the handles. */
     assert_true(json_is_false(json_object_get(snow, "listed")));
     assert_true(json_is_null(json_object_get(snow, "disabled")));
     assert_true(json_is_null(json_object_get(snow, "workers")));
-    assert_non_null(strchr(str_at(snow, "layout"), '/'));
+    assert_non_null(strchr(td_str(snow, "layout"), '/'));
 
     h = json_object_get(snow, "handle");
     idmint_handle_info_init(&info);
     assert_int_equal(handles_info(nh, &info), 0);
     assert_int_equal(int_at(h, "worker_id"), info.worker_id);
-    assert_string_equal(str_at(h, "ids_issued"), "42"); /* 64-bit: a string */
+    assert_string_equal(td_str(h, "ids_issued"), "42"); /* 64-bit: a string */
     assert_true(json_is_null(json_object_get(h, "workers_free")));
     assert_int_equal(json_array_size(json_object_get(h, "per_s")), THROUGHPUT_SECONDS);
     h = json_object_get(rng, "handle");
-    assert_true(strtoull(str_at(h, "range_left"), NULL, 10) > 0);
+    assert_true(strtoull(td_str(h, "range_left"), NULL, 10) > 0);
     assert_null(json_object_get(h, "worker_id"));
     json_decref(doc);
 }
@@ -154,11 +123,11 @@ static void test_status_json__the_audit_needs_admin_and_levels_are_named(void **
     doc = status_of(t, 1);
     audit = json_object_get(doc, "audit");
     assert_true(json_is_true(json_object_get(audit, "shown")));
-    assert_string_equal(str_at(audit, "error"), "not read yet"); /* no full pass yet */
+    assert_string_equal(td_str(audit, "error"), "not read yet"); /* no full pass yet */
     ev = json_object_get(doc, "events");
-    assert_string_equal(str_at(ev, "clock_backsteps"), "3");
-    assert_string_equal(str_at(ev, "clock_backsteps_level"), "warn");
-    assert_string_equal(str_at(ev, "renewal_failures_level"), "ok");
+    assert_string_equal(td_str(ev, "clock_backsteps"), "3");
+    assert_string_equal(td_str(ev, "clock_backsteps_level"), "warn");
+    assert_string_equal(td_str(ev, "renewal_failures_level"), "ok");
     assert_true(json_is_object(json_object_get(json_object_get(ev, "rate_limited_by"), "token")));
     json_decref(doc);
 }
@@ -167,11 +136,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_status_json__the_daemon_and_the_store_as_they_stand,
-                                        setup, teardown),
+                                        td_setup, td_teardown),
         cmocka_unit_test_setup_teardown(
-            test_status_json__namespaces_by_name_with_their_kinds_fields, setup, teardown),
+            test_status_json__namespaces_by_name_with_their_kinds_fields, td_setup, td_teardown),
         cmocka_unit_test_setup_teardown(
-            test_status_json__the_audit_needs_admin_and_levels_are_named, setup, teardown),
+            test_status_json__the_audit_needs_admin_and_levels_are_named, td_setup, td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

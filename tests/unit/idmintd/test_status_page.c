@@ -22,28 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int setup(void **state)
-{
-    struct td_daemon *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || td_daemon_open(t, 60000, 20000) != 0 ||
-        handles_open_eager(&t->d.handles) != 0) {
-        if (t != NULL)
-            td_daemon_close(t);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    td_daemon_close(*state);
-    free(*state);
-    return 0;
-}
-
 /* "'sha256-<base64>'" of @p len bytes at @p data. */
 static void csp_source(const unsigned char *data, size_t len, char *out, size_t size)
 {
@@ -156,8 +134,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_status_page__inline_code_is_the_assets_and_the_policy_names_them, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_status_page__outside_text_is_escaped, setup, teardown),
+            test_status_page__inline_code_is_the_assets_and_the_policy_names_them, td_setup,
+            td_teardown),
+        cmocka_unit_test_setup_teardown(test_status_page__outside_text_is_escaped, td_setup,
+                                        td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

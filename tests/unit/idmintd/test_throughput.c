@@ -17,16 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct td_daemon daemon_under_test;
+/* One daemon for the file, as cmocka's group state: the throughput thread is one per process. */
+static struct td_daemon *daemon_under_test;
 
 static int group_setup(void **state)
 {
-    (void)state;
-    if (td_daemon_open(&daemon_under_test, 60000, 20000) != 0)
+    if (td_setup(state) != 0)
         return -1;
-    if (handles_open_eager(&daemon_under_test.d.handles) != 0 ||
-        throughput_start(&daemon_under_test.d) != 0) {
-        td_daemon_close(&daemon_under_test);
+    daemon_under_test = *state;
+    if (throughput_start(&daemon_under_test->d) != 0) {
+        td_teardown(state);
         return -1;
     }
     return 0;
@@ -34,10 +34,8 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-    (void)state;
     throughput_stop();
-    td_daemon_close(&daemon_under_test);
-    return 0;
+    return td_teardown(state);
 }
 
 static uint64_t ring_sum(size_t slot, int64_t *end_ms)
@@ -67,7 +65,7 @@ static int sums_to(void *arg)
 
 static void test_throughput__the_ring_sums_to_what_was_minted(void **state)
 {
-    struct daemon *d = &daemon_under_test.d;
+    struct daemon *d = &daemon_under_test->d;
     size_t snow = handles_find(&d->handles, "snow")->slot;
     size_t rng = handles_find(&d->handles, "rng")->slot;
     int64_t end_ms;
