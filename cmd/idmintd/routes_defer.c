@@ -132,8 +132,10 @@ static void job_run(void *thread, void *arg, int is_late)
     int queued = JOB_QUEUED;
 
     /* Answered 503 already while it waited: handed back undone, as if late. */
-    if (!is_late && !atomic_compare_exchange_strong(&j->state, &queued, JOB_TAKEN))
+    if (!is_late && !atomic_compare_exchange_strong(&j->state, &queued, JOB_TAKEN)) {
+        store_pool_count_late(sw->d->pool);
         is_late = 1;
+    }
     if (!is_late) {
         sw->actor = j->actor;
         sw->status = 0;

@@ -184,6 +184,11 @@ void store_pool_count_timeout(struct store_pool *p)
     atomic_fetch_add(&p->timed_out, 1);
 }
 
+void store_pool_count_late(struct store_pool *p)
+{
+    atomic_fetch_add(&p->late, 1);
+}
+
 void store_pool_stats_get(struct store_pool *p, struct store_pool_stats *out)
 {
     pthread_mutex_lock(&p->mu);

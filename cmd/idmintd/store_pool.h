@@ -40,7 +40,8 @@ struct store_pool_stats {
     uint64_t lease_depth;   /* of depth: in the lease lane */
     uint64_t running;       /* taken, not yet done */
     uint64_t jobs;          /* accepted into the queue, ever */
-    uint64_t late;          /* taken after their deadline: handed back undone */
+    uint64_t late;          /* taken after their deadline, or after their caller gave up on
+                               them (store_pool_count_late): handed back undone */
     uint64_t rejected_full; /* refused: the queue held queue_max */
     uint64_t timed_out;     /* answered 503 at their deadline (store_pool_count_timeout) */
 };
@@ -65,6 +66,13 @@ int store_pool_submit(struct store_pool *p, enum store_pool_lane lane, store_poo
                       void *job, uint64_t deadline_ns);
 /* Count one job answered 503 because it missed its deadline. Thread-safe. */
 void store_pool_count_timeout(struct store_pool *p);
+/*
+ * Count one job that a thread took before the pool's deadline but its run
+ * handed back undone, because the caller had answered it 503 already (the
+ * caller's timer and the pool's deadline are read at different moments).
+ * Thread-safe.
+ */
+void store_pool_count_late(struct store_pool *p);
 /* The figures of /metrics. Thread-safe. */
 void store_pool_stats_get(struct store_pool *p, struct store_pool_stats *out);
 /*

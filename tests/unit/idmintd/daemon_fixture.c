@@ -259,7 +259,7 @@ void td_reply_free(struct td_reply *r)
     r->len = 0;
 }
 
-void *td_reply_json(const struct td_reply *r)
+json_t *td_reply_json(const struct td_reply *r)
 {
     json_error_t err;
 
@@ -323,6 +323,15 @@ json_t *td_call(struct td_daemon *t, const char *method, const char *path, const
         fail_msg("%s %s: not JSON: %s", method, path, r.body);
     td_reply_free(&r);
     return doc;
+}
+
+size_t td_list_len(struct td_daemon *t, const char *path, const char *token, const char *key)
+{
+    json_t *doc = td_call(t, "GET", path, token, NULL, 200);
+    size_t n = json_array_size(json_object_get(doc, key));
+
+    json_decref(doc);
+    return n;
 }
 
 const char *td_str(json_t *o, const char *key)

@@ -69,8 +69,8 @@ void td_http(struct td_daemon *t, const char *method, const char *path, const ch
              const char *body, const char *header, struct td_reply *out);
 /* Free what td_http put in @p r. */
 void td_reply_free(struct td_reply *r);
-/* @p r's body parsed with jansson (a json_t *, json_decref it), or NULL when it is not JSON. */
-void *td_reply_json(const struct td_reply *r);
+/* @p r's body parsed with jansson (json_decref it), or NULL when it is not JSON. */
+json_t *td_reply_json(const struct td_reply *r);
 
 /*
  * The tokens td_setup_with configures when asked: each secret, with its
@@ -100,6 +100,8 @@ int td_teardown(void **state);
  */
 json_t *td_call(struct td_daemon *t, const char *method, const char *path, const char *token,
                 const char *body, long status);
+/* The length of the array @p key of GET @p path's 200 answer. */
+size_t td_list_len(struct td_daemon *t, const char *path, const char *token, const char *key);
 /* The string member @p key of @p o; fails the test when it is not a string. */
 const char *td_str(json_t *o, const char *key);
 

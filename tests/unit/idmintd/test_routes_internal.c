@@ -58,51 +58,48 @@ static void test_routes_internal__takes_give_distinct_worker_ids(void **state)
     json_decref(b);
 }
 
+/* POST /internal/workers/lease {"op":OP,…} for snow's @p worker as @p holder of @p generation,
+ * with the fields @p tail; the status must be @p status. */
+static json_t *lease_op(struct td_daemon *t, const char *op, json_int_t worker, const char *holder,
+                        const char *generation, const char *tail, long status)
+{
+    char body[512];
+
+    snprintf(body, sizeof(body),
+             "{\"op\":\"%s\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
+             "\"holder\":\"%s\",\"generation\":\"%s\",%s}",
+             op, (long long)worker, holder, generation, tail);
+    return td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, status);
+}
+
 static void test_routes_internal__forged_renewals_and_releases_change_nothing(void **state)
 {
     struct td_daemon *t = *state;
     json_t *a = take(t, HOLDER_A), *doc;
     json_int_t worker = json_integer_value(json_object_get(a, "worker_id"));
-    char body[512], generation[32], until[32];
+    char generation[32], next_generation[32], until[32], fingerprint[9];
 
     snprintf(generation, sizeof(generation), "%s", td_str(a, "generation"));
     snprintf(until, sizeof(until), "%s", td_str(a, "lease_until"));
     /* Another holder, another generation: refused, nothing moves. */
-    snprintf(body, sizeof(body),
-             "{\"op\":\"renew\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
-             "\"holder\":\"%s\",\"generation\":\"%s\",\"lease_ms\":60000}",
-             (long long)worker, HOLDER_B, generation);
-    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 503);
+    doc = lease_op(t, "renew", worker, HOLDER_B, generation, "\"lease_ms\":60000", 503);
     assert_string_equal(error_code(doc), "lease_lost");
     json_decref(doc);
-    snprintf(body, sizeof(body),
-             "{\"op\":\"release\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
-             "\"holder\":\"%s\",\"generation\":\"%llu\",\"final_time\":\"1\"}",
-             (long long)worker, HOLDER_A, strtoull(generation, NULL, 10) + 1);
-    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 503);
+    snprintf(next_generation, sizeof(next_generation), "%llu", strtoull(generation, NULL, 10) + 1);
+    doc = lease_op(t, "release", worker, HOLDER_A, next_generation, "\"final_time\":\"1\"", 503);
     assert_string_equal(error_code(doc), "lease_lost");
     json_decref(doc);
     /* The 8-digit fingerprint a listing shows is not the holder. */
-    snprintf(body, sizeof(body),
-             "{\"op\":\"renew\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
-             "\"holder\":\"%.8s\",\"generation\":\"%s\",\"lease_ms\":60000}",
-             (long long)worker, HOLDER_A, generation);
-    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 400);
+    snprintf(fingerprint, sizeof(fingerprint), "%.8s", HOLDER_A);
+    doc = lease_op(t, "renew", worker, fingerprint, generation, "\"lease_ms\":60000", 400);
     json_decref(doc);
     /* Origin fields only at take. */
-    snprintf(body, sizeof(body),
-             "{\"op\":\"renew\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
-             "\"holder\":\"%s\",\"generation\":\"%s\",\"lease_ms\":60000,\"host\":\"x\"}",
-             (long long)worker, HOLDER_A, generation);
-    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 400);
+    doc = lease_op(t, "renew", worker, HOLDER_A, generation, "\"lease_ms\":60000,\"host\":\"x\"",
+                   400);
     assert_non_null(strstr(td_str(json_object_get(doc, "error"), "message"), "only for take"));
     json_decref(doc);
     /* The true holder still renews: nothing above took its lease. */
-    snprintf(body, sizeof(body),
-             "{\"op\":\"renew\",\"namespace\":\"snow\",\"region\":0,\"worker_id\":%lld,"
-             "\"holder\":\"%s\",\"generation\":\"%s\",\"lease_ms\":60000}",
-             (long long)worker, HOLDER_A, generation);
-    doc = td_call(t, "POST", "/internal/workers/lease", TD_GEN, body, 200);
+    doc = lease_op(t, "renew", worker, HOLDER_A, generation, "\"lease_ms\":60000", 200);
     assert_string_equal(td_str(doc, "generation"), generation);
     assert_true(strtoull(td_str(doc, "lease_until"), NULL, 10) >= strtoull(until, NULL, 10));
     json_decref(doc);

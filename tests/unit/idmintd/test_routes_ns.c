@@ -21,20 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t listed(struct td_daemon *t)
-{
-    json_t *doc = td_call(t, "GET", "/v1/namespaces", TD_MINT, NULL, 200);
-    size_t n = json_array_size(json_object_get(doc, "namespaces"));
-
-    json_decref(doc);
-    return n;
-}
-
 static void test_routes_ns__created_is_what_get_and_list_show(void **state)
 {
     struct td_daemon *t = *state;
     json_t *doc;
-    size_t before = listed(t);
+    size_t before = td_list_len(t, "/v1/namespaces", TD_MINT, "namespaces");
 
     doc = td_call(t, "POST", "/v1/namespaces", TD_ADMIN,
                   "{\"name\":\"orders\",\"kind\":\"range\",\"start\":\"1000\",\"block\":500}", 201);
@@ -47,7 +38,7 @@ static void test_routes_ns__created_is_what_get_and_list_show(void **state)
     assert_int_equal(json_integer_value(json_object_get(doc, "block")), 500);
     assert_true(json_is_false(json_object_get(doc, "disabled")));
     json_decref(doc);
-    assert_int_equal(listed(t), before + 1);
+    assert_int_equal(td_list_len(t, "/v1/namespaces", TD_MINT, "namespaces"), before + 1);
 
     doc = td_call(t, "POST", "/v1/namespaces", TD_ADMIN,
                   "{\"name\":\"feed\",\"kind\":\"snowflake\",\"layout\":\"41/0/10/12\","
@@ -79,7 +70,7 @@ static void test_routes_ns__a_bad_body_names_its_field_and_creates_nothing(void 
         {"{\"name\":\"a9\",", ""},
     };
     struct td_daemon *t = *state;
-    size_t before = listed(t), i;
+    size_t before = td_list_len(t, "/v1/namespaces", TD_MINT, "namespaces"), i;
 
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         json_t *doc = td_call(t, "POST", "/v1/namespaces", TD_ADMIN, bad[i].body, 400);
@@ -91,7 +82,7 @@ static void test_routes_ns__a_bad_body_names_its_field_and_creates_nothing(void 
                      td_str(e, "message"));
         json_decref(doc);
     }
-    assert_int_equal(listed(t), before);
+    assert_int_equal(td_list_len(t, "/v1/namespaces", TD_MINT, "namespaces"), before);
 }
 
 static void test_routes_ns__a_second_create_conflicts_and_a_minter_may_not(void **state)

@@ -2,7 +2,8 @@
 /*
  * Unit tests for cmd/idmintd/throughput.c: each second's count is the
  * growth of the slot's counter, so the ring sums to what was minted; other
- * slots stay 0; a slot past the table reads as zeros; stop may be repeated.
+ * slots stay 0; a slot past the table reads as zeros; after a stop (which
+ * may be repeated) the ring no longer moves.
  * One daemon for the whole file: the ring is one per process.
  */
 #include <setjmp.h> /* cmocka 1.1 wants these four before <cmocka.h> */
@@ -16,6 +17,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* One daemon for the file, as cmocka's group state: the throughput thread is one per process. */
 static struct td_daemon *daemon_under_test;
@@ -98,11 +100,30 @@ static void test_throughput__a_slot_past_the_table_reads_as_zeros(void **state)
         assert_int_equal(counts[k], 0);
 }
 
-static void test_throughput__stop_may_be_repeated(void **state)
+static int ticked_since(void *arg)
 {
+    int64_t end_ms;
+
+    (void)ring_sum(0, &end_ms);
+    return end_ms != *(const int64_t *)arg;
+}
+
+static void test_throughput__stop_ends_the_ticks_and_may_be_repeated(void **state)
+{
+    int64_t before, after;
+    uint64_t sum;
+    struct timespec ts = {1, 500 * 1000 * 1000}; /* past one tick */
+
     (void)state;
+    (void)ring_sum(0, &before);
+    assert_true(td_wait_for(ticked_since, &before)); /* it was ticking */
     throughput_stop();
     throughput_stop();
+    sum = ring_sum(0, &before);
+    nanosleep(&ts, NULL);
+    /* No tick after the stop: the newest second and the counts stay put. */
+    assert_true(ring_sum(0, &after) == sum);
+    assert_int_equal(after, before);
 }
 
 int main(void)
@@ -110,7 +131,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_throughput__the_ring_sums_to_what_was_minted),
         cmocka_unit_test(test_throughput__a_slot_past_the_table_reads_as_zeros),
-        cmocka_unit_test(test_throughput__stop_may_be_repeated),
+        cmocka_unit_test(test_throughput__stop_ends_the_ticks_and_may_be_repeated),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
