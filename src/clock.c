@@ -294,8 +294,12 @@ struct clock *idmint__clock_system(void)
 void idmint__clock_after_fork(void)
 {
     /* Only the forking thread survives: the ticker is gone, its mutex may
-     * have been held. Start over; the next reading restarts the ticker. */
+     * have been held, and its condition variable may record it as a waiter
+     * that no signal here can ever reach (glibc's signal would hand the new
+     * ticker's wakeup to it). Start over; the next reading restarts the
+     * ticker. */
     pthread_mutex_init(&ticker_mu, NULL);
+    idmint__cond_init_monotonic(&ticker_cv);
     ticker_has_thread = 0;
     ticker_is_wanted = 0;
     atomic_store(&system_clock.is_ticking, 0);

@@ -190,6 +190,49 @@ static void test_clock__ticker_runs_only_for_dense_readers(void **state)
     assert_true(ticks_when_read_densely());
 }
 
+/*
+ * A child forked while the parent's ticker was parked on its condition
+ * variable inherits that variable with a waiter that does not exist in the
+ * child. Its own ticker must still park and wake again. On a variable not
+ * made anew, glibc handed the wakeup to the inherited waiter (this test: the
+ * child's ticker never ran again) or could wait for it to leave its group,
+ * which it never does (the signalling reader, and every mint behind the
+ * ticker's mutex, would wedge: the likely end of the child that
+ * unit.fork_gate_fallback's alarm killed once in a loaded run).
+ */
+static void test_clock__a_child_forked_beside_a_parked_ticker_parks_and_wakes_its_own(void **state)
+{
+    pid_t pid;
+    int status;
+
+    (void)state;
+#ifdef __SANITIZE_THREAD__
+    /* TSan cannot start threads in the child of a threaded fork(). */
+    skip();
+    return;
+#endif
+    if (!idmint__clock_system()->use_ticker)
+        skip();          /* no invariant TSC: the process clock never ticks */
+    idmint__fork_sync(); /* what idmint_open does first: the fork handlers are installed */
+    assert_true(ticks_when_read_densely());
+    assert_true(parks_when_read_sparsely(5)); /* the ticker waits on its variable */
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int ok = 1;
+
+        alarm(60);           /* a wedged child fails the test instead of hanging it */
+        idmint__fork_sync(); /* what idmint_open does */
+        for (int round = 0; round < 3 && ok; round++)
+            ok = ticks_when_read_densely() && parks_when_read_sparsely(5);
+        _exit(ok && ticks_when_read_densely() ? 0 : 1);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status))
+        fail_msg("the child was killed by signal %d (SIGALRM: wedged)", WTERMSIG(status));
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_clock__process_clock_ticks_with_realtime),
         cmocka_unit_test(test_clock__process_clock_works_in_a_forked_child),
         cmocka_unit_test(test_clock__ticker_runs_only_for_dense_readers),
+        cmocka_unit_test(test_clock__a_child_forked_beside_a_parked_ticker_parks_and_wakes_its_own),
     };
     return cmocka_run_group_tests_name("clock", tests, NULL, NULL);
 }
