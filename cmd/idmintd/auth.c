@@ -45,6 +45,7 @@ const char *auth_role_name(enum auth_role role)
 int auth_token_parse(const char *text, struct auth_token *out, char *err, size_t err_size)
 {
     const char *colon = strchr(text, ':');
+    unsigned char hash[AUTH_HASH_BYTES];
     enum auth_role role;
     size_t i;
 
@@ -75,8 +76,9 @@ int auth_token_parse(const char *text, struct auth_token *out, char *err, size_t
             snprintf(err, err_size, "sha256 hash has a non-hex character");
             return -1;
         }
-        out->hash[i] = (unsigned char)(hi * 16 + lo);
+        hash[i] = (unsigned char)(hi * 16 + lo);
     }
+    memcpy(out->hash, hash, sizeof(hash));
     out->role = role;
     return 0;
 }

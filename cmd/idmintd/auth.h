@@ -31,7 +31,7 @@ const char *auth_role_name(enum auth_role role);
 
 /*
  * Parse "role:sha256:<64 hex>" into @p out (name left alone). 0, or -1 with
- * @p err set.
+ * @p err set and @p out untouched.
  */
 int auth_token_parse(const char *text, struct auth_token *out, char *err, size_t err_size);
 

@@ -271,15 +271,19 @@ static int file_handler(void *user, const char *section, const char *name, const
     return 0;
 }
 
-int config_load_file(struct config *cfg, const char *path, char *err, size_t err_size)
+/*
+ * Read @p path into @p next (a copy of the settings): 0 when every line
+ * took and the file may hold what it holds, or -1 with @p err.
+ */
+static int load_into(struct config *next, const char *path, char *err, size_t err_size)
 {
     struct file_ctx fc;
     struct stat st;
-    size_t tokens_before = cfg->n_tokens;
+    size_t tokens_before = next->n_tokens;
     int rc, has_stat, stat_errno;
 
     memset(&fc, 0, sizeof(fc));
-    fc.cfg = cfg;
+    fc.cfg = next;
     fc.is_line_start = 1;
     fc.f = fopen(path, "r");
     if (fc.f == NULL) {
@@ -292,7 +296,7 @@ int config_load_file(struct config *cfg, const char *path, char *err, size_t err
     stat_errno = errno;
     fclose(fc.f);
     if (rc == 0 && fc.err_line == 0) {
-        if (cfg->n_tokens == tokens_before)
+        if (next->n_tokens == tokens_before)
             return 0;
         if (!has_stat) {
             snprintf(err, err_size, "%s: cannot check its mode: %s", path, strerror(stat_errno));
@@ -308,6 +312,24 @@ int config_load_file(struct config *cfg, const char *path, char *err, size_t err
     else
         snprintf(err, err_size, "%s: cannot read", path);
     return -1;
+}
+
+int config_load_file(struct config *cfg, const char *path, char *err, size_t err_size)
+{
+    /* On the heap: the settings with their tokens and paths are about 14 KiB. */
+    struct config *next = malloc(sizeof(*next));
+    int rc;
+
+    if (next == NULL) {
+        snprintf(err, err_size, "%s: out of memory", path);
+        return -1;
+    }
+    *next = *cfg;
+    rc = load_into(next, path, err, err_size);
+    if (rc == 0)
+        *cfg = *next; /* a file is taken whole or not at all */
+    free(next);
+    return rc;
 }
 
 int config_apply_env(struct config *cfg, char *err, size_t err_size)

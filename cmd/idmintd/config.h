@@ -12,9 +12,10 @@
 
 void config_defaults(struct config *cfg);
 /*
- * Read @p path. 0, or -1 with "<file>:<line>: <problem>" in @p err; also -1
- * when the file holds [tokens] and others have any permission on it or its
- * group may write it (mode & 027).
+ * Read @p path. 0, or -1 with "<file>:<line>: <problem>" in @p err and
+ * @p cfg as it was; also -1 when the file holds [tokens] and others have any
+ * permission on it or its group may write it (mode & 027). Not thread-safe
+ * against other users of @p cfg.
  */
 int config_load_file(struct config *cfg, const char *path, char *err, size_t err_size);
 /*

@@ -75,14 +75,17 @@ static void test_auth__a_token_line_parses_into_role_and_hash(void **state)
 
 static void parse_refused(const char *text, const char *what)
 {
-    struct auth_token t;
+    struct auth_token t, before;
     char err[256] = "";
 
-    memset(&t, 0, sizeof(t));
+    memset(&t, 0x5a, sizeof(t)); /* a pattern no parse writes */
+    t.role = AUTH_NONE;
+    before = t;
     assert_int_equal(auth_token_parse(text, &t, err, sizeof(err)), -1);
     if (strstr(err, what) == NULL)
         fail_msg("'%s': expected '%s' in '%s'", text, what, err);
-    assert_int_equal(t.role, AUTH_NONE); /* no role is granted by a refused line */
+    /* No role is granted by a refused line, and no half-parsed hash is left. */
+    assert_memory_equal(&t, &before, sizeof(t));
 }
 
 static void test_auth__a_malformed_token_line_is_refused_with_its_problem(void **state)

@@ -32,6 +32,21 @@ static struct config *cfg_new(void)
     return cfg;
 }
 
+/* config_load_file refuses @p path with @p what in its message, and changes nothing. */
+static void file_refused(struct config *cfg, const char *path, const char *what)
+{
+    struct config *before = malloc(sizeof(*before));
+    char err[512] = "";
+
+    assert_non_null(before);
+    memcpy(before, cfg, sizeof(*cfg));
+    assert_int_equal(config_load_file(cfg, path, err, sizeof(err)), -1);
+    if (strstr(err, what) == NULL)
+        fail_msg("%s: expected '%s' in '%s'", path, what, err);
+    assert_memory_equal(cfg, before, sizeof(*cfg)); /* no line before the bad one took */
+    free(before);
+}
+
 /* config_set refuses @p value with @p what in its message, and changes nothing. */
 static void refused(struct config *cfg, const char *section, const char *key, const char *value,
                     const char *what)
@@ -258,22 +273,21 @@ static void test_config__a_bad_file_names_its_file_and_line(void **state)
     /* The first problem, on line 4. */
     snprintf(want, sizeof(want), "%s:4: 0 is outside 1..1000000", path);
     assert_string_equal(err, want);
+    assert_int_not_equal(cfg->threads, 2); /* line 2 did not take either */
+    file_refused(cfg, path, want);
     free(path);
 
     path = write_file(dir, "syntax.ini", "[server]\nthreads = 2\nthis line is no setting\n", 0644);
-    assert_int_equal(config_load_file(cfg, path, err, sizeof(err)), -1);
     snprintf(want, sizeof(want), "%s:3: syntax error", path);
-    assert_non_null(strstr(err, want));
+    file_refused(cfg, path, want);
     free(path);
 
     path = write_file(dir, "section.ini", "threads = 2\n", 0644);
-    assert_int_equal(config_load_file(cfg, path, err, sizeof(err)), -1);
     snprintf(want, sizeof(want), "%s:1: unknown section []", path);
-    assert_string_equal(err, want);
+    file_refused(cfg, path, want);
     free(path);
 
-    assert_int_equal(config_load_file(cfg, "/nonexistent/idmintd.ini", err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "/nonexistent/idmintd.ini: cannot open: "));
+    file_refused(cfg, "/nonexistent/idmintd.ini", "/nonexistent/idmintd.ini: cannot open: ");
     free(cfg);
     ts_rmtree(dir);
 }
@@ -290,11 +304,11 @@ static void test_config__a_file_with_tokens_must_be_private(void **state)
     assert_int_equal(config_load_file(cfg, path, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "is not private: its mode is 0644 (others have access)"));
     assert_non_null(strstr(err, "chmod 600"));
+    assert_int_equal(cfg->n_tokens, 0); /* the refused file's token was not taken */
     free(path);
     path = write_file(dir, "group_w.ini", text, 0620);
     config_defaults(cfg);
-    assert_int_equal(config_load_file(cfg, path, err, sizeof(err)), -1);
-    assert_non_null(strstr(err, "its group may write it"));
+    file_refused(cfg, path, "its group may write it");
     free(path);
     path = write_file(dir, "private.ini", text, 0600);
     config_defaults(cfg);
