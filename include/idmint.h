@@ -154,6 +154,24 @@ IDMINT_API IDMINT_NODISCARD int idmint_decode(const idmint_layout *l, uint64_t i
                                               idmint_decoded *out);
 
 /**
+ * The lowest and highest ID of layout @p l whose time field falls in the
+ * window [@p from_ms, @p to_ms) of Unix ms: every ID minted in the window
+ * lies in [*lo, *hi], so a query by time is a range scan on the ID. Exact
+ * at the edges of time units; an edge inside a unit takes in the whole unit
+ * (no ID tells the ms of its unit apart). The time is the ID's own (what
+ * idmint_decode() reports): with max_borrow_ms a mint may carry a time up
+ * to that far after the moment it was made. All regions and workers.
+ * Writes only on success.
+ * @return 0, or IDMINT_EINVAL with a message: an invalid layout, NULL
+ *         outputs, an empty window (from_ms >= to_ms), from_ms before the
+ *         epoch, or to_ms after the end of the time bits
+ *         (idmint_layout_end_ms()).
+ * Thread-safety: safe.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_bounds(const idmint_layout *l, int64_t from_ms,
+                                              int64_t to_ms, uint64_t *lo, uint64_t *hi);
+
+/**
  * Parse a decimal ID ("1234"): digits only, no sign, no spaces, 1..2^63-1.
  * @return 0 or IDMINT_EINVAL with a message.
  * Thread-safety: safe.
@@ -171,6 +189,18 @@ IDMINT_API IDMINT_NODISCARD int idmint_id_parse(const char *text, uint64_t *id);
  * Thread-safety: safe.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_uuid7(uint8_t out[16]);
+
+/**
+ * The lowest and highest UUIDv7 (as bytes, which sort as the UUIDs do)
+ * whose 48-bit time falls in the window [@p from_ms, @p to_ms) of Unix ms:
+ * version 7 and the RFC variant, every other bit all zeros in @p lo and all
+ * ones in @p hi. Exact to the millisecond. Writes only on success.
+ * @return 0, or IDMINT_EINVAL with a message: NULL outputs, an empty
+ *         window, from_ms before 1970 or to_ms after 2^48 ms (year 10889).
+ * Thread-safety: safe.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_uuid7_bounds(int64_t from_ms, int64_t to_ms, uint8_t lo[16],
+                                                    uint8_t hi[16]);
 
 /**
  * Format 16 bytes as the 36-character lowercase text form plus NUL into @p out.
@@ -462,6 +492,18 @@ static inline const idmint_ns_info *idmint_ns_info_at(const idmint_ns_info *list
 {
     return (const idmint_ns_info *)(const void *)((const char *)list + i * list->size);
 }
+
+/**
+ * idmint_bounds() for namespace @p info, above its floor (the IDs at or
+ * below it are not the namespace's own: idmint_ns_migrate(),
+ * idmint_authority_fence()). Writes only on success.
+ * @return 0, or IDMINT_EINVAL with a message: what idmint_bounds() refuses,
+ *         a range namespace (its IDs carry no time), a window that ends at
+ *         or below the floor, or a struct not from idmint_ns_info_init().
+ * Thread-safety: safe.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_ns_bounds(const idmint_ns_info *info, int64_t from_ms,
+                                                 int64_t to_ms, uint64_t *lo, uint64_t *hi);
 
 /**
  * One worker-id lease row, an element of idmint_workers_list()'s array:
