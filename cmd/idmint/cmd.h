@@ -12,6 +12,7 @@
 int cmd_mint_run(int argc, char **argv, struct args_common *common);
 int cmd_uuid7_run(int argc, char **argv, struct args_common *common);
 int cmd_decode_run(int argc, char **argv, struct args_common *common);
+int cmd_bounds_run(int argc, char **argv, struct args_common *common);
 int cmd_ns_run(int argc, char **argv, struct args_common *common);
 int cmd_workers_run(int argc, char **argv, struct args_common *common);
 int cmd_verify_run(int argc, char **argv, struct args_common *common);

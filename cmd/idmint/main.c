@@ -16,9 +16,10 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"mint", cmd_mint_run},   {"uuid7", cmd_uuid7_run},         {"decode", cmd_decode_run},
-    {"ns", cmd_ns_run},       {"workers", cmd_workers_run},     {"verify", cmd_verify_run},
-    {"bench", cmd_bench_run}, {"authority", cmd_authority_run}, {"trace", cmd_trace_run},
+    {"mint", cmd_mint_run},     {"uuid7", cmd_uuid7_run},         {"decode", cmd_decode_run},
+    {"ns", cmd_ns_run},         {"workers", cmd_workers_run},     {"verify", cmd_verify_run},
+    {"bench", cmd_bench_run},   {"authority", cmd_authority_run}, {"trace", cmd_trace_run},
+    {"bounds", cmd_bounds_run},
 };
 
 static const char usage_text[] =
@@ -31,6 +32,8 @@ static const char usage_text[] =
     "                                           mint IDs, one per line\n"
     "  uuid7 [-n N | --count N]                 UUIDv7s, one per line\n"
     "  decode [--ns NS] [--json] ID...          take snowflake IDs apart\n"
+    "  bounds [--ns NS | --uuid7] --from TIME --to TIME [--json]\n"
+    "                                           the lowest and highest ID of a window\n"
     "  ns create NAME --kind snowflake|range [--layout T/R/W/S] [--unit MS]\n"
     "            [--epoch DATE] [--start N] [--max N] [--block N] [--max-block N]\n"
     "  ns migrate OLD NEW [ns create's flags]   NEW above every ID of OLD\n"

@@ -20,6 +20,7 @@
 static const char *const q_mint[] = {"namespace", "count", NULL};
 static const char *const q_ns[] = {"namespace", NULL};
 static const char *const q_page[] = {"after", "limit", NULL};
+static const char *const q_window[] = {"from", "to", NULL};
 static const char *const f_collision[] = {"namespace", "id", "observed_ms", "note", NULL};
 static const char *const f_workers[] = {
     "op",         "namespace",   "region",       "holder", "worker_id", "generation", "lease_ms",
@@ -65,6 +66,8 @@ const struct route_row route_table[] = {
      "/v1/namespaces/{ns}/migrate", 1, NULL, f_ns},
     {"GET", "/v1/namespaces/{ns}/workers", AUTH_MINT, routes_ns_workers,
      "/v1/namespaces/{ns}/workers", 1, NULL, NULL},
+    {"GET", "/v1/namespaces/{ns}/bounds", AUTH_MINT, routes_ns_bounds, "/v1/namespaces/{ns}/bounds",
+     1, q_window, NULL},
     {"GET", "/v1/audit", AUTH_ADMIN, routes_audit, "/v1/audit", 1, q_page, NULL},
     {"GET", "/v1/status", AUTH_MINT, routes_status_json, "/v1/status", 0, NULL, NULL},
     {"GET", "/status", AUTH_MINT, routes_status_page, "/status", 0, NULL, NULL},

@@ -103,6 +103,7 @@ void routes_ns_enable(struct http_req *r, struct daemon_thread *w, const struct 
 /* POST /v1/namespaces/{ns}/migrate: idmint_ns_migrate(); the body is POST /v1/namespaces's. */
 void routes_ns_migrate(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 void routes_ns_workers(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_ns_bounds(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 void routes_audit(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 
 /* routes_internal.c */

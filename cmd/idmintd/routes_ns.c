@@ -385,6 +385,62 @@ void routes_ns_workers(struct http_req *r, struct daemon_thread *w, const struct
     routes_json_tree(r, 200, o);
 }
 
+/* Query time @p name (ISO-8601 UTC or Unix ms) into *out. 0, or -1 after replying 400. */
+static int query_time(struct http_req *r, const char *name, int64_t *out)
+{
+    char text[64], msg[300];
+    int found = routes_query(r, name, text, sizeof(text));
+
+    if (found == 0)
+        snprintf(msg, sizeof(msg), "query parameter '%s' is required (ISO-8601 UTC or Unix ms)",
+                 name);
+    else if (found < 0)
+        snprintf(msg, sizeof(msg), "query parameter '%s' is malformed", name);
+    else if (idmint_epoch_parse(text, out) != 0)
+        snprintf(msg, sizeof(msg), "query parameter '%s': %s", name, idmint_errmsg());
+    else
+        return 0;
+    routes_fail(r, IDMINT_EINVAL, msg);
+    return -1;
+}
+
+void routes_ns_bounds(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
+{
+    const char *ns = m->segment;
+    char from_iso[32], to_iso[32];
+    idmint_authority *a;
+    idmint_ns_info info;
+    int64_t from, to;
+    uint64_t lo, hi;
+    struct json *o;
+    int rc;
+
+    if (query_time(r, "from", &from) != 0 || query_time(r, "to", &to) != 0)
+        return;
+    if (idmint__ns_name_check(ns) != 0) {
+        routes_fail(r, IDMINT_EINVAL, NULL);
+        return;
+    }
+    if (routes_snowflake_ns(r, w, ns, &a, &info,
+                            "namespace is a range namespace: its IDs carry no time") != 0)
+        return;
+    if ((rc = idmint_ns_bounds(&info, from, to, &lo, &hi)) != 0) {
+        routes_fail(r, rc, NULL);
+        return;
+    }
+    routes_iso_or_empty(from, from_iso, sizeof(from_iso));
+    routes_iso_or_empty(to, to_iso, sizeof(to_iso));
+    o = json_new_object();
+    json_set_str(o, "namespace", ns);
+    json_set_str(o, "from", from_iso);
+    json_set_str(o, "to", to_iso);
+    json_set_int(o, "from_ms", from);
+    json_set_int(o, "to_ms", to);
+    json_set_u64_str(o, "lo", lo);
+    json_set_u64_str(o, "hi", hi);
+    routes_json_tree(r, 200, o);
+}
+
 /* Query number @p name within [min, max], default @p def. 0 or replied. */
 void routes_audit(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
 {

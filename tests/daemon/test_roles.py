@@ -150,6 +150,8 @@ def calls():
         "GET /v1/namespaces": dict(role="mint"),
         "GET /v1/namespaces/{ns}": dict(role="mint", seg={"ns": "orders"}),
         "GET /v1/namespaces/{ns}/workers": dict(role="mint", seg={"ns": "orders"}),
+        "GET /v1/namespaces/{ns}/bounds": dict(role="mint", seg={"ns": "orders"},
+                                               query="from=2026-03-01&to=2026-03-02"),
         "POST /internal/workers/lease": dict(role="generator", cases=[
             ("take", None, lambda role: {"op": "take", "namespace": "orders", "region": 0,
                                          "holder": holder(role, 99), "lease_ms": 600000}),

@@ -78,6 +78,8 @@ def calls():
         "POST /v1/namespaces/{ns}/migrate": dict(ok=(201,), seg={"ns": "movable"},
                                                  body={"name": "moved", "kind": "range"}),
         "GET /v1/namespaces/{ns}/workers": dict(seg={"ns": "orders"}),
+        "GET /v1/namespaces/{ns}/bounds": dict(seg={"ns": "orders"},
+                                              query="from=2026-03-01&to=2026-03-02"),
         "GET /v1/audit": dict(query="after=0&limit=5"),
         "GET /v1/status": dict(),
         "GET /status": dict(),

@@ -7,7 +7,8 @@
  * nothing; a second create is 409; disable and enable show in GET and in
  * the audit, with the token's name as the actor; the workers of a
  * snowflake namespace show the daemon's own lease (a range namespace has
- * none); the audit pages.
+ * none); the audit pages; a window's bounds are the library's and hold the
+ * IDs minted in it, and bad windows are 400 with the reason.
  */
 #include <setjmp.h> /* cmocka 1.1 wants these four before <cmocka.h> */
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void test_routes_ns__created_is_what_get_and_list_show(void **state)
 {
@@ -195,6 +197,91 @@ static void test_routes_ns__the_audit_pages_forward(void **state)
     json_decref(doc);
 }
 
+/* GET .../bounds?QUERY expecting 400: the message holds @p says. */
+static void bounds_refused(struct td_daemon *t, const char *path, const char *says)
+{
+    json_t *doc = td_call(t, "GET", path, TD_MINT, NULL, 400), *e;
+
+    e = json_object_get(doc, "error");
+    assert_string_equal(td_str(e, "code"), "invalid_argument");
+    if (strstr(td_str(e, "message"), says) == NULL)
+        fail_msg("%s: expected '%s' in '%s'", path, says, td_str(e, "message"));
+    json_decref(doc);
+}
+
+/*
+ * The bounds of a window are what the library computes for the namespace,
+ * they hold the IDs the daemon mints now and not those of a later window;
+ * every bad window, a range namespace and a missing one are refused.
+ */
+static void test_routes_ns__bounds_hold_the_ids_of_their_window(void **state)
+{
+    struct td_daemon *t = *state;
+    idmint_authority *a = td_daemon_admin(t);
+    idmint_ns_info info;
+    uint64_t ids[200], lo, hi, want_lo, want_hi;
+    int64_t before, after;
+    long status;
+    char path[256];
+    json_t *doc;
+
+    json_decref(td_call(t, "POST", "/v1/namespaces", TD_ADMIN,
+                        "{\"name\":\"feed\",\"kind\":\"snowflake\",\"layout\":\"39/4/8/12\","
+                        "\"unit_ms\":10}",
+                        201));
+    json_decref(td_call(t, "POST", "/v1/namespaces", TD_ADMIN,
+                        "{\"name\":\"seq\",\"kind\":\"range\"}", 201));
+    /* One vector, against the library's own answer for the namespace. */
+    idmint_ns_info_init(&info, 0);
+    assert_int_equal(idmint_ns_get(a, "feed", &info), 0);
+    idmint_authority_close(a);
+    assert_int_equal(idmint_ns_bounds(&info, 1772323200005, 1772409600000, &want_lo, &want_hi), 0);
+    doc = td_call(t, "GET", "/v1/namespaces/feed/bounds?from=1772323200005&to=2026-03-02", TD_MINT,
+                  NULL, 200);
+    assert_string_equal(td_str(doc, "from"), "2026-03-01T00:00:00.005Z");
+    assert_string_equal(td_str(doc, "to"), "2026-03-02T00:00:00.000Z");
+    assert_int_equal(json_integer_value(json_object_get(doc, "to_ms")), 1772409600000);
+    assert_int_equal(idmint_id_parse(td_str(doc, "lo"), &lo), 0);
+    assert_int_equal(idmint_id_parse(td_str(doc, "hi"), &hi), 0);
+    assert_int_equal(lo, want_lo);
+    assert_int_equal(hi, want_hi);
+    json_decref(doc);
+
+    /* IDs minted now lie within the bounds of now and outside a later window. */
+    before = (int64_t)time(NULL) * 1000 - 1000;
+    assert_int_equal(td_mint(t, "feed", 200, TD_MINT, NULL, ids, &status), 200);
+    assert_int_equal(status, 200);
+    after = (int64_t)time(NULL) * 1000 + 2000;
+    snprintf(path, sizeof(path), "/v1/namespaces/feed/bounds?from=%lld&to=%lld", (long long)before,
+             (long long)after);
+    doc = td_call(t, "GET", path, TD_MINT, NULL, 200);
+    assert_int_equal(idmint_id_parse(td_str(doc, "lo"), &lo), 0);
+    assert_int_equal(idmint_id_parse(td_str(doc, "hi"), &hi), 0);
+    json_decref(doc);
+    for (size_t i = 0; i < 200; i++)
+        assert_true(ids[i] >= lo && ids[i] <= hi);
+    snprintf(path, sizeof(path), "/v1/namespaces/feed/bounds?from=%lld&to=%lld", (long long)after,
+             (long long)after + 60000);
+    doc = td_call(t, "GET", path, TD_MINT, NULL, 200);
+    assert_int_equal(idmint_id_parse(td_str(doc, "lo"), &lo), 0);
+    json_decref(doc);
+    for (size_t i = 0; i < 200; i++)
+        assert_true(ids[i] < lo);
+
+    bounds_refused(t, "/v1/namespaces/feed/bounds?from=2026-03-02&to=2026-03-01",
+                   "the window is empty");
+    bounds_refused(t, "/v1/namespaces/feed/bounds?from=2025-12-31&to=2026-03-01",
+                   "is before 2026-01-01T00:00:00.000Z");
+    bounds_refused(t, "/v1/namespaces/feed/bounds?to=2026-03-01", "'from' is required");
+    bounds_refused(t, "/v1/namespaces/feed/bounds?from=yesterday&to=2026-03-01",
+                   "query parameter 'from'");
+    bounds_refused(t, "/v1/namespaces/seq/bounds?from=2026-03-01&to=2026-03-02", "range namespace");
+    bounds_refused(t, "/v1/namespaces/feed/bounds?from=2026-03-01&to=2026-03-02&ns=x",
+                   "unknown query parameter 'ns'");
+    json_decref(td_call(t, "GET", "/v1/namespaces/missing/bounds?from=2026-03-01&to=2026-03-02",
+                        TD_MINT, NULL, 404));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +299,8 @@ int main(void)
                                         td_setup_served, td_teardown),
         cmocka_unit_test_setup_teardown(test_routes_ns__the_audit_pages_forward, td_setup_served,
                                         td_teardown),
+        cmocka_unit_test_setup_teardown(test_routes_ns__bounds_hold_the_ids_of_their_window,
+                                        td_setup_served, td_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
