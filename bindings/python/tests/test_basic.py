@@ -6,6 +6,8 @@ import json
 import uuid
 from array import array
 
+import pytest
+
 import idmint
 from conftest import assert_unique
 
@@ -111,6 +113,53 @@ def test_decode_takes_text_and_other_layouts():
     assert d2.time_units == v >> 23
     assert d2.unix_ms == 1577836800000 + d2.time_units * 10
     assert d2.time == idmint.format_iso8601(d2.unix_ms)
+
+
+def test_bounds_agree_with_the_cli_and_hold_what_was_minted(store):
+    store.cli("ns", "create", "tens", "--kind", "snowflake", "--layout", "39/4/8/12", "--unit", "10")
+    start, end = "1772323200005", "2026-03-02"  # 5 ms into a 10 ms unit
+    with idmint.Minter(store.url, "tens", region=5) as m:
+        mine = m.bounds(start, end)
+        before = int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000) - 1
+        ids = m.next_n(1000)
+        after = int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000) + 1
+        lo, hi = m.bounds(before, after)
+        later_lo, _ = m.bounds(after + 10, after + 60000)
+    theirs = json.loads(store.cli("bounds", "--ns", "tens", "--from", start, "--to", end,
+                                  "--json").stdout)
+    assert mine == (int(theirs["lo"]), int(theirs["hi"]))
+    epoch = idmint.Layout.default().epoch_ms
+    assert mine == (((1772323200005 - epoch) // 10) << 24,
+                    ((((1772409600000 - 1 - epoch) // 10) + 1) << 24) - 1)
+    assert all(lo <= i <= hi for i in ids)
+    assert max(ids) < later_lo
+    aware = datetime.datetime(2026, 3, 2, tzinfo=datetime.timezone.utc)
+    assert idmint.bounds(1772323200005, aware) == idmint.bounds(
+        "2026-03-01T00:00:00.005Z", "2026-03-02"
+    )
+
+
+def test_bounds_refuse_bad_windows():
+    with pytest.raises(idmint.InvalidArgumentError, match="the window is empty"):
+        idmint.bounds("2026-03-02", "2026-03-01")
+    with pytest.raises(idmint.InvalidArgumentError, match="is before 2026-01-01"):
+        idmint.bounds("2025-12-31", "2026-03-01")
+    with pytest.raises(idmint.ArgumentTypeError, match="timezone-aware"):
+        idmint.bounds(datetime.datetime(2026, 3, 1), "2026-03-02")
+    with pytest.raises(idmint.InvalidArgumentError):
+        idmint.uuid7_bounds(5, 5)
+
+
+def test_uuid7_bounds_hold_the_uuids_made_in_their_window():
+    lo, hi = idmint.uuid7_bounds(0x0123456789AB, 0x0123456789AD)
+    assert str(lo) == "01234567-89ab-7000-8000-000000000000"
+    assert str(hi) == "01234567-89ac-7fff-bfff-ffffffffffff"
+    before = int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000) - 1
+    got = [idmint.uuid7() for _ in range(1000)]
+    after = int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000) + 1
+    lo, hi = idmint.uuid7_bounds(before, after)
+    assert all(lo.bytes <= u.bytes <= hi.bytes for u in got)
+    assert lo.version == 7 and hi.version == 7 and hi.variant == uuid.RFC_4122
 
 
 def test_uuid7_is_a_version_7_uuid_that_increases():

@@ -10,7 +10,7 @@ through the dynamic loader; ImportError says what was searched.
 """
 
 from ._capi import lib as _lib  # noqa: F401 - loads the library first
-from ._uuid7 import uuid7
+from ._uuid7 import uuid7, uuid7_bounds
 from .authority import AuditEntry, Authority, NamespaceInfo, WorkerInfo
 from .errors import (
     AccessError,
@@ -33,7 +33,7 @@ from .errors import (
     UnavailableError,
     UnknownError,
 )
-from .layout import Decoded, Layout, decode, format_iso8601
+from .layout import Decoded, Layout, bounds, decode, format_iso8601
 from .minter import MAX_BATCH, HandleInfo, Minter
 
 __version__ = "0.1.0"
@@ -74,8 +74,10 @@ __all__ = [
     "UnavailableError",
     "UnknownError",
     "WorkerInfo",
+    "bounds",
     "decode",
     "format_iso8601",
     "library_version",
     "uuid7",
+    "uuid7_bounds",
 ]

@@ -172,6 +172,10 @@ format_iso8601 = _proto("idmint_format_iso8601", c_int, c_int64, c_char_p, c_siz
 decode = _proto("idmint_decode", c_int, POINTER(Layout), c_uint64, POINTER(Decoded))
 id_parse = _proto("idmint_id_parse", c_int, c_char_p, POINTER(c_uint64))
 uuid7 = _proto("idmint_uuid7", c_int, c_void_p)
+bounds = _proto(
+    "idmint_bounds", c_int, POINTER(Layout), c_int64, c_int64, POINTER(c_uint64), POINTER(c_uint64)
+)
+uuid7_bounds = _proto("idmint_uuid7_bounds", c_int, c_int64, c_int64, c_void_p, c_void_p)
 options_init = _proto("idmint_options_init", None, POINTER(Options))
 open_ = _proto("idmint_open", c_int, POINTER(c_void_p), c_char_p, c_char_p, POINTER(Options))
 # The hot path calls these two through idmint._fast, not ctypes.

@@ -6,6 +6,7 @@ import uuid
 
 from . import _capi
 from .errors import check
+from .layout import time_ms
 
 _UUID_BYTES = 16
 
@@ -15,3 +16,15 @@ def uuid7():
     buf = ctypes.create_string_buffer(_UUID_BYTES)
     check(_capi.uuid7(buf))
     return uuid.UUID(bytes=buf.raw)
+
+
+def uuid7_bounds(start, end):
+    """The lowest and highest UUIDv7 (uuid.UUID) whose time falls in [@start, @end).
+
+    UUIDs compare as their bytes, so `WHERE id BETWEEN lo AND hi` finds those
+    made in the window (idmint_uuid7_bounds()). Times as for idmint.bounds().
+    """
+    lo = ctypes.create_string_buffer(_UUID_BYTES)
+    hi = ctypes.create_string_buffer(_UUID_BYTES)
+    check(_capi.uuid7_bounds(time_ms("start", start), time_ms("end", end), lo, hi))
+    return uuid.UUID(bytes=lo.raw), uuid.UUID(bytes=hi.raw)

@@ -111,17 +111,22 @@ def format_iso8601(unix_ms):
     return buf.value.decode("ascii")
 
 
-def epoch_ms(value):
-    """An epoch as Unix ms: an int, a str for idmint_epoch_parse(), or an aware datetime."""
+def time_ms(name, value):
+    """A time as Unix ms: an int, a str for idmint_epoch_parse(), or an aware datetime."""
     if isinstance(value, datetime.datetime):
         if value.tzinfo is None:
-            raise ArgumentTypeError("epoch datetime must be timezone-aware")
-        return _args.integer("epoch", round(value.timestamp() * 1000), _args.I64_MIN, _args.I64_MAX)
+            raise ArgumentTypeError("%s datetime must be timezone-aware" % name)
+        return _args.integer(name, round(value.timestamp() * 1000), _args.I64_MIN, _args.I64_MAX)
     if isinstance(value, (str, bytes)):
         out = ctypes.c_int64()
-        check(_capi.epoch_parse(_args.text("epoch", value), ctypes.byref(out)))
+        check(_capi.epoch_parse(_args.text(name, value), ctypes.byref(out)))
         return out.value
-    return _args.integer("epoch", value, _args.I64_MIN, _args.I64_MAX)
+    return _args.integer(name, value, _args.I64_MIN, _args.I64_MAX)
+
+
+def epoch_ms(value):
+    """An epoch as Unix ms: an int, a str for idmint_epoch_parse(), or an aware datetime."""
+    return time_ms("epoch", value)
 
 
 def parse_id(value):
@@ -171,3 +176,27 @@ def decode(id, layout=None):
         d.worker,
         d.sequence,
     )
+
+
+def bounds(start, end, layout=None):
+    """The lowest and highest ID of @layout whose time falls in [@start, @end).
+
+    Every ID minted in the window lies in (lo, hi) inclusive, so a query by
+    time is `WHERE id BETWEEN lo AND hi` (idmint_bounds()). @start, @end:
+    Unix ms (int), ISO-8601 text, or aware datetimes. An edge inside a time
+    unit takes in the whole unit. Raises InvalidArgumentError for an empty
+    window or one outside the layout's lifetime.
+    """
+    c = as_layout(layout).to_c()
+    lo = ctypes.c_uint64()
+    hi = ctypes.c_uint64()
+    check(
+        _capi.bounds(
+            ctypes.byref(c),
+            time_ms("start", start),
+            time_ms("end", end),
+            ctypes.byref(lo),
+            ctypes.byref(hi),
+        )
+    )
+    return lo.value, hi.value

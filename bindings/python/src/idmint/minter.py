@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from . import _args, _capi, _fast
 from .errors import ArgumentTypeError, ClosedError, InvalidArgumentError, check, from_code
-from .layout import Layout, as_layout, decode
+from .layout import Layout, as_layout, bounds, decode
 
 # The largest count one next_n() takes: the CLI's `idmint mint -n` limit. The C
 # call itself has none but memory (a list of 10^8 ints is about 3.6 GB).
@@ -233,6 +233,12 @@ class Minter:
                     return None if rc == 0 else from_code(rc)
                 detail = _capi.errmsg()
             self._recover(rc, detail.decode("utf-8", "replace"), used)
+
+    def bounds(self, start, end):
+        """The lowest and highest ID of this snowflake namespace in [@start, @end) (idmint.bounds())."""
+        if self._kind == "range":
+            raise InvalidArgumentError("range IDs carry no time: a window has no bounds")
+        return bounds(start, end, as_layout(self._layout))
 
     def decode(self, id):
         """Take one of this namespace's snowflake IDs apart (see idmint.decode())."""
