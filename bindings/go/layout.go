@@ -46,6 +46,19 @@ func Decode(l Layout, id uint64) (Decoded, error) {
 	}, nil
 }
 
+// Bounds gives the lowest and highest ID of layout l whose time falls in
+// [from, to): every ID minted in the window lies in [lo, hi], so a query by
+// time is "WHERE id BETWEEN lo AND hi". Times are taken to the millisecond;
+// an edge inside a time unit takes in the whole unit. It fails with
+// ErrInvalid for an empty window or one outside the layout's lifetime.
+func Bounds(l Layout, from, to time.Time) (lo, hi uint64, err error) {
+	r := C.idmint_go_bounds_of(l.toC(), C.int64_t(from.UnixMilli()), C.int64_t(to.UnixMilli()))
+	if r.rc != 0 {
+		return 0, 0, libError("Bounds", r.rc, r.detail)
+	}
+	return uint64(r.lo), uint64(r.hi), nil
+}
+
 func layoutFromC(c C.idmint_layout) Layout {
 	return Layout{
 		TimeBits:     uint8(c.time_bits),

@@ -122,11 +122,45 @@ static inline idmint_go_decoded idmint_go_decode(idmint_layout l, uint64_t id)
     return r;
 }
 
+typedef struct idmint_go_bounds {
+    uint64_t lo, hi;
+    int rc;
+    char *detail;
+} idmint_go_bounds;
+
+static inline idmint_go_bounds idmint_go_bounds_of(idmint_layout l, int64_t from_ms, int64_t to_ms)
+{
+    idmint_go_bounds r;
+
+    memset(&r, 0, sizeof(r));
+    r.rc = idmint_bounds(&l, from_ms, to_ms, &r.lo, &r.hi);
+    if (r.rc != 0)
+        r.detail = idmint_go_detail(r.rc);
+    return r;
+}
+
 typedef struct idmint_go_uuid {
     uint8_t b[16];
     int rc;
     char *detail;
 } idmint_go_uuid;
+
+typedef struct idmint_go_uuid_bounds {
+    uint8_t lo[16], hi[16];
+    int rc;
+    char *detail;
+} idmint_go_uuid_bounds;
+
+static inline idmint_go_uuid_bounds idmint_go_uuid7_bounds(int64_t from_ms, int64_t to_ms)
+{
+    idmint_go_uuid_bounds r;
+
+    memset(&r, 0, sizeof(r));
+    r.rc = idmint_uuid7_bounds(from_ms, to_ms, r.lo, r.hi);
+    if (r.rc != 0)
+        r.detail = idmint_go_detail(r.rc);
+    return r;
+}
 
 static inline idmint_go_uuid idmint_go_uuid7(void)
 {

@@ -3,7 +3,10 @@ package idmint
 // #include "shim.h"
 import "C"
 
-import "unsafe"
+import (
+	"time"
+	"unsafe"
+)
 
 // UUID is 16 bytes of an RFC 9562 UUID.
 type UUID [16]byte
@@ -16,6 +19,18 @@ func UUID7() (UUID, error) {
 		return UUID{}, libError("UUID7", r.rc, r.detail)
 	}
 	return *(*UUID)(unsafe.Pointer(&r.b[0])), nil
+}
+
+// UUID7Bounds gives the lowest and highest UUIDv7 whose time falls in
+// [from, to), to the millisecond: UUIDs compare as their bytes, so a query
+// by time is a range scan. It fails with ErrInvalid for an empty window or
+// one before 1970 or past 2^48 ms.
+func UUID7Bounds(from, to time.Time) (lo, hi UUID, err error) {
+	r := C.idmint_go_uuid7_bounds(C.int64_t(from.UnixMilli()), C.int64_t(to.UnixMilli()))
+	if r.rc != 0 {
+		return UUID{}, UUID{}, libError("UUID7Bounds", r.rc, r.detail)
+	}
+	return *(*UUID)(unsafe.Pointer(&r.lo[0])), *(*UUID)(unsafe.Pointer(&r.hi[0])), nil
 }
 
 // ParseUUID reads the 36-character text form (either case).

@@ -109,6 +109,8 @@ export class Minter {
     info(): SnowflakeInfo | RangeInfo;
     leaseStatus(): ErrorCode | null;
     decode(id: IdInput): Decoded;
+    /** The lowest and highest ID of this snowflake namespace whose time falls in [from, to). */
+    bounds(from: TimeInput, to: TimeInput): Bounds;
     close(): void;
     readonly kind: 'snowflake' | 'range';
     readonly closed: boolean;
@@ -123,6 +125,17 @@ export function open(
 ): Promise<Minter>;
 export function uuid7(): string;
 export function decode(id: IdInput, layout?: LayoutInput): Decoded;
+/** A time: a Date, Unix ms, or UTC text ("2026-03-01", "2026-03-01T12:00:00Z"). */
+export type TimeInput = Date | number | string;
+/** Every ID minted in the window lies in [lo, hi]: WHERE id BETWEEN lo AND hi. */
+export interface Bounds {
+    lo: bigint;
+    hi: bigint;
+}
+/** The lowest and highest ID of `layout` whose time falls in [from, to); an edge inside a unit takes in the unit. */
+export function bounds(from: TimeInput, to: TimeInput, layout?: LayoutInput): Bounds;
+/** The lowest and highest UUIDv7 (canonical text, which sorts as the bytes do) whose time falls in [from, to). */
+export function uuid7Bounds(from: TimeInput, to: TimeInput): { lo: string; hi: string };
 export function strerror(code: number): string;
 export const codes: Readonly<Record<ErrorCode, number>>;
 export const MAX_COUNT: number;

@@ -82,6 +82,8 @@ module.exports = {
     open,
     uuid7: native.uuid7,
     decode: native.decode,
+    bounds: native.bounds,
+    uuid7Bounds: native.uuid7Bounds,
     strerror: native.strerror,
     codes: native.codes,
     MAX_COUNT: native.MAX_COUNT,

@@ -88,6 +88,11 @@ function defineMinter(native) {
             return native.decodeWith(this.#id, id);
         }
 
+        /** The lowest and highest ID of this snowflake namespace whose time falls in [from, to). */
+        bounds(from, to) {
+            return native.boundsWith(this.#id, from, to);
+        }
+
         /** Release the lease now. Closing again does nothing. */
         close() {
             if (this.#id === CLOSED) return;

@@ -216,9 +216,10 @@ static int layout_bits(napi_env env, napi_value obj, const char *name, uint8_t *
     return 0;
 }
 
-static int layout_epoch(napi_env env, napi_value v, int64_t *epoch_ms)
+int args_time(napi_env env, napi_value v, const char *what, int64_t *ms)
 {
     napi_valuetype t;
+    bool is_date = false;
     double d;
 
     if (type_of(env, v, &t) != 0)
@@ -227,18 +228,31 @@ static int layout_epoch(napi_env env, napi_value v, int64_t *epoch_ms)
         char *text;
         int rc;
 
-        if (args_string(env, v, "epoch", &text) != 0)
+        if (args_string(env, v, what, &text) != 0)
             return -1;
-        rc = idmint_epoch_parse(text, epoch_ms);
+        rc = idmint_epoch_parse(text, ms);
         free(text);
         if (rc != 0)
             errors_throw(env, rc, idmint_errmsg());
         return rc == 0 ? 0 : -1;
     }
-    if (number_in(env, v, "epoch", -SAFE_INT_LIMIT + 1, SAFE_INT_LIMIT - 1, &d) != 0)
+    if (t == napi_object && napi_is_date(env, v, &is_date) == napi_ok && is_date) {
+        if (napi_get_date_value(env, v, &d) != napi_ok || isnan(d)) {
+            errors_type(env, "%s is an invalid Date", what);
+            return -1;
+        }
+        *ms = (int64_t)d;
+        return 0;
+    }
+    if (number_in(env, v, what, -SAFE_INT_LIMIT + 1, SAFE_INT_LIMIT - 1, &d) != 0)
         return -1;
-    *epoch_ms = (int64_t)d;
+    *ms = (int64_t)d;
     return 0;
+}
+
+static int layout_epoch(napi_env env, napi_value v, int64_t *epoch_ms)
+{
+    return args_time(env, v, "epoch", epoch_ms);
 }
 
 int args_layout(napi_env env, napi_value v, idmint_layout *out)

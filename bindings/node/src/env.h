@@ -100,6 +100,9 @@ int args_uint(napi_env env, napi_value v, const char *what, uint32_t lo, uint32_
 /* An ID: a BigInt, a decimal string or a safe-integer Number, 1..2^63-1. */
 int args_id(napi_env env, napi_value v, uint64_t *out);
 
+/* A time as Unix ms: a Date, text for idmint_epoch_parse() or a safe-integer Number. */
+int args_time(napi_env env, napi_value v, const char *what, int64_t *ms);
+
 /* A layout: undefined (the default), "T/R/W/S", or an object with any of
  * timeBits, regionBits, workerBits, sequenceBits, unitMs and epoch (Unix ms
  * or text for idmint_epoch_parse()); missing members keep the default. */
@@ -152,9 +155,13 @@ napi_value open_async(napi_env env, napi_callback_info info);
 
 napi_value codec_uuid7(napi_env env, napi_callback_info info);
 napi_value codec_decode(napi_env env, napi_callback_info info);
+napi_value codec_bounds(napi_env env, napi_callback_info info);
+napi_value codec_uuid7_bounds(napi_env env, napi_callback_info info);
 napi_value codec_strerror(napi_env env, napi_callback_info info);
 
 /* Decode @p idv by @p l into a JS object (shared with Minter.prototype.decode). */
 napi_value codec_decode_with(napi_env env, napi_value idv, const idmint_layout *l);
+/* bounds(from, to, layout) for layout @p l: { lo, hi } as BigInts. */
+napi_value codec_bounds_with(napi_env env, napi_value from, napi_value to, const idmint_layout *l);
 
 #endif /* IDMINT_NODE_ENV_H */

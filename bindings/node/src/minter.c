@@ -217,6 +217,21 @@ static napi_value minter_decode(napi_env env, napi_callback_info info)
     return codec_decode_with(env, argv[1], &m->layout);
 }
 
+static napi_value minter_bounds(napi_env env, napi_callback_info info)
+{
+    size_t argc = 3;
+    napi_value argv[3];
+    struct minter *m = minter_args(env, info, &argc, argv);
+
+    if (m == NULL)
+        return NULL;
+    if (m->is_range)
+        return errors_throw(env, IDMINT_EINVAL, "range IDs carry no time: a window has no bounds");
+    if (argc < 3)
+        return errors_type(env, "bounds(from, to) needs from and to");
+    return codec_bounds_with(env, argv[1], argv[2], &m->layout);
+}
+
 /* close(id): release the lease now. An unknown id is a no-op, as
  * idmint_close(NULL) is: closing twice is harmless. */
 static napi_value minter_close(napi_env env, napi_callback_info info)
@@ -254,6 +269,7 @@ int minter_define(napi_env env, struct addon *ad, napi_value exports)
         {"kind", minter_kind},
         {"leaseStatus", minter_lease_status},
         {"decodeWith", minter_decode},
+        {"boundsWith", minter_bounds},
         {"close", minter_close},
     };
     napi_value fn;
