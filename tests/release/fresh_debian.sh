@@ -28,12 +28,19 @@ mirror=${mirror:-http://deb.debian.org/debian}
 T=$(mktemp -d /var/tmp/idmint-fresh.XXXXXX)
 root="$T/root"
 mounted=()
+# Signal every process whose root is the chroot (a daemon run.sh started
+# lives on after the chroot command that started it is gone).
+signal_chroot() {
+    local pid
+    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+        [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$root" ] && kill "$1" "$pid" 2>/dev/null
+    done
+    return 0
+}
 cleanup() {
     local i
     # Whatever the chroot left running (a daemon, a test server) ends first.
-    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-        [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$root" ] && kill -9 "$pid" 2>/dev/null
-    done
+    signal_chroot -9
     sleep 0.5
     for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
         umount -l "${mounted[$i]}" 2>/dev/null || true
@@ -88,6 +95,13 @@ echo "fresh_debian: bare bookworm (minbase) ready in $((SECONDS - t0)) s"
 # A clean clone of what is committed, as a user would get it.
 git clone -q --no-hardlinks "$repo" "$root/src/idmint"
 
+# The chroot shares this host's loopback: a daemon already on the port
+# (this script's own, when the README's test command runs it again inside
+# a chroot) would answer for one that never started.
+if curl -fsS -m 2 -o /dev/null 'http://127.0.0.1:18089/healthz' 2>/dev/null; then
+    echo "FAIL: something already serves 127.0.0.1:18089; stop it first" >&2
+    exit 1
+fi
 t0=$SECONDS
 in_root bash -c 'cd /src/idmint && exec ./scripts/run.sh --listen 127.0.0.1:18089' \
     >"$T/run.log" 2>&1 &
@@ -112,8 +126,16 @@ grep -q '/src/idmint/build/run/idmint --help' "$T/run.log" ||
 in_root /src/idmint/build/run/idmint mint -n 3 >"$T/cli.ids" ||
     { echo "FAIL: the CLI run.sh points at does not mint" >&2; exit 1; }
 echo "fresh_debian: the CLI it names minted $(wc -l <"$T/cli.ids") IDs from the same authority"
+# The daemon, not only the command that started it: the second command's
+# tests (release.fresh_debian_run among them) need the port.
 kill -TERM "$run_pid" 2>/dev/null || true
+signal_chroot -TERM
 wait "$run_pid" 2>/dev/null || true
+for _ in $(seq 1 50); do
+    curl -fsS -m 1 -o /dev/null 'http://127.0.0.1:18089/healthz' 2>/dev/null || break
+    sleep 0.2
+done
+signal_chroot -9
 
 [ "$with_test" -eq 1 ] || exit 0
 t0=$SECONDS
