@@ -3,14 +3,14 @@
 # Rate limits ([limits], cmd/idmintd/ratelimit.c): a token driven over its
 # role's limit gets 429 rate_limited with Retry-After, while another token
 # at its normal rate sees no 429 and no added latency beyond noise (its p50
-# and p99 with and without the flood, against a generous bound); a client
+# and p90 with and without the flood, against a generous bound); a client
 # address over address_rate gets 429 too; both are counted in /metrics; and
 # with no [limits] nothing is ever limited.
 
 import http.client
+import multiprocessing
 import os
 import sys
-import threading
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
@@ -46,54 +46,82 @@ def calm_client(d, seconds, rate, out):
     conn.close()
 
 
-def flood_client(d, stop, out):
-    conn = http.client.HTTPConnection(H.HOST, d.port, timeout=10 * H.SCALE)
+def flood_process(port, stop, results):
+    """Requests as fast as one connection allows until @stop; statuses and headers to @results.
+
+    A process, not a thread: a flooding thread would share the calm
+    client's interpreter lock, and the calm latency measured would be
+    Python's lock hand-over (its switch interval is 5 ms), not the daemon's.
+    Not niced: under a loaded machine a niced flood gets too little CPU to
+    pass its own limit, and then there is nothing to test.
+    """
+    conn = http.client.HTTPConnection(H.HOST, port, timeout=10 * H.SCALE)
     hdrs = {"Authorization": "Bearer " + FLOOD}
+    out = []
     while not stop.is_set():
         conn.request("GET", MINT, headers=hdrs)
         r = conn.getresponse()
         r.read()
         out.append((r.status, r.getheader("Retry-After"), r.getheader("Content-Type")))
     conn.close()
+    results.send(out)
+    results.close()
+
+
+def calm_beside_flood(d, seconds, calm):
+    """The calm client for @seconds while one process floods; the flood's replies."""
+    ctx = multiprocessing.get_context("fork")
+    stop = ctx.Event()
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=flood_process, args=(d.port, stop, send))
+    proc.start()
+    send.close()
+    time.sleep(0.2)
+    calm_client(d, seconds, 50, calm)
+    stop.set()
+    flood = recv.recv()
+    proc.join(10 * H.SCALE)
+    return flood
 
 
 def check_flood_does_not_slow_the_calm(d):
-    base = []
-    calm_client(d, 3.0, 50, base)
-    flood, calm, stop = [], [], threading.Event()
-    floods = [threading.Thread(target=flood_client, args=(d, stop, flood)) for _ in range(2)]
-    for t in floods:
-        t.start()
-    time.sleep(0.3)
-    calm_client(d, 3.0, 50, calm)
-    stop.set()
-    for t in floods:
-        t.join()
+    # Windows alone and beside the flood alternate, so that the load of
+    # whatever else shares the machine falls on both measurements alike.
+    base, calm, flood = [], [], []
+    started = time.monotonic()
+    for _ in range(3):
+        calm_client(d, 1.0, 50, base)
+        flood += calm_beside_flood(d, 1.0, calm)
+    elapsed = time.monotonic() - started
     limited = [f for f in flood if f[0] == 429]
     S.ok(len(limited) > 0, "a token driven over mint_rate sees 429",
          "%d requests, statuses %s" % (len(flood), sorted({f[0] for f in flood})))
     S.ok(all(f[1] is not None and f[1].isdigit() and int(f[1]) >= 1 for f in limited),
          "every 429 carries Retry-After in whole seconds",
          "e.g. %r" % (limited[:1],))
-    S.ok(len(flood) - len(limited) <= 20 + 100 * 3.6 + 5,
+    S.ok(len(flood) - len(limited) <= 20 + 100 * elapsed + 5,
          "the flooding token gets no more than its burst plus its rate",
-         "%d allowed of %d" % (len(flood) - len(limited), len(flood)))
+         "%d allowed of %d in %.1f s" % (len(flood) - len(limited), len(flood), elapsed))
     S.ok(all(s == 200 for _, s in base + calm), "the calm token at its normal rate sees no 429",
          "statuses %s" % sorted({s for _, s in base + calm}))
     b = [x for x, _ in base]
     c = [x for x, _ in calm]
-    b50, b99, c50, c99 = (percentile(b, 50), percentile(b, 99), percentile(c, 50),
-                          percentile(c, 99))
-    print("calm token: p50 %.2f ms, p99 %.2f ms alone; p50 %.2f ms, p99 %.2f ms beside a flood "
-          "of %d requests (%d refused)" % (b50 * 1e3, b99 * 1e3, c50 * 1e3, c99 * 1e3,
-                                          len(flood), len(limited)), flush=True)
+    pb = {p: percentile(b, p) * 1e3 for p in (50, 90, 99)}
+    pc = {p: percentile(c, p) * 1e3 for p in (50, 90, 99)}
+    print("calm token: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms alone; p50 %.2f ms, p90 %.2f ms, "
+          "p99 %.2f ms beside a flood of %d requests (%d refused)"
+          % (pb[50], pb[90], pb[99], pc[50], pc[90], pc[99], len(flood), len(limited)),
+          flush=True)
     # Generous: the flood shares the event loop, so each calm request may
     # wait for one flood request (tens of µs); scheduling noise on a shared
-    # machine is the rest.
-    S.ok(c50 <= 3 * b50 + 0.002 * H.SCALE, "the calm token's p50 is not raised by the flood",
-         "p50 %.2f ms alone, %.2f ms beside it" % (b50 * 1e3, c50 * 1e3))
-    S.ok(c99 <= 3 * b99 + 0.010 * H.SCALE, "the calm token's p99 is not raised by the flood",
-         "p99 %.2f ms alone, %.2f ms beside it" % (b99 * 1e3, c99 * 1e3))
+    # machine is the rest. The tail is judged at p90, not p99: 150 samples
+    # make p99 their second worst, which one preempted time slice of a
+    # neighbouring test sets (CI saw 21 ms against 3 ms alone); a flood that
+    # slowed the calm token would raise p50 and p90 alike.
+    S.ok(pc[50] <= 3 * pb[50] + 2 * H.SCALE, "the calm token's p50 is not raised by the flood",
+         "p50 %.2f ms alone, %.2f ms beside it" % (pb[50], pc[50]))
+    S.ok(pc[90] <= 3 * pb[90] + 5 * H.SCALE, "the calm token's p90 is not raised by the flood",
+         "p90 %.2f ms alone, %.2f ms beside it" % (pb[90], pc[90]))
 
 
 def check_429_body_and_metrics(d):
