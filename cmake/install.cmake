@@ -28,13 +28,14 @@ set(IDMINT_INSTALL_UNITDIR lib/systemd/system CACHE STRING
 # idmint_static names the source tree's include folder and links the build's
 # warning flags, neither of which an installed library may carry: the
 # installed archive is the same objects under an interface of its own, whose
-# link line is what the archive itself calls (the shared sqlite3 and jansson).
+# link line is what the archive itself calls (the shared sqlite3, jansson and
+# libcrypto).
 add_library(idmint_archive STATIC $<TARGET_OBJECTS:idmint_objects>)
 set_target_properties(idmint_archive PROPERTIES OUTPUT_NAME idmint EXPORT_NAME idmint_static)
 target_include_directories(idmint_archive INTERFACE
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_link_libraries(idmint_archive INTERFACE Threads::Threads ${SQLITE3_LIBRARIES}
-  ${JANSSON_LIBRARIES} ${CMAKE_DL_LIBS})
+  ${JANSSON_LIBRARIES} ${LIBCRYPTO_LIBRARIES} ${CMAKE_DL_LIBS})
 
 # The runtime package holds libidmint.so.0 and its real file; the -dev
 # package the unversioned link a linker looks for.
@@ -81,7 +82,8 @@ install(FILES ${PROJECT_BINARY_DIR}/install/idmintConfig.cmake
 # at install time: cmake/install_paths.cmake writes them then.
 list(JOIN SQLITE3_STATIC_LIBRARIES " -l" sqlite_libs)
 list(JOIN JANSSON_STATIC_LIBRARIES " -l" jansson_libs)
-set(IDMINT_PC_LIBS_PRIVATE "-l${sqlite_libs} -l${jansson_libs}")
+list(JOIN LIBCRYPTO_STATIC_LIBRARIES " -l" crypto_libs)
+set(IDMINT_PC_LIBS_PRIVATE "-l${sqlite_libs} -l${jansson_libs} -l${crypto_libs}")
 foreach(lib ${CMAKE_DL_LIBS})
   string(APPEND IDMINT_PC_LIBS_PRIVATE " -l${lib}")
 endforeach()

@@ -98,7 +98,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME libidmint-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF) # only a link to the library and an archive
 # Only to link libidmint.a (pkg-config --static, idmint::idmint_static).
-set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "libsqlite3-dev, libjansson-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "libsqlite3-dev, libjansson-dev, libssl-dev")
 set(CPACK_DEBIAN_DEV_DESCRIPTION "distributed unique-ID generator (development files)\n${about}\
 This package holds what building against libidmint needs: idmint.h, the\n\
 libidmint.so link, the static libidmint.a, idmint.pc and the CMake package\n\

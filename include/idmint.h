@@ -181,14 +181,31 @@ IDMINT_API IDMINT_NODISCARD int idmint_id_parse(const char *text, uint64_t *id);
 /* ==== UUIDv7 (RFC 9562) ==== */
 
 /**
- * Generate a UUIDv7: 48-bit Unix ms, version 7, variant 0b10, the rest from
- * the kernel CSPRNG, strictly increasing as bytes within this process (a
- * counter in rand_a, seeded at random each ms). Fork-safe: a child (fork(),
- * or the raw fork or clone system call) never repeats its parent's values.
- * @return 0 or IDMINT_EUNAVAILABLE (no randomness from the kernel).
+ * Generate a UUIDv7: 48-bit Unix ms, version 7, variant 0b10, a 12-bit
+ * counter in rand_a that starts at a random value each ms, and 62 random
+ * bits from a per-thread CSPRNG (AES-256-CTR keyed from the kernel, a new
+ * kernel key every 1 MiB of output and in every new copy of the process).
+ * Strictly increasing as bytes within this process, across all threads.
+ * Past 2,048 to 4,096 UUIDs in one ms the timestamp runs ahead of the clock
+ * (RFC 9562 §6.2) until the rate falls. Fork-safe: a child (fork(), or the
+ * raw fork or clone system call) never repeats its parent's values.
+ * @return 0, IDMINT_ENOMEM (this thread's stream), or IDMINT_EUNAVAILABLE
+ *         (no randomness from the kernel, or OpenSSL failed).
  * Thread-safety: safe.
  */
 IDMINT_API IDMINT_NODISCARD int idmint_uuid7(uint8_t out[16]);
+
+/**
+ * Generate @p n UUIDv7 into @p out[0..n), as idmint_uuid7 would one by one,
+ * increasing through the array and after every UUID the process made
+ * before; about 5 times faster per UUID than single calls, as one atomic
+ * step and one draw of random bytes serve up to 256 UUIDs. @p n may be 0.
+ * @return 0; IDMINT_EINVAL (@p out NULL with @p n > 0, nothing written);
+ *         IDMINT_ENOMEM or IDMINT_EUNAVAILABLE as idmint_uuid7, with a
+ *         prefix of @p out written (valid UUIDs, to be dropped).
+ * Thread-safety: safe.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_uuid7_n(uint8_t (*out)[16], size_t n);
 
 /**
  * The lowest and highest UUIDv7 (as bytes, which sort as the UUIDs do)

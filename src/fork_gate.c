@@ -3,7 +3,7 @@
 /*
  * The fork gate: which copy of the process this is, and the store gate that
  * makes fork() wait until no store call of the library is in flight. Every
- * module that must notice a child (handle.c, uuid7.c) or that calls a store
+ * module that must notice a child (handle.c, csprng.c) or that calls a store
  * (lease.c, range.c) calls down into this file; it calls nothing of theirs
  * but the clock's reset.
  *
@@ -18,7 +18,7 @@
  *   flag that is 1 in the opener and 0 in every child: the mint's check is
  *   one load and compare on the handle's own cache line, and a child finds
  *   nothing of the parent's lease or state there at all.
- * UUIDv7's per-thread pools compare their fork id with the word.
+ * The random streams (csprng.c) compare their fork id with the word.
  *
  * Where the kernel refuses MADV_WIPEONFORK (EINVAL before Linux 4.14) the
  * word and the flags stay 0 and every check takes the slow path, where the

@@ -116,6 +116,17 @@ void idmint__errmsg_clear(void);
 /* 32 lowercase hex digits of fresh randomness plus NUL: an incarnation id. */
 int idmint__incarnation(char out[33]);
 
+/* ==== csprng.c: the per-thread user-space CSPRNG, keyed from entropy.c ==== */
+
+/*
+ * @p len bytes from this thread's stream (AES-256-CTR keyed from the kernel,
+ * fast key erasure, a new kernel key every 1 MiB and in every new copy of
+ * the process). 0, IDMINT_ENOMEM, or IDMINT_EUNAVAILABLE (no kernel
+ * randomness, or OpenSSL failed); @p out is then partly written.
+ * Thread-safety: safe; each thread draws from its own stream.
+ */
+int idmint__random_fill(void *out, size_t len);
+
 /* ==== fork_gate.c: which copy of the process this is, and the store gate ==== */
 
 /*
@@ -467,7 +478,7 @@ extern _Thread_local __attribute__((
     tls_model("initial-exec"))) struct range_tls idmint__range_tls[IDMINT__RANGE_TLS_SLOTS];
 /* ==== thread_state.c: per-thread heap blocks ==== */
 
-enum idmint__slot { IDMINT__SLOT_ERRMSG, IDMINT__SLOT_UUID_POOL, IDMINT__SLOT_COUNT };
+enum idmint__slot { IDMINT__SLOT_ERRMSG, IDMINT__SLOT_CSPRNG, IDMINT__SLOT_COUNT };
 
 /*
  * This thread's block of @p size bytes for @p slot (zeroed when new: then

@@ -1,10 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * UUIDv7 (RFC 9562 §5.7) with a 16-bit counter (§6.2 method 1): the 12 bits
- * of rand_a and the top 4 bits of rand_b. One 64-bit atomic (ms << 16 |
- * counter), advanced by CAS, orders every UUID of the process; the other 58
- * bits come from the kernel through a per-thread pool that any copy of the
- * process (fork(), a raw clone) invalidates.
+ * UUIDv7 (RFC 9562 §5.7): the 48-bit Unix ms, a 12-bit counter in rand_a
+ * (§6.2 method 1), and 62 bits of rand_b from the thread's CSPRNG
+ * (csprng.c), fresh in every UUID.
+ *
+ * Order: one 64-bit atomic, ms << 12 | counter of the last UUID handed out,
+ * advanced by CAS, orders every UUID of the process across all its threads;
+ * a batch takes a run of up to CHUNK counter values in one CAS.
+ * Guessing: each ms's counter starts at a random value in 0..2047, so the
+ * next UUID across a millisecond cannot be told from the last; the top bit
+ * starting at 0 leaves at least 2048 values before the rollover (§6.2).
+ * Rollover: when a millisecond's counter is spent, the timestamp runs 1 ms
+ * ahead of the clock rather than wrap (§6.2). A process that makes more
+ * than 2 to 4 million UUIDs a second therefore carries a timestamp ahead of
+ * its clock, by 1 ms for every 2,048 to 4,096 UUIDs beyond that rate, and
+ * comes back to the clock as soon as its rate falls below it: 62 random
+ * bits leave no more room for a counter (docs/design.md, UUIDv7).
  */
 #include "idmint.h"
 #include "internal.h"
@@ -15,67 +26,63 @@
 #include <stdint.h>
 #include <string.h>
 
-#define COUNTER_BITS  16u
+#define COUNTER_BITS  12u
 #define COUNTER_MAX   ((UINT64_C(1) << COUNTER_BITS) - 1)
 #define SEED_MASK     (COUNTER_MAX >> 1) /* RFC 9562 §6.2 rollover guard: top bit starts at 0 */
-#define RAND_B_BITS   58u                /* rand_b bits left after the counter's 4 */
+#define RAND_B_BITS   62u
 #define RAND_B_MASK   ((UINT64_C(1) << RAND_B_BITS) - 1)
 #define VERSION_7     UINT64_C(0x7000)
 #define VARIANT_10    (UINT64_C(2) << 62)
-#define POOL_SIZE     4096u
-#define DRAW_MAX      10u /* bytes one UUID may take: 8 for rand_b, 2 for a seed */
+#define CHUNK         256u /* UUIDs of a batch per CAS and per draw of random bytes */
 #define UUID_TEXT_LEN 36u
-
-/* One per thread: getrandom(2) per UUID would cost more than the rest. */
-struct pool {
-    uint64_t fork_id; /* idmint__fork_id() when filled */
-    size_t pos;       /* next unused byte; POOL_SIZE when empty */
-    unsigned char buf[POOL_SIZE];
-};
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static struct clock uuid_clock;
-static const _Atomic uint64_t *uuid_fork_word; /* idmint__fork_word() */
-static _Atomic uint64_t uuid_state;            /* ms << 16 | counter of the last UUID; only grows */
+static _Atomic uint64_t uuid_state; /* ms << 12 | counter of the last UUID; only grows */
 
 static void uuid_init(void)
 {
     idmint__clock_init(&uuid_clock, NULL, NULL, NULL);
-    uuid_fork_word = idmint__fork_word();
 }
 
 /*
- * Make sure @p p holds DRAW_MAX unused bytes from this process's own draw.
- * 0 or IDMINT_EUNAVAILABLE, with the pool left empty.
+ * Take the next run of at most @p want (>= 1) UUID states, in one CAS: the
+ * first in *first, how many in *count (fewer than @p want where the run
+ * reaches the end of a millisecond's counter). 0 or the CSPRNG's error.
  */
-static int pool_ready(struct pool *p)
+static int reserve(size_t want, uint64_t *first, size_t *count)
 {
-    uint64_t id;
-    int rc;
+    uint64_t old, start, room, seed = 0, ms;
+    int have_seed = 0;
+    int64_t now = idmint__clock_now_ms(&uuid_clock);
 
-    /* A child holds a copy of the parent's unused bytes; using them would
-     * repeat the parent's UUIDs bit for bit. */
-    if (idmint__fork_is_other(uuid_fork_word, p->fork_id))
-        p->pos = POOL_SIZE;
-    if (p->pos + DRAW_MAX <= POOL_SIZE)
-        return 0;
-    id = idmint__fork_id(); /* before the draw: the bytes are this copy's */
-    rc = idmint__entropy(p->buf, sizeof(p->buf));
-    if (rc != 0)
-        return rc;
-    p->fork_id = id;
-    p->pos = 0;
+    if (now < 0)
+        now = 0;
+    old = atomic_load_explicit(&uuid_state, memory_order_relaxed);
+    do {
+        ms = old >> COUNTER_BITS;
+        if ((uint64_t)now <= ms && (old & COUNTER_MAX) != COUNTER_MAX) {
+            /* Same ms, or the clock reading lags another thread's: count on. */
+            start = old + 1;
+            room = COUNTER_MAX - (old & COUNTER_MAX);
+        } else {
+            if (!have_seed) {
+                int rc = idmint__random_fill(&seed, sizeof(seed));
+
+                if (rc != 0)
+                    return rc;
+                seed &= SEED_MASK;
+                have_seed = 1;
+            }
+            /* On rollover the timestamp runs 1 ms ahead rather than wrap. */
+            start = ((uint64_t)now > ms ? (uint64_t)now : ms + 1) << COUNTER_BITS | seed;
+            room = COUNTER_MAX + 1 - seed;
+        }
+        *count = want < room ? want : (size_t)room;
+    } while (!atomic_compare_exchange_weak_explicit(&uuid_state, &old, start + *count - 1,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    *first = start;
     return 0;
-}
-
-/* Byte order does not matter for random bits, so a plain copy will do. */
-static uint64_t pool_take(struct pool *p, size_t n)
-{
-    uint64_t v = 0;
-
-    memcpy(&v, p->buf + p->pos, n);
-    p->pos += n;
-    return v;
 }
 
 static void put_be64(uint8_t *out, uint64_t v)
@@ -91,51 +98,58 @@ static void put_be64(uint8_t *out, uint64_t v)
 #endif
 }
 
+/* ms(48) | ver(4) | counter(12) ; var(2) | random(62) */
+static void put_uuid(uint8_t out[16], uint64_t state, uint64_t random)
+{
+    put_be64(out, (state >> COUNTER_BITS) << 16 | VERSION_7 | (state & COUNTER_MAX));
+    put_be64(out + 8, VARIANT_10 | (random & RAND_B_MASK));
+}
+
 int idmint_uuid7(uint8_t out[16])
 {
-    uint64_t old, next, rand_b, seed = 0, ms;
-    int have_seed = 0, rc, is_new;
-    struct pool *p = idmint__thread_slot(IDMINT__SLOT_UUID_POOL, sizeof(*p), &is_new);
-    int64_t now;
+    uint64_t random, state;
+    size_t count;
+    int rc;
 
-    if (p == NULL)
-        return idmint__fail(IDMINT_ENOMEM, "out of memory for this thread's UUIDv7 pool");
-    if (is_new)
-        p->pos = POOL_SIZE;
     pthread_once(&init_once, uuid_init);
-    rc = pool_ready(p);
+    rc = idmint__random_fill(&random, sizeof(random));
+    if (rc == 0)
+        rc = reserve(1, &state, &count);
     if (rc != 0)
         return rc;
-    rand_b = pool_take(p, 8) & RAND_B_MASK;
-    now = idmint__clock_now_ms(&uuid_clock);
-    if (now < 0)
-        now = 0;
+    put_uuid(out, state, random);
+    return 0;
+}
 
-    old = atomic_load_explicit(&uuid_state, memory_order_relaxed);
-    do {
-        ms = old >> COUNTER_BITS;
-        if ((uint64_t)now <= ms && (old & COUNTER_MAX) != COUNTER_MAX) {
-            /* Same ms, or the clock reading lags another thread's: count on. */
-            next = old + 1;
-            continue;
-        }
-        if (!have_seed) {
-            /* pool_ready left room for this: the CAS loop cannot fail. */
-            seed = pool_take(p, 2) & SEED_MASK;
-            have_seed = 1;
-        }
-        /* RFC 9562 §6.2: on counter rollover, run the timestamp 1 ms ahead
-         * rather than wrap, which would break the order. */
-        if ((uint64_t)now <= ms)
-            next = (ms + 1) << COUNTER_BITS | seed;
-        else
-            next = (uint64_t)now << COUNTER_BITS | seed;
-    } while (!atomic_compare_exchange_weak_explicit(&uuid_state, &old, next, memory_order_relaxed,
-                                                    memory_order_relaxed));
+int idmint_uuid7_n(uint8_t (*out)[16], size_t n)
+{
+    uint64_t random[CHUNK];
+    size_t done = 0, drawn = 0;
 
-    /* ms(48) | ver(4) | counter high 12 ; var(2) | counter low 4 | random 58 */
-    put_be64(out, (next >> COUNTER_BITS) << 16 | VERSION_7 | (next & COUNTER_MAX) >> 4);
-    put_be64(out + 8, VARIANT_10 | (next & 0xf) << RAND_B_BITS | rand_b);
+    if (out == NULL && n > 0)
+        return idmint__fail(IDMINT_EINVAL, "uuid7_n: NULL output for %zu UUIDs", n);
+    pthread_once(&init_once, uuid_init);
+    while (done < n) {
+        size_t want = n - done < CHUNK ? n - done : CHUNK, got;
+        uint64_t state;
+        int rc;
+
+        /* random[0..drawn) are left over from a run cut short by a ms's end. */
+        if (drawn < want) {
+            rc = idmint__random_fill(random + drawn, (want - drawn) * sizeof(random[0]));
+            if (rc != 0)
+                return rc;
+            drawn = want;
+        }
+        rc = reserve(want, &state, &got);
+        if (rc != 0)
+            return rc;
+        for (size_t i = 0; i < got; i++)
+            put_uuid(out[done + i], state + i, random[i]);
+        memmove(random, random + got, (drawn - got) * sizeof(random[0]));
+        drawn -= got;
+        done += got;
+    }
     return 0;
 }
 

@@ -259,6 +259,8 @@ int cmd_mint_run(int argc, char **argv, struct args_common *common)
     return mint_run(args_authority(common), &ma);
 }
 
+#define UUID_CHUNK 1024 /* UUIDs per idmint_uuid7_n call */
+
 int cmd_uuid7_run(int argc, char **argv, struct args_common *common)
 {
     char **pos = malloc(((size_t)argc + 1) * sizeof(*pos));
@@ -267,7 +269,7 @@ int cmd_uuid7_run(int argc, char **argv, struct args_common *common)
     struct out_buf *out;
     uint64_t count = 1, i;
     size_t npos;
-    int rc, status = CLI_EXIT_OK;
+    int rc, status = CLI_EXIT_OK, write_failed = 0;
 
     if (pos == NULL)
         return cli_error("uuid7: out of memory");
@@ -286,19 +288,27 @@ int cmd_uuid7_run(int argc, char **argv, struct args_common *common)
     if (out == NULL)
         return cli_error("uuid7: out of memory");
     out_init(out);
-    for (i = 0; i < count; i++) {
-        uint8_t u[16];
-        char text[37];
+    /* A failed write ends the loop; out_finish reports it. */
+    for (i = 0; i < count && status == CLI_EXIT_OK && !write_failed;) {
+        uint8_t u[UUID_CHUNK][16];
+        size_t n = count - i < UUID_CHUNK ? (size_t)(count - i) : UUID_CHUNK;
 
-        rc = idmint_uuid7(u);
+        rc = idmint_uuid7_n(u, n);
         if (rc != 0) {
             status = cli_fail(rc, "uuid7: generating UUIDv7 failed");
             break;
         }
-        idmint_uuid_format(u, text);
-        text[36] = '\n';
-        if (out_bytes(out, text, sizeof(text)) != 0)
-            break;
+        for (size_t k = 0; k < n; k++) {
+            char text[37];
+
+            idmint_uuid_format(u[k], text);
+            text[36] = '\n';
+            if (out_bytes(out, text, sizeof(text)) != 0) {
+                write_failed = 1;
+                break;
+            }
+        }
+        i += n;
     }
     status = out_finish(out, status);
     free(out);

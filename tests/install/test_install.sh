@@ -210,14 +210,15 @@ for p in "${PKGS[@]}"; do
         die "$p: Package/Version $(field "$p" Package) $(field "$p" Version)"
     [ "$(field "$p" Source)" = idmint ] || die "$p: Source '$(field "$p" Source)'"
 done
-# A program that only links libidmint gets SQLite and Jansson, never the daemon's libraries.
+# A program that only links libidmint gets SQLite, Jansson and OpenSSL's
+# libcrypto (libssl3: UUIDv7's random stream), never the daemon's libraries.
 lib_depends=$(field "$LIBPKG" Depends)
-for dep in libc6 libsqlite3-0 libjansson4; do
+for dep in libc6 libsqlite3-0 libjansson4 libssl3; do
     has_dep "$lib_depends" $dep || die "$LIBPKG Depends lacks $dep: $lib_depends"
 done
-if grep -qE 'h2o|inih|libssl|libpq|libcurl|adduser' <<<"$lib_depends"; then die "$LIBPKG depends on more than it links: $lib_depends"; fi
+if grep -qE 'h2o|inih|libpq|libcurl|adduser' <<<"$lib_depends"; then die "$LIBPKG depends on more than it links: $lib_depends"; fi
 cli_depends=$(field idmint Depends)
-if grep -qE 'h2o|inih|libssl|adduser' <<<"$cli_depends"; then die "idmint depends on the daemon's libraries: $cli_depends"; fi
+if grep -qE 'h2o|inih|adduser' <<<"$cli_depends"; then die "idmint depends on the daemon's libraries: $cli_depends"; fi
 d_depends=$(field idmintd Depends)
 for dep in adduser libc6 libsqlite3-0 libjansson4 'libh2o-evloop[0-9.]*' 'libinih[0-9]*'; do
     has_dep "$d_depends" "$dep" || die "idmintd Depends lacks $dep: $d_depends"

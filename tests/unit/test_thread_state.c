@@ -23,13 +23,13 @@ static void test_thread_state__a_block_is_made_zeroed_once_per_thread_and_slot(v
     int is_new = -1, k;
 
     (void)state;
-    a = idmint__thread_slot(IDMINT__SLOT_UUID_POOL, BLOCK, &is_new);
+    a = idmint__thread_slot(IDMINT__SLOT_CSPRNG, BLOCK, &is_new);
     assert_non_null(a);
     assert_int_equal(is_new, 1); /* the first test: nothing used the slot before */
     for (k = 0; k < BLOCK; k++)
         assert_int_equal(a[k], 0);
     memset(a, 0x5a, BLOCK);
-    again = idmint__thread_slot(IDMINT__SLOT_UUID_POOL, BLOCK, &is_new);
+    again = idmint__thread_slot(IDMINT__SLOT_CSPRNG, BLOCK, &is_new);
     assert_ptr_equal(again, a);
     assert_int_equal(is_new, 0);
     assert_int_equal(again[BLOCK - 1], 0x5a);
@@ -48,7 +48,7 @@ static void *other_thread(void *arg)
 {
     struct seen *s = arg;
 
-    s->block = idmint__thread_slot(IDMINT__SLOT_UUID_POOL, BLOCK, &s->is_new);
+    s->block = idmint__thread_slot(IDMINT__SLOT_CSPRNG, BLOCK, &s->is_new);
     if (s->block != NULL) {
         s->first = s->block[0];
         memset(s->block, 0xa5, BLOCK);
@@ -65,7 +65,7 @@ static void test_thread_state__each_thread_has_its_own_block(void **state)
     int is_new, i;
 
     (void)state;
-    mine = idmint__thread_slot(IDMINT__SLOT_UUID_POOL, BLOCK, &is_new);
+    mine = idmint__thread_slot(IDMINT__SLOT_CSPRNG, BLOCK, &is_new);
     assert_non_null(mine);
     memset(mine, 0x11, BLOCK);
     for (i = 0; i < 8; i++) {
@@ -79,7 +79,7 @@ static void test_thread_state__each_thread_has_its_own_block(void **state)
         assert_int_equal(s[i].first, 0);
     }
     /* The threads wrote theirs; this one is as this thread left it. */
-    assert_ptr_equal(idmint__thread_slot(IDMINT__SLOT_UUID_POOL, BLOCK, &is_new), mine);
+    assert_ptr_equal(idmint__thread_slot(IDMINT__SLOT_CSPRNG, BLOCK, &is_new), mine);
     assert_int_equal(mine[0], 0x11);
     assert_int_equal(mine[BLOCK - 1], 0x11);
 }

@@ -26,7 +26,7 @@
 #define THREAD_COUNT  1000000u
 #define FORK_COUNT    100000u
 #define UUID_LEN      16u
-#define RAND_TAIL_OFF 9u /* bytes 9..15 hold 56 bits from the kernel, no counter */
+#define RAND_TAIL_OFF 9u /* bytes 9..15: 56 of rand_b's 62 random bits, no counter */
 
 static int64_t realtime_ms(void)
 {
@@ -34,6 +34,13 @@ static int64_t realtime_ms(void)
 
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pause_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+
+    nanosleep(&ts, NULL);
 }
 
 static int64_t uuid_ms(const uint8_t u[16])
@@ -73,29 +80,137 @@ static size_t count_equal_neighbours(uint8_t (*u)[16], size_t n,
     return dups;
 }
 
-static void test_uuid7__ten_million_increase_as_bytes_near_the_clock(void **state)
+/*
+ * Wait until the next UUID's time is the clock's again: a test before this
+ * one may have run the timestamp ahead (more than 2,048 UUIDs in one ms).
+ */
+static void wait_for_the_clock(void)
 {
+    uint8_t u[16];
+
+    assert_int_equal(idmint_uuid7(u), 0);
+    while (uuid_ms(u) >= realtime_ms())
+        pause_us(1000);
+}
+
+/* The number of UUIDs one ms is sure to hold: the counter starts below 2048. */
+#define PER_MS_AT_LEAST 2048
+
+static unsigned counter_of(const uint8_t u[16])
+{
+    return (unsigned)(u[6] & 0xf) << 8 | u[7];
+}
+
+static void test_uuid7__below_two_thousand_a_ms_the_time_is_the_clock(void **state)
+{
+    enum { ROUNDS = 1000 };
     uint8_t prev[16], cur[16];
-    int64_t ts[BATCH];
+    static unsigned char seen[PER_MS_AT_LEAST];
+    unsigned distinct = 0;
 
     (void)state;
+    wait_for_the_clock();
+    assert_int_equal(idmint_uuid7(prev), 0);
+    for (unsigned round = 0; round < ROUNDS; round++) {
+        int64_t before = realtime_ms(), after;
+
+        for (unsigned i = 0; i < PER_MS_AT_LEAST / 2; i++) {
+            assert_int_equal(idmint_uuid7(cur), 0);
+            if (i == 0) {
+                /* The first UUID of a ms: its counter is the ms's random start. */
+                assert_true(counter_of(cur) < PER_MS_AT_LEAST);
+                distinct += !seen[counter_of(cur)];
+                seen[counter_of(cur)] = 1;
+            }
+            if (memcmp(prev, cur, UUID_LEN) >= 0 || cur[6] >> 4 != 7 || cur[8] >> 6 != 2)
+                fail_msg("round %u, UUID %u is not a v7 UUID above the previous one", round, i);
+            memcpy(prev, cur, UUID_LEN);
+        }
+        after = realtime_ms();
+        if (uuid_ms(cur) < before - 1 || uuid_ms(cur) > after + 1)
+            fail_msg("round %u: ms %lld outside [%lld, %lld]", round, (long long)uuid_ms(cur),
+                     (long long)before - 1, (long long)after + 1);
+        /* At most 1,024 UUIDs a ms: never a rollover, so never ahead. */
+        while (realtime_ms() == after)
+            pause_us(100);
+    }
+    /* 1,000 starts drawn from 2,048 values give about 790 distinct ones; a
+     * counter that started at a fixed or guessable place would give few. */
+    if (distinct < 600)
+        fail_msg("the counter started at only %u distinct values in %d ms", distinct, ROUNDS);
+}
+
+static void test_uuid7__ten_million_increase_and_run_ahead_only_as_needed(void **state)
+{
+    uint8_t prev[16], cur[16];
+    int64_t start;
+
+    (void)state;
+    wait_for_the_clock();
+    start = realtime_ms();
     assert_int_equal(idmint_uuid7(prev), 0);
     for (unsigned done = 0; done < SINGLE_COUNT; done += BATCH) {
-        int64_t before = realtime_ms(), after;
+        int64_t before = realtime_ms(), after, ms, ahead_limit;
 
         for (unsigned i = 0; i < BATCH; i++) {
             assert_int_equal(idmint_uuid7(cur), 0);
             if (memcmp(prev, cur, UUID_LEN) >= 0 || cur[6] >> 4 != 7 || cur[8] >> 6 != 2)
                 fail_msg("UUID %u is not a v7 UUID above the previous one", done + i);
-            ts[i] = uuid_ms(cur);
             memcpy(prev, cur, UUID_LEN);
         }
         after = realtime_ms();
-        for (unsigned i = 0; i < BATCH; i++)
-            if (ts[i] < before - 1 || ts[i] > after + 1)
-                fail_msg("UUID %u: ms %lld outside [%lld, %lld]", done + i, (long long)ts[i],
-                         (long long)before - 1, (long long)after + 1);
+        ms = uuid_ms(cur);
+        /* Never behind the clock; ahead of it by no more than the ms that
+         * the rollovers of the UUIDs made so far can have cost (RFC 9562
+         * §6.2): one per 2,048 at most, and one for a ms started at the end. */
+        ahead_limit = start + (int64_t)(done + BATCH) / PER_MS_AT_LEAST;
+        if (ahead_limit < after)
+            ahead_limit = after;
+        if (ms < before - 1 || ms > ahead_limit + 2)
+            fail_msg("UUID %u: ms %lld, clock [%lld, %lld], limit %lld", done + BATCH,
+                     (long long)ms, (long long)before, (long long)after, (long long)ahead_limit);
     }
+    /* Ahead by whatever the loop made: once the clock passes it, the time
+     * is the clock's again. */
+    while (realtime_ms() <= uuid_ms(prev))
+        pause_us(1000);
+    {
+        int64_t before = realtime_ms();
+
+        assert_int_equal(idmint_uuid7(cur), 0);
+        assert_true(uuid_ms(cur) >= before - 1 && uuid_ms(cur) <= realtime_ms() + 1);
+    }
+}
+
+static void test_uuid7__batch_continues_the_order_and_refuses_null(void **state)
+{
+    enum { N = 100000 };
+    uint8_t(*u)[16] = malloc((size_t)N * UUID_LEN);
+    uint8_t before[16], after[16], none[16];
+
+    (void)state;
+    assert_non_null(u);
+    assert_int_equal(idmint_uuid7(before), 0);
+    assert_int_equal(idmint_uuid7_n(u, N), 0);
+    assert_int_equal(idmint_uuid7(after), 0);
+    assert_true(memcmp(before, u[0], UUID_LEN) < 0);
+    for (size_t i = 1; i < N; i++)
+        if (memcmp(u[i - 1], u[i], UUID_LEN) >= 0)
+            fail_msg("batch UUID %zu does not increase", i);
+    assert_true(memcmp(u[N - 1], after, UUID_LEN) < 0);
+    for (size_t i = 0; i < N; i++)
+        assert_v7_and_variant(u[i]);
+    assert_int_equal(count_equal_neighbours(u, N, cmp_tail), 0);
+
+    assert_int_equal(idmint_uuid7_n(NULL, 0), 0);
+    assert_int_equal(idmint_uuid7_n(u, 0), 0);
+    idmint__errmsg_clear();
+    assert_int_equal(idmint_uuid7_n(NULL, 1), IDMINT_EINVAL);
+    assert_true(strlen(idmint_errmsg()) > 0);
+    /* A refused call takes no UUID: the next one follows the last given. */
+    assert_int_equal(idmint_uuid7(none), 0);
+    assert_true(memcmp(after, none, UUID_LEN) < 0);
+    free(u);
 }
 
 struct minter_thread {
@@ -213,6 +328,54 @@ static void test_uuid7__fork_child_never_repeats_the_parent(void **state)
     free(all);
 }
 
+/*
+ * A child that forks again before it ever calls into the library: the
+ * grandchild holds the same copy of the parent's stream as the child, and
+ * neither may give out what the other or the parent does.
+ */
+static void test_uuid7__grandchild_of_a_silent_child_repeats_no_one(void **state)
+{
+    uint8_t first[16];
+    uint8_t(*all)[16] = malloc(3 * (size_t)FORK_COUNT * UUID_LEN);
+    int fds[2][2], status = 0;
+    pid_t child;
+
+    (void)state;
+    assert_non_null(all);
+    assert_int_equal(idmint_uuid7(first), 0);
+    assert_int_equal(pipe(fds[0]), 0);
+    assert_int_equal(pipe(fds[1]), 0);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        pid_t grandchild = fork(); /* before any call of the library */
+        int slot = grandchild == 0 ? 1 : 0, ok = grandchild >= 0, gstatus = 0;
+
+        close(fds[0][0]);
+        close(fds[1][0]);
+        for (unsigned i = 0; i < FORK_COUNT && ok; i++)
+            ok = idmint_uuid7(all[i]) == 0;
+        ok = ok && write_all(fds[slot][1], all, (size_t)FORK_COUNT * UUID_LEN) == 0;
+        if (grandchild > 0)
+            ok = ok && waitpid(grandchild, &gstatus, 0) == grandchild && WIFEXITED(gstatus) &&
+                 WEXITSTATUS(gstatus) == 0;
+        _exit(ok ? 0 : 1);
+    }
+    close(fds[0][1]);
+    close(fds[1][1]);
+    for (unsigned i = 0; i < FORK_COUNT; i++)
+        assert_int_equal(idmint_uuid7(all[2 * FORK_COUNT + i]), 0);
+    assert_int_equal(read_all(fds[0][0], all, (size_t)FORK_COUNT * UUID_LEN), 0);
+    assert_int_equal(read_all(fds[1][0], all + FORK_COUNT, (size_t)FORK_COUNT * UUID_LEN), 0);
+    close(fds[0][0]);
+    close(fds[1][0]);
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(count_equal_neighbours(all, 3 * (size_t)FORK_COUNT, cmp_uuid), 0);
+    assert_int_equal(count_equal_neighbours(all, 3 * (size_t)FORK_COUNT, cmp_tail), 0);
+    free(all);
+}
+
 static void test_uuid7__text_round_trips_in_either_case(void **state)
 {
     uint8_t u[16], back[16];
@@ -289,9 +452,12 @@ static void test_uuid7__parse_refuses_bad_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_uuid7__ten_million_increase_as_bytes_near_the_clock),
+        cmocka_unit_test(test_uuid7__below_two_thousand_a_ms_the_time_is_the_clock),
+        cmocka_unit_test(test_uuid7__ten_million_increase_and_run_ahead_only_as_needed),
+        cmocka_unit_test(test_uuid7__batch_continues_the_order_and_refuses_null),
         cmocka_unit_test(test_uuid7__two_threads_distinct_and_each_increasing),
         cmocka_unit_test(test_uuid7__fork_child_never_repeats_the_parent),
+        cmocka_unit_test(test_uuid7__grandchild_of_a_silent_child_repeats_no_one),
         cmocka_unit_test(test_uuid7__text_round_trips_in_either_case),
         cmocka_unit_test(test_uuid7__format_matches_a_known_value),
         cmocka_unit_test(test_uuid7__parse_refuses_bad_text),
