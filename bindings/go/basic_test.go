@@ -1,6 +1,7 @@
 package idmint_test
 
 import (
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -163,6 +164,38 @@ func TestDeferredCloseReleasesTheLeaseAndEndsTheMinter(t *testing.T) {
 }
 
 var uuidText = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+func TestUUID7IntoContinuesTheOrderAndRefusesBadCounts(t *testing.T) {
+	before, err := idmint.UUID7()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]idmint.UUID, 10_000)
+	if err := idmint.UUID7Into(got); err != nil {
+		t.Fatal(err)
+	}
+	after, err := idmint.UUID7()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := append(append([]idmint.UUID{before}, got...), after)
+	for i := 1; i < len(seq); i++ {
+		if string(seq[i][:]) <= string(seq[i-1][:]) {
+			t.Fatalf("UUID %d %s is not above %s", i, seq[i], seq[i-1])
+		}
+		if !uuidText.MatchString(seq[i].String()) {
+			t.Fatalf("UUID7Into gave %q, not a lowercase v7 UUID", seq[i])
+		}
+	}
+	for _, bad := range [][]idmint.UUID{nil, {}} {
+		if err := idmint.UUID7Into(bad); !errors.Is(err, idmint.ErrInvalid) {
+			t.Fatalf("UUID7Into(len %d) = %v, want ErrInvalid", len(bad), err)
+		}
+	}
+	if next, err := idmint.UUID7(); err != nil || string(next[:]) <= string(after[:]) {
+		t.Fatalf("after refused calls UUID7 = %s, %v: want above %s", next, err, after)
+	}
+}
 
 func TestUUID7IsVersion7IncreasingAndRoundTripsThroughTheLibrarysParser(t *testing.T) {
 	start := time.Now().UnixMilli()

@@ -173,6 +173,16 @@ static inline idmint_go_uuid idmint_go_uuid7(void)
     return r;
 }
 
+static inline idmint_go_status idmint_go_uuid7_n(uint8_t *out, size_t n)
+{
+    idmint_go_status r = {0, NULL};
+
+    r.rc = idmint_uuid7_n((uint8_t(*)[16])out, n);
+    if (r.rc != 0)
+        r.detail = idmint_go_detail(r.rc);
+    return r;
+}
+
 static inline idmint_go_uuid idmint_go_uuid_parse(const char *text)
 {
     idmint_go_uuid r;

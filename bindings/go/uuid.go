@@ -21,6 +21,24 @@ func UUID7() (UUID, error) {
 	return *(*UUID)(unsafe.Pointer(&r.b[0])), nil
 }
 
+// UUID7Into fills dst (1..MaxBatch long) with new UUIDv7s in one library
+// call (idmint_uuid7_n), increasing through dst and after every UUID the
+// process made before: several times faster per UUID than UUID7. On error
+// dst may be partly written (valid UUIDs, to be dropped).
+func UUID7Into(dst []UUID) error {
+	if err := checkCount("UUID7Into", len(dst)); err != nil {
+		return err
+	}
+	if len(dst) == 0 {
+		return argError("UUID7Into", "count 0: want 1 or more UUIDs")
+	}
+	r := C.idmint_go_uuid7_n((*C.uint8_t)(unsafe.Pointer(&dst[0][0])), C.size_t(len(dst)))
+	if r.rc != 0 {
+		return libError("UUID7Into", r.rc, r.detail)
+	}
+	return nil
+}
+
 // UUID7Bounds gives the lowest and highest UUIDv7 whose time falls in
 // [from, to), to the millisecond: UUIDs compare as their bytes, so a query
 // by time is a range scan. It fails with ErrInvalid for an empty window or

@@ -137,6 +137,7 @@ func run(url, rangeNS, sfNS string, d time.Duration, rounds int) error {
 	}
 	ids := make([]uint64, 1000)
 	strs := make([]string, 1000)
+	uuids := make([]idmint.UUID, 1000)
 	rnd := make([]byte, 16000)
 	const single, batched = "peer: crypto/rand UUIDv4 string", "peer: 1000 UUIDv4 strings, one read"
 	cases := []struct {
@@ -158,6 +159,19 @@ func run(url, rangeNS, sfNS string, d time.Duration, rounds int) error {
 		{"floor: RWMutex RLock+RUnlock", "", 1, 1, rwLockPair},
 		{batched, batched, 1, 1000, func() error { peerBatch(strs, rnd); return nil }},
 		{"NextInto(1000) range", batched, 1, 1000, func() error { err := rg.NextInto(ids); sink += ids[999]; return err }},
+		{"UUID7Into(1000)", batched, 1, 1000, func() error {
+			err := idmint.UUID7Into(uuids)
+			sink += uint64(uuids[999][15])
+			return err
+		}},
+		{"UUID7Into(1000) + String()", batched, 1, 1000, func() error {
+			err := idmint.UUID7Into(uuids)
+			for i := range uuids {
+				strs[i] = uuids[i].String()
+			}
+			sink += uint64(len(strs[999]))
+			return err
+		}},
 	}
 	fmt.Printf("idmint Go binding benchmark: %s %s/%s, %d CPUs, %d rounds of %v per case, best kept\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), rounds, d)

@@ -75,6 +75,7 @@ function main() {
             'nextN(1000) range': [() => (sink = rg.nextN(BATCH)), BATCH],
             'nextInto(1000) range': [() => (sink = rg.nextInto(buf)), BATCH],
             'uuid7()': [() => (sink = idmint.uuid7()), 1],
+            'uuid7N(1000)': [() => (sink = idmint.uuid7N(BATCH)), BATCH],
             'native next(id), no JS class': [() => (sink = native.next(rawId)), 1],
         };
         if (probe) {

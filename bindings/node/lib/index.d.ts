@@ -124,6 +124,8 @@ export function open(
     options?: MinterOptions
 ): Promise<Minter>;
 export function uuid7(): string;
+/** n (1..MAX_COUNT) new UUIDv7 strings, increasing, made in one library call. */
+export function uuid7N(n: number): string[];
 export function decode(id: IdInput, layout?: LayoutInput): Decoded;
 /** A time: a Date, Unix ms, or UTC text ("2026-03-01", "2026-03-01T12:00:00Z"). */
 export type TimeInput = Date | number | string;

@@ -81,6 +81,7 @@ module.exports = {
     Minter,
     open,
     uuid7: native.uuid7,
+    uuid7N: native.uuid7N,
     decode: native.decode,
     bounds: native.bounds,
     uuid7Bounds: native.uuid7Bounds,

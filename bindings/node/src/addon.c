@@ -95,6 +95,7 @@ NAPI_MODULE_INIT()
     }
     if (minter_define(env, ad, exports) != 0 || set_constants(env, exports) != 0 ||
         set_fn(env, exports, "uuid7", codec_uuid7) != 0 ||
+        set_fn(env, exports, "uuid7N", codec_uuid7_n) != 0 ||
         set_fn(env, exports, "decode", codec_decode) != 0 ||
         set_fn(env, exports, "bounds", codec_bounds) != 0 ||
         set_fn(env, exports, "uuid7Bounds", codec_uuid7_bounds) != 0 ||

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The calls that need no handle: uuid7(), decode(id, layout), bounds(from, to,
- * layout), uuid7Bounds(from, to), strerror(code).
+ * The calls that need no handle: uuid7(), uuid7N(n), decode(id, layout),
+ * bounds(from, to, layout), uuid7Bounds(from, to), strerror(code).
  */
 #include "env.h"
+
+#include <stdlib.h>
 
 napi_value codec_uuid7(napi_env env, napi_callback_info info)
 {
@@ -18,6 +20,42 @@ napi_value codec_uuid7(napi_env env, napi_callback_info info)
     idmint_uuid_format(bytes, text);
     NAPI_CALL(env, napi_create_string_latin1(env, text, 36, &out));
     return out;
+}
+
+/* uuid7N(n): n UUIDv7 strings, increasing, from one idmint_uuid7_n call. */
+napi_value codec_uuid7_n(napi_env env, napi_callback_info info)
+{
+    size_t argc = 1, n;
+    napi_value argv[1], arr, s;
+    uint8_t(*bytes)[16];
+    char text[37];
+    int rc;
+
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok)
+        return addon_napi_failed(env);
+    if (argc < 1)
+        return errors_type(env, "uuid7N(n) needs n");
+    if (args_count(env, argv[0], "n", &n) != 0)
+        return NULL;
+    if ((bytes = malloc(n * sizeof(*bytes))) == NULL)
+        return errors_throw(env, IDMINT_ENOMEM, "no room for the UUIDs");
+    if ((rc = idmint_uuid7_n(bytes, n)) != 0) {
+        free(bytes);
+        return errors_throw(env, rc, idmint_errmsg());
+    }
+    if (napi_create_array_with_length(env, n, &arr) != napi_ok)
+        goto failed;
+    for (size_t i = 0; i < n; i++) {
+        idmint_uuid_format(bytes[i], text);
+        if (napi_create_string_latin1(env, text, 36, &s) != napi_ok ||
+            napi_set_element(env, arr, (uint32_t)i, s) != napi_ok)
+            goto failed;
+    }
+    free(bytes);
+    return arr;
+failed:
+    free(bytes);
+    return addon_napi_failed(env);
 }
 
 napi_value codec_decode_with(napi_env env, napi_value idv, const idmint_layout *l)

@@ -154,6 +154,8 @@ napi_value open_async(napi_env env, napi_callback_info info);
 /* ==== codec.c ==== */
 
 napi_value codec_uuid7(napi_env env, napi_callback_info info);
+/* uuid7N(n): n UUIDv7 strings, increasing, made in one library call. */
+napi_value codec_uuid7_n(napi_env env, napi_callback_info info);
 napi_value codec_decode(napi_env env, napi_callback_info info);
 napi_value codec_bounds(napi_env env, napi_callback_info info);
 napi_value codec_uuid7_bounds(napi_env env, napi_callback_info info);

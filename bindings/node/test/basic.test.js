@@ -153,6 +153,20 @@ test('uuid7() gives canonical, version-7, increasing UUIDs', () => {
     assert.ok(Math.abs(ms - Date.now()) < 5000, `uuid7 time ${ms}`);
 });
 
+test('uuid7N(n) continues the order of uuid7() and refuses bad counts', () => {
+    const before = idmint.uuid7();
+    const got = idmint.uuid7N(10000);
+    const after = idmint.uuid7();
+    assert.equal(got.length, 10000);
+    for (const u of got)
+        assert.match(u, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const seq = [before, ...got, after];
+    for (let i = 1; i < seq.length; i++) assert.ok(seq[i] > seq[i - 1], `${seq[i]} after ${seq[i - 1]}`);
+    for (const bad of [0, -1, 1.5, NaN, '10', undefined])
+        assert.throws(() => idmint.uuid7N(bad), (e) => e instanceof TypeError || e.code !== undefined, String(bad));
+    assert.ok(idmint.uuid7() > after, 'a refused batch took no UUID out of order');
+});
+
 test('decode() takes a layout as "T/R/W/S" or an object, default epoch and unit', () => {
     // 41/0/10/12 from 2026-01-01: time 1000 units, worker 3, sequence 7.
     const id = (1000n << 22n) | (3n << 12n) | 7n;

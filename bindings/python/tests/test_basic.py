@@ -173,6 +173,22 @@ def test_uuid7_is_a_version_7_uuid_that_increases():
     assert abs((got[-1].int >> 80) - now_ms) < 60000, "the first 48 bits are Unix ms"
 
 
+def test_uuid7_n_continues_the_order_and_refuses_bad_counts():
+    before = idmint.uuid7()
+    got = idmint.uuid7_n(10000)
+    after = idmint.uuid7()
+    assert len(got) == 10000 and all(isinstance(u, uuid.UUID) for u in got)
+    assert all(u.version == 7 and u.variant == uuid.RFC_4122 for u in got)
+    seq = [before.bytes] + [u.bytes for u in got] + [after.bytes]
+    assert all(a < b for a, b in zip(seq, seq[1:])), "a batch UUIDv7 did not increase"
+    for bad in (0, -1, idmint.MAX_BATCH + 1):
+        with pytest.raises(idmint.InvalidArgumentError):
+            idmint.uuid7_n(bad)
+    with pytest.raises(TypeError):
+        idmint.uuid7_n("10")
+    assert idmint.uuid7().bytes > after.bytes, "a refused batch took no UUID out of order"
+
+
 def test_close_is_idempotent_and_the_context_manager_closes(store):
     with idmint.Minter(store.url, "rg") as m:
         m.next()

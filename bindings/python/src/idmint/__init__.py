@@ -10,7 +10,7 @@ through the dynamic loader; ImportError says what was searched.
 """
 
 from ._capi import lib as _lib  # noqa: F401 - loads the library first
-from ._uuid7 import uuid7, uuid7_bounds
+from ._uuid7 import uuid7, uuid7_bounds, uuid7_n
 from .authority import AuditEntry, Authority, NamespaceInfo, WorkerInfo
 from .errors import (
     AccessError,
@@ -80,4 +80,5 @@ __all__ = [
     "library_version",
     "uuid7",
     "uuid7_bounds",
+    "uuid7_n",
 ]

@@ -172,6 +172,7 @@ format_iso8601 = _proto("idmint_format_iso8601", c_int, c_int64, c_char_p, c_siz
 decode = _proto("idmint_decode", c_int, POINTER(Layout), c_uint64, POINTER(Decoded))
 id_parse = _proto("idmint_id_parse", c_int, c_char_p, POINTER(c_uint64))
 uuid7 = _proto("idmint_uuid7", c_int, c_void_p)
+uuid7_n = _proto("idmint_uuid7_n", c_int, c_void_p, c_size_t)
 bounds = _proto(
     "idmint_bounds", c_int, POINTER(Layout), c_int64, c_int64, POINTER(c_uint64), POINTER(c_uint64)
 )

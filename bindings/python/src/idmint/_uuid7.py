@@ -4,9 +4,10 @@
 import ctypes
 import uuid
 
-from . import _capi
-from .errors import check
+from . import _args, _capi
+from .errors import InvalidArgumentError, check
 from .layout import time_ms
+from .minter import MAX_BATCH
 
 _UUID_BYTES = 16
 
@@ -16,6 +17,20 @@ def uuid7():
     buf = ctypes.create_string_buffer(_UUID_BYTES)
     check(_capi.uuid7(buf))
     return uuid.UUID(bytes=buf.raw)
+
+
+def uuid7_n(n):
+    """A list of @n new UUIDv7 (uuid.UUID, increasing), 1 <= n <= MAX_BATCH, made in one
+    call (idmint_uuid7_n()): several times faster per UUID than uuid7()."""
+    if type(n) is not int:
+        n = _args.as_int("n", n)
+    if n < 1 or n > MAX_BATCH:
+        raise InvalidArgumentError("n %d is outside 1..%d" % (n, MAX_BATCH))
+    buf = ctypes.create_string_buffer(_UUID_BYTES * n)
+    check(_capi.uuid7_n(buf, n))
+    raw = buf.raw
+    make = uuid.UUID
+    return [make(bytes=raw[i : i + _UUID_BYTES]) for i in range(0, _UUID_BYTES * n, _UUID_BYTES)]
 
 
 def uuid7_bounds(start, end):
