@@ -159,15 +159,16 @@ static int process_clock_is_ticking(void)
 
 /*
  * Read densely (busy) until the ticker runs: 1 when it does, 0 when a
- * reading went out of order or the ticker did not start within 5 s of a
- * window in which this thread read in 48 of 64 ms (what starts it), -1
+ * reading went out of order or the ticker did not start in 20 windows in
+ * which this thread read in 48 of 64 ms (one starts it), -1
  * when in 30 s this thread never got a core for that long (a machine
  * oversubscribed twice over: the TSC path serves, and there is nothing to
  * test). An idle machine passes in milliseconds.
  */
 static int ticks_when_read_densely(void)
 {
-    uint64_t start = idmint__deadline_now_ms(), dense_at = 0;
+    uint64_t start = idmint__deadline_now_ms();
+    unsigned dense_windows = 0; /* windows in which this thread read in 48 of 64 ms */
     int64_t window_start = 0, last_ms = 0;
     int busy = 0;
 
@@ -185,12 +186,10 @@ static int ticks_when_read_densely(void)
         }
         busy += now != last_ms;
         last_ms = now;
-        if (busy >= DENSE_MIN_BUSY && dense_at == 0)
-            dense_at = idmint__deadline_now_ms();
-        if (dense_at != 0 && idmint__deadline_now_ms() - dense_at > 5000)
-            return 0;
+        if (busy == DENSE_MIN_BUSY && ++dense_windows > 20)
+            return 0; /* one such window starts it: twenty is no scheduling delay */
     }
-    return dense_at == 0 ? -1 : 0;
+    return dense_windows == 0 ? -1 : 0;
 }
 
 /* The machine could not give a reader a core: say so, and skip. */
