@@ -20,6 +20,7 @@ test_pkgs=(git                                     # the format stage lists trac
            clang clang-format libclang-rt-14-dev   # fuzz targets, sanitizers
            cppcheck libcmocka-dev uuid-dev sqlite3 python3 spin faketime
            postgresql etcd-server                  # tests/support/pg-start.sh, etcd-start.sh
+           postgresql-server-dev-15                # bindings/postgres: the extension (PGXS)
            etcd-client                             # etcdctl snapshot: test_etcd_restore.sh
            util-linux                              # unshare, setpriv: cli.default_authority
            openssl                                 # throwaway CA and certificates: tests/daemon/test_tls.py

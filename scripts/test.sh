@@ -19,6 +19,10 @@ stage "cppcheck"
 cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr \
     -D__GNUC__ -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -Isrc/store -Isrc/remote -Isrc/service \
     -Icmd/idmintd src cmd
+# The PostgreSQL extension, against the server's headers.
+cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr \
+    -D__GNUC__ -Iinclude -Ibindings/postgres/src -I"$(pg_config --includedir-server)" \
+    bindings/postgres/src
 
 stage "dev: ASan+UBSan, -Werror"
 cmake --preset dev >/dev/null

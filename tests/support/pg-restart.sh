@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # pg-restart.sh DIR: stop the private cluster in DIR (fast: open sessions
 # are cut) and start it again on the same port, keeping its data and DIR/env.
-# For reliability tests of reconnects.
+# For reliability tests of reconnects. PG_STOP_MODE=immediate stops it as a
+# crash would (no checkpoint; every process of the server ends at once).
 set -euo pipefail
 
 dir=${1:?usage: pg-restart.sh DIR}
@@ -17,7 +18,7 @@ if [ "$(id -u)" -eq 0 ]; then
 else
     as_owner() { "$@"; }
 fi
-as_owner "$bin/pg_ctl" -D "$data" -m fast -w -t 30 stop >/dev/null || true
+as_owner "$bin/pg_ctl" -D "$data" -m "${PG_STOP_MODE:-fast}" -w -t 30 stop >/dev/null || true
 as_owner "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 30 start >/dev/null
 port=$(cat "$dir/port")
 for _ in $(seq 1 60); do

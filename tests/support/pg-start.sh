@@ -5,6 +5,8 @@
 # connection URL. Never touches a system cluster. Idempotent: a cluster
 # already running in DIR is left as it is. PG_MAX_CONNECTIONS (default 200)
 # sizes it for more clients: the fleet drill holds one connection per handle.
+# PG_EXTRA_CONF, if set, is appended to the settings (one per line): the
+# PostgreSQL extension's tests preload it.
 set -euo pipefail
 
 dir=${1:?usage: pg-start.sh DIR}
@@ -78,6 +80,7 @@ unix_socket_directories = '$dir'
 max_connections = ${PG_MAX_CONNECTIONS:-200}
 synchronous_commit = on
 fsync = on
+${PG_EXTRA_CONF:-}
 CONF
     chown "$owner" "$data/postgresql.auto.conf"
     if as_owner "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 30 start >/dev/null; then
