@@ -74,7 +74,7 @@ static void request_shmem(void)
     if (prev_shmem_request_hook != NULL) {
         prev_shmem_request_hook();
     }
-    RequestAddinShmemSpace(supply_shmem_size(idmint_pg_max_namespaces));
+    supply_shmem_request(idmint_pg_max_namespaces);
 }
 
 static void startup_shmem(void)

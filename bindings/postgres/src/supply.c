@@ -8,7 +8,9 @@
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "storage/shmem.h"
-#include "storage/spin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/s_lock.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -22,8 +24,15 @@
 /* ...and keeps about this many ms of it in the ring (below idmint.max_age_ms's default, 5). */
 #define SUPPLY_AHEAD_MS 4
 
+/*
+ * LWLocks, not spinlocks: a spinlock's waiter sleeps a whole millisecond at a
+ * time once its spins run out, and the worker holding a slot's lock can be
+ * descheduled on a busy machine; an LWLock's waiter is woken at its release.
+ */
+#define TRANCHE "idmint supply"
+
 typedef struct supply_slot {
-    slock_t mutex; /* guards everything below */
+    LWLock *lock; /* guards everything below */
     /* Backends sleep here for IDs, a definition or an answer to a request. */
     ConditionVariable changed;
     bool in_use;
@@ -34,6 +43,7 @@ typedef struct supply_slot {
     uint32_t asked;  /* requests backends made of the worker */
     uint32_t failed; /* requests up to this one were answered by err_code */
     bool wants_ids;  /* a request wants IDs (not only the definition) */
+    bool wake_sent;  /* a backend set the worker's latch since the worker last looked */
     int err_code;    /* the worker's last failure; 0 after a success */
     char err_msg[SUPPLY_MSG_MAX];
     bool has_definition;
@@ -49,7 +59,7 @@ typedef struct supply_slot {
 } supply_slot;
 
 typedef struct supply_shared {
-    slock_t claim_mutex; /* serialises giving slots to names */
+    LWLock *claim_lock;  /* serialises giving slots to names */
     Latch *worker_latch; /* NULL until the worker runs */
     int slot_count;
     supply_slot slots[FLEXIBLE_ARRAY_MEMBER];
@@ -66,10 +76,16 @@ static struct {
 } local_cache[LOCAL_CACHE];
 static int local_next;
 
-Size supply_shmem_size(int max_namespaces)
+static Size supply_shmem_size(int max_namespaces)
 {
     return add_size(offsetof(supply_shared, slots),
                     mul_size(sizeof(supply_slot), (Size)max_namespaces));
+}
+
+void supply_shmem_request(int max_namespaces)
+{
+    RequestAddinShmemSpace(supply_shmem_size(max_namespaces));
+    RequestNamedLWLockTranche(TRANCHE, max_namespaces + 1);
 }
 
 void supply_shmem_init(int max_namespaces)
@@ -79,11 +95,12 @@ void supply_shmem_init(int max_namespaces)
     if (found) {
         return;
     }
+    LWLockPadded *locks = GetNamedLWLockTranche(TRANCHE);
     memset(shared, 0, supply_shmem_size(max_namespaces));
-    SpinLockInit(&shared->claim_mutex);
+    shared->claim_lock = &locks[max_namespaces].lock;
     shared->slot_count = max_namespaces;
     for (int i = 0; i < max_namespaces; i++) {
-        SpinLockInit(&shared->slots[i].mutex);
+        shared->slots[i].lock = &locks[i].lock;
         ConditionVariableInit(&shared->slots[i].changed);
     }
 }
@@ -103,13 +120,13 @@ static int64_t now_unix_ms(void)
 /* A slot may go to another name when nothing of its own is left in it: no
  * handle, no IDs, and every request answered (by a failure, such as an
  * unknown namespace). Bad names cannot fill the table for good. Caller holds
- * claim_mutex. */
+ * claim_lock. */
 static bool slot_reclaimable(supply_slot *s)
 {
     bool idle;
-    SpinLockAcquire(&s->mutex);
+    LWLockAcquire(s->lock, LW_EXCLUSIVE);
     idle = !s->status.is_open && s->head == s->tail && s->failed == s->asked && s->err_code != 0;
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
     return idle;
 }
 
@@ -117,7 +134,7 @@ static int slot_claim(const char *ns)
 {
     int found = -1, free_at = -1, reclaim_at = -1;
 
-    SpinLockAcquire(&shared->claim_mutex);
+    LWLockAcquire(shared->claim_lock, LW_EXCLUSIVE);
     for (int i = 0; i < shared->slot_count && found < 0; i++) {
         supply_slot *s = &shared->slots[i];
         if (!s->in_use) {
@@ -137,7 +154,7 @@ static int slot_claim(const char *ns)
     }
     if (found < 0 && (free_at >= 0 || reclaim_at >= 0)) {
         supply_slot *s = &shared->slots[free_at >= 0 ? free_at : reclaim_at];
-        SpinLockAcquire(&s->mutex);
+        LWLockAcquire(s->lock, LW_EXCLUSIVE);
         uint32_t epoch = s->epoch + 1;
         /* Everything but the lock and the condition variable starts afresh. */
         memset(s->name, 0, sizeof s->name);
@@ -151,14 +168,15 @@ static int slot_claim(const char *ns)
         s->has_definition = false;
         s->head = s->tail = s->last_id = 0;
         s->taken_recent = 0;
+        s->wake_sent = false;
         s->window_start_ms = 0;
         s->fill_target = SUPPLY_MIN_FILL;
         memset(&s->status, 0, sizeof s->status);
         strlcpy(s->status.name, ns, sizeof s->status.name);
-        SpinLockRelease(&s->mutex);
+        LWLockRelease(s->lock);
         found = (int)(s - shared->slots);
     }
-    SpinLockRelease(&shared->claim_mutex);
+    LWLockRelease(shared->claim_lock);
     if (found < 0) {
         idmint_pg_raise_text(IDMINT_ENOWORKER,
                              "every idmint.max_namespaces slot of this server is in use: raise it");
@@ -175,25 +193,25 @@ static supply_slot *slot_lock(const char *ns)
     for (int i = 0; i < LOCAL_CACHE; i++) {
         if (local_cache[i].name[0] != '\0' && strcmp(local_cache[i].name, ns) == 0) {
             supply_slot *s = &shared->slots[local_cache[i].index];
-            SpinLockAcquire(&s->mutex);
+            LWLockAcquire(s->lock, LW_EXCLUSIVE);
             if (s->in_use && strcmp(s->name, ns) == 0) {
                 return s;
             }
-            SpinLockRelease(&s->mutex);
+            LWLockRelease(s->lock);
             local_cache[i].name[0] = '\0';
         }
     }
     for (;;) {
         int index = slot_claim(ns);
         supply_slot *s = &shared->slots[index];
-        SpinLockAcquire(&s->mutex);
+        LWLockAcquire(s->lock, LW_EXCLUSIVE);
         if (s->in_use && strcmp(s->name, ns) == 0) {
             strlcpy(local_cache[local_next].name, ns, SUPPLY_NAME_MAX);
             local_cache[local_next].index = index;
             local_next = (local_next + 1) % LOCAL_CACHE;
             return s;
         }
-        SpinLockRelease(&s->mutex); /* given away between the claim and now: claim again */
+        LWLockRelease(s->lock); /* given away between the claim and now: claim again */
     }
 }
 
@@ -250,15 +268,17 @@ void supply_take(const char *ns, uint64_t *out, uint32_t n, int wait_ms, int max
 
     supply_slot *s = slot_lock(ns);
     got = ring_take(s, out, n, oldest_ms);
-    low = s->tail - s->head < s->fill_target / 2;
+    /* Wake the worker once for a low ring, not at every call until it looks. */
+    low = s->tail - s->head < s->fill_target / 2 && !s->wake_sent;
     if (got < n || low) {
         s->wants_ids = true;
+        s->wake_sent = true;
         if (got < n) {
             my_request = ++s->asked;
             asked = true;
         }
     }
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
     if (low || asked) {
         wake_worker();
     }
@@ -281,11 +301,11 @@ void supply_take(const char *ns, uint64_t *out, uint32_t n, int wait_ms, int max
                 }
                 continue;
             }
-            SpinLockAcquire(&s->mutex);
+            LWLockAcquire(s->lock, LW_EXCLUSIVE);
             if (s->in_use && strcmp(s->name, ns) == 0) {
                 got += ring_take(s, out + got, n - got, now_unix_ms() - max_age_ms);
             }
-            SpinLockRelease(&s->mutex);
+            LWLockRelease(s->lock);
         }
         if (got == n) {
             return;
@@ -300,7 +320,7 @@ void supply_take(const char *ns, uint64_t *out, uint32_t n, int wait_ms, int max
         bool renamed;
 
         CHECK_FOR_INTERRUPTS();
-        SpinLockAcquire(&s->mutex);
+        LWLockAcquire(s->lock, LW_EXCLUSIVE);
         renamed = !s->in_use || strcmp(s->name, ns) != 0;
         if (!renamed) {
             got += ring_take(s, out + got, n - got, now_unix_ms() - max_age_ms);
@@ -314,7 +334,7 @@ void supply_take(const char *ns, uint64_t *out, uint32_t n, int wait_ms, int max
         } else {
             outcome = KEEP_WAITING;
         }
-        SpinLockRelease(&s->mutex);
+        LWLockRelease(s->lock);
         if (renamed) {
             ConditionVariableCancelSleep();
             idmint_pg_raise_text(IDMINT_ECONFLICT,
@@ -347,11 +367,11 @@ void supply_definition(const char *ns, idmint_ns_info *out, int wait_ms)
     supply_slot *s = slot_lock(ns);
     if (s->has_definition) {
         memcpy(out, &s->definition, sizeof *out);
-        SpinLockRelease(&s->mutex);
+        LWLockRelease(s->lock);
         return;
     }
     my_request = ++s->asked;
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
     wake_worker();
 
     deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms);
@@ -361,7 +381,7 @@ void supply_definition(const char *ns, idmint_ns_info *out, int wait_ms)
         wait_outcome outcome = KEEP_WAITING;
 
         CHECK_FOR_INTERRUPTS();
-        SpinLockAcquire(&s->mutex);
+        LWLockAcquire(s->lock, LW_EXCLUSIVE);
         renamed = !s->in_use || strcmp(s->name, ns) != 0;
         have = !renamed && s->has_definition;
         if (have) {
@@ -369,7 +389,7 @@ void supply_definition(const char *ns, idmint_ns_info *out, int wait_ms)
         } else if (!renamed) {
             outcome = answered_by_failure(s, my_request, &code, message);
         }
-        SpinLockRelease(&s->mutex);
+        LWLockRelease(s->lock);
         if (have) {
             break;
         }
@@ -398,7 +418,7 @@ bool supply_status_at(int index, supply_status *out)
         return false;
     }
     supply_slot *s = &shared->slots[index];
-    SpinLockAcquire(&s->mutex);
+    LWLockAcquire(s->lock, LW_EXCLUSIVE);
     used = s->in_use;
     if (used) {
         *out = s->status;
@@ -406,7 +426,7 @@ bool supply_status_at(int index, supply_status *out)
         out->last_error = s->err_code;
         strlcpy(out->last_message, s->err_msg, sizeof out->last_message);
     }
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
     return used;
 }
 
@@ -426,7 +446,7 @@ bool supply_demand_of(int index, supply_demand *out)
 {
     supply_slot *s = &shared->slots[index];
     bool used;
-    SpinLockAcquire(&s->mutex);
+    LWLockAcquire(s->lock, LW_EXCLUSIVE);
     used = s->in_use;
     if (used) {
         int64_t now_ms = now_unix_ms(), elapsed_ms = now_ms - s->window_start_ms;
@@ -442,6 +462,7 @@ bool supply_demand_of(int index, supply_demand *out)
             s->taken_recent = 0;
             s->window_start_ms = now_ms;
         }
+        s->wake_sent = false;
         strlcpy(out->name, s->name, sizeof out->name);
         out->asked = s->asked;
         out->wants_ids = s->wants_ids;
@@ -449,7 +470,7 @@ bool supply_demand_of(int index, supply_demand *out)
         out->fill_target = s->fill_target;
         out->epoch = s->epoch;
     }
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
     return used;
 }
 
@@ -457,11 +478,11 @@ bool supply_demand_of(int index, supply_demand *out)
 static supply_slot *slot_of_epoch(int index, uint32_t epoch)
 {
     supply_slot *s = &shared->slots[index];
-    SpinLockAcquire(&s->mutex);
+    LWLockAcquire(s->lock, LW_EXCLUSIVE);
     if (s->in_use && s->epoch == epoch) {
         return s;
     }
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
     return NULL;
 }
 
@@ -475,7 +496,7 @@ bool supply_append(int index, uint32_t epoch, const uint64_t *ids, uint32_t n, i
     tail = s->tail;
     room = SUPPLY_RING - (s->tail - s->head);
     last_id = s->last_id;
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
 
     /*
      * Only the worker writes past the tail, and backends read only below it:
@@ -502,7 +523,7 @@ bool supply_append(int index, uint32_t epoch, const uint64_t *ids, uint32_t n, i
     s->status.discarded += dropped;
     s->err_code = 0;
     s->err_msg[0] = '\0';
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
     ConditionVariableBroadcast(&s->changed);
     return true;
 }
@@ -524,7 +545,7 @@ bool supply_fail(int index, uint32_t epoch, uint32_t asked, int code, const char
         s->head = s->tail;
     }
     s->wants_ids = false;
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
     ConditionVariableBroadcast(&s->changed);
     return true;
 }
@@ -538,7 +559,7 @@ bool supply_publish_definition(int index, uint32_t epoch, const idmint_ns_info *
     memcpy(&s->definition, info, sizeof s->definition);
     s->has_definition = true;
     s->status.is_range = info->kind == IDMINT_KIND_RANGE;
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
     ConditionVariableBroadcast(&s->changed);
     return true;
 }
@@ -557,7 +578,7 @@ bool supply_publish_handle(int index, uint32_t epoch, bool is_open, bool is_rang
     if (is_new) {
         s->status.handles++;
     }
-    SpinLockRelease(&s->mutex);
+    LWLockRelease(s->lock);
     return true;
 }
 

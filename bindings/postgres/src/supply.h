@@ -46,8 +46,8 @@ typedef struct supply_status {
 
 /* ---- set-up, in the postmaster (module.c) ---- */
 
-/** Bytes of shared memory the supply needs for @p max_namespaces slots. */
-Size supply_shmem_size(int max_namespaces);
+/** Ask for the shared memory and locks of @p max_namespaces slots (shmem_request_hook). */
+void supply_shmem_request(int max_namespaces);
 
 /**
  * Find or create the supply in shared memory (shmem_startup_hook). Must run
