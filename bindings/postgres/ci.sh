@@ -9,6 +9,7 @@
 #                           mint the same namespace; an immediate restart and
 #                           a backend killed mid-run; no duplicate anywhere
 #   test/sessions.sh        1,000 short sessions share one lease
+#   test/leases.sh          a session that outruns one worker id gets more, in order
 #   test/lease_lost.sh      a lease forced away stops every session at once
 # The extension's control and SQL files go into the server's extension
 # folder (PostgreSQL 15 reads them from nowhere else); files of another
@@ -55,7 +56,7 @@ idmint=$build/idmint
 "$idmint" ns disable off >/dev/null
 
 export SRC=$src BUILD=$build IDMINT=$idmint WORK=$tmp
-for t in functions.sql sessions.sh lease_lost.sh drill.sh; do
+for t in functions.sql sessions.sh leases.sh lease_lost.sh drill.sh; do
     echo "== $t"
     case $t in
     *.sql) as_super -d idmint -f "$here/test/$t" ;;

@@ -32,7 +32,8 @@ COMMENT ON FUNCTION idmint_bounds(text, timestamptz, timestamptz) IS
 
 CREATE FUNCTION idmint_status(OUT namespace text, OUT kind text, OUT is_open boolean,
         OUT worker_id integer, OUT generation bigint, OUT buffered integer,
-        OUT handed_out bigint, OUT discarded bigint, OUT handles bigint, OUT last_error text)
+        OUT handed_out bigint, OUT discarded bigint, OUT handles bigint, OUT last_error text,
+        OUT leases integer)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'idmint_pg_status' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION idmint_status() IS

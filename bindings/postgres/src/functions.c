@@ -217,8 +217,8 @@ Datum idmint_pg_status(PG_FUNCTION_ARGS)
     }
     InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
     for (int i = 0; i < supply_slot_count(); i++) {
-        Datum values[10];
-        bool nulls[10] = {false};
+        Datum values[11];
+        bool nulls[11] = {false};
         if (!supply_status_at(i, &st)) {
             continue;
         }
@@ -235,6 +235,8 @@ Datum idmint_pg_status(PG_FUNCTION_ARGS)
         values[8] = Int64GetDatum((int64)st.handles);
         values[9] = CStringGetTextDatum(st.last_message);
         nulls[9] = st.last_error == 0;
+        values[10] = Int32GetDatum((int32)st.leases);
+        nulls[10] = nulls[3];
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
     return (Datum)0;

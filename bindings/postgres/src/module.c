@@ -29,6 +29,7 @@ int idmint_pg_lease_ms;
 int idmint_pg_renew_ms;
 int idmint_pg_max_borrow_ms;
 int idmint_pg_max_namespaces;
+int idmint_pg_max_leases;
 char *idmint_pg_namespaces;
 int idmint_pg_wait_ms;
 int idmint_pg_max_age_ms;
@@ -110,6 +111,12 @@ static void define_settings(void)
     DefineCustomIntVariable(
         "idmint.max_namespaces", "How many namespaces this server can mint from at once.", NULL,
         &idmint_pg_max_namespaces, 16, 1, 1024, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+    DefineCustomIntVariable(
+        "idmint.max_leases",
+        "How many worker ids the server may hold on one snowflake namespace at once.",
+        "A namespace whose sessions take IDs faster than one worker id makes them takes another, "
+        "up to this many, and gives them back when it is quiet again.",
+        &idmint_pg_max_leases, 4, 1, MAX_LEASES_LIMIT, PGC_POSTMASTER, 0, NULL, NULL, NULL);
     DefineCustomStringVariable(
         "idmint.namespaces", "The namespaces sessions of this server may mint from.",
         "\"*\" for any, or a comma-separated list of names.", &idmint_pg_namespaces, "*",
@@ -120,7 +127,8 @@ static void define_settings(void)
     DefineCustomIntVariable(
         "idmint.max_age_ms",
         "Snowflake IDs minted ahead and not taken within this long are dropped.", NULL,
-        &idmint_pg_max_age_ms, 5, 1, 60000, PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+        &idmint_pg_max_age_ms, MAX_AGE_DEFAULT_MS, 1, 60000, PGC_SUSET, GUC_UNIT_MS, NULL, NULL,
+        NULL);
     MarkGUCPrefixReserved("idmint");
 }
 

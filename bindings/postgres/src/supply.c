@@ -21,8 +21,8 @@
 
 /* The worker measures the rate sessions take IDs at over this many ms... */
 #define RATE_WINDOW_MS  2
-/* ...and keeps about this many ms of it in the ring (below idmint.max_age_ms's default, 5). */
-#define SUPPLY_AHEAD_MS 4
+/* ...and keeps about this many ms of it in the ring, well within idmint.max_age_ms. */
+#define SUPPLY_AHEAD_MS 2
 
 /*
  * LWLocks, not spinlocks: a spinlock's waiter sleeps a whole millisecond at a
@@ -52,6 +52,7 @@ typedef struct supply_slot {
     uint64_t last_id;        /* the highest ID ever appended: the ring never goes below it */
     uint32_t taken_recent;   /* IDs taken since window_start_ms */
     int64_t window_start_ms; /* when the worker last measured the rate */
+    int64_t dry_at_ms;       /* when a session last found the ring empty */
     uint32_t fill_target;
     supply_status status;
     uint64_t ids[SUPPLY_RING];
@@ -110,11 +111,16 @@ bool supply_attached(void)
     return shared != NULL;
 }
 
-static int64_t now_unix_ms(void)
+int64_t supply_now_us(void)
 {
     /* PostgreSQL counts microseconds from 2000-01-01. */
-    return GetCurrentTimestamp() / 1000 +
-           (int64_t)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+    return GetCurrentTimestamp() +
+           (int64_t)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC;
+}
+
+static int64_t now_unix_ms(void)
+{
+    return supply_now_us() / 1000;
 }
 
 /* A slot may go to another name when nothing of its own is left in it: no
@@ -170,6 +176,7 @@ static int slot_claim(const char *ns)
         s->taken_recent = 0;
         s->wake_sent = false;
         s->window_start_ms = 0;
+        s->dry_at_ms = 0;
         s->fill_target = SUPPLY_MIN_FILL;
         memset(&s->status, 0, sizeof s->status);
         strlcpy(s->status.name, ns, sizeof s->status.name);
@@ -276,6 +283,7 @@ void supply_take(const char *ns, uint64_t *out, uint32_t n, int wait_ms, int max
         if (got < n) {
             my_request = ++s->asked;
             asked = true;
+            s->dry_at_ms = now_unix_ms();
         }
     }
     LWLockRelease(s->lock);
@@ -469,6 +477,7 @@ bool supply_demand_of(int index, supply_demand *out)
         out->buffered = (uint32_t)(s->tail - s->head);
         out->fill_target = s->fill_target;
         out->epoch = s->epoch;
+        out->dry_ms_ago = now_ms - s->dry_at_ms;
     }
     LWLockRelease(s->lock);
     return used;
@@ -565,7 +574,7 @@ bool supply_publish_definition(int index, uint32_t epoch, const idmint_ns_info *
 }
 
 bool supply_publish_handle(int index, uint32_t epoch, bool is_open, bool is_range,
-                           uint32_t worker_id, uint64_t generation, bool is_new)
+                           uint32_t worker_id, uint64_t generation, uint32_t leases, bool is_new)
 {
     supply_slot *s = slot_of_epoch(index, epoch);
     if (s == NULL) {
@@ -575,6 +584,7 @@ bool supply_publish_handle(int index, uint32_t epoch, bool is_open, bool is_rang
     s->status.is_range = is_range;
     s->status.worker_id = worker_id;
     s->status.generation = generation;
+    s->status.leases = leases;
     if (is_new) {
         s->status.handles++;
     }

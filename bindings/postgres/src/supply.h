@@ -21,13 +21,15 @@
 #include "idmint.h"
 
 /** IDs one namespace's ring holds. */
-#define SUPPLY_RING     16384u
+#define SUPPLY_RING        16384u
+/** idmint.max_age_ms's default: a snowflake ID older than this is dropped. */
+#define MAX_AGE_DEFAULT_MS 5
 /** The fewest IDs the worker mints into a ring at a time. */
-#define SUPPLY_MIN_FILL 64u
+#define SUPPLY_MIN_FILL    64u
 /** Longest namespace name plus its NUL (idmint_ns_info.name). */
-#define SUPPLY_NAME_MAX 64
+#define SUPPLY_NAME_MAX    64
 /** Room for the library's message of the worker's last failure. */
-#define SUPPLY_MSG_MAX  256
+#define SUPPLY_MSG_MAX     256
 
 /** What the worker publishes of a namespace, for idmint_status(). */
 typedef struct supply_status {
@@ -36,6 +38,7 @@ typedef struct supply_status {
     bool is_range;       /* known once the handle or the definition was read */
     uint32_t worker_id;  /* snowflake: the leased worker id */
     uint64_t generation; /* snowflake: the lease's generation */
+    uint32_t leases;     /* snowflake: worker ids the server holds on it now */
     uint32_t buffered;   /* IDs in the ring now */
     uint64_t handed_out; /* IDs taken by sessions since the server started */
     uint64_t discarded;  /* IDs minted and dropped: too old, or below an earlier one */
@@ -97,6 +100,7 @@ typedef struct supply_demand {
     uint32_t buffered;    /* IDs in the ring */
     uint32_t fill_target; /* how many IDs the ring should hold */
     uint32_t epoch;       /* which name the slot serves: pass it back to every call below */
+    int64_t dry_ms_ago;   /* since a session last found the ring empty (ms) */
 } supply_demand;
 
 /** Record this process as the worker, so that backends can wake it. */
@@ -133,9 +137,12 @@ bool supply_publish_definition(int index, uint32_t epoch, const idmint_ns_info *
 
 /** Publish what the worker holds for slot @p index (idmint_status()); a new handle counts once. */
 bool supply_publish_handle(int index, uint32_t epoch, bool is_open, bool is_range,
-                           uint32_t worker_id, uint64_t generation, bool is_new);
+                           uint32_t worker_id, uint64_t generation, uint32_t leases, bool is_new);
 
 /** Unix ms by PostgreSQL's clock, as the ring's ages are kept. */
 int64_t supply_now_ms(void);
+
+/** Unix µs by PostgreSQL's clock. */
+int64_t supply_now_us(void);
 
 #endif

@@ -35,17 +35,45 @@
 PGDLLEXPORT void idmint_pg_worker_main(Datum arg);
 
 /* A failed open is not tried again sooner than this: its error answers the requests meanwhile. */
-#define RETRY_AFTER_MS 100
-/* How often the worker looks at its leases when nobody wakes it. */
-#define IDLE_WAKE_MS   10
+#define RETRY_AFTER_MS    100
+/* How often (µs) the worker looks at its leases when nobody wakes it. */
+#define IDLE_WAKE_US      10000
+/* How long (ms) a namespace counts as busy after a session found its ring empty. */
+#define BUSY_AFTER_DRY_MS 50
+/*
+ * Shorter sleeps are taken to the microsecond: the latch's timeout counts
+ * whole ms and often wakes later still, sleeping through a time unit.
+ */
+#define PRECISE_SLEEP_US  2000
+/* How long after a time unit begins the worker wakes to mint it (µs). */
+#define UNIT_SLACK_US     20
+
+/*
+ * A snowflake namespace whose sessions found its ring empty at this many
+ * time units in a row takes IDs faster than its worker ids make them: the
+ * server takes one more lease on it (up to idmint.max_leases)...
+ */
+#define DRY_UNITS_FOR_LEASE 20
+/* ...and gives the extra ones back after this long (ms) without a dry ring. */
+#define EXTRA_LEASE_IDLE_MS 10000
 
 typedef struct held {
-    idmint *handle;
+    /* The handles on the namespace, by worker id ascending: a unit's IDs of
+     * a lower worker id are below those of a higher one, so a unit minted
+     * from each in turn is increasing. [0] answers requests and waits. */
+    idmint *handles[MAX_LEASES_LIMIT];
+    uint32_t worker_ids[MAX_LEASES_LIMIT];
+    int leases;
+    int dry_units;        /* busy fills in a row that found the ring empty */
+    int64_t dry_seen_ms;  /* the last of those */
     uint32_t epoch;       /* the slot's epoch the handle was opened for */
     uint32_t answered;    /* the slot's requests answered so far */
     int64_t failed_at_ms; /* when the last attempt failed; 0 after a success */
     int failed_code;
     char failed_message[SUPPLY_MSG_MAX];
+    bool is_snowflake; /* the definition read says so: its layout follows */
+    idmint_layout layout;
+    uint64_t last_minted; /* the last ID minted into the ring */
 } held;
 
 static held *held_by_slot;
@@ -115,14 +143,77 @@ static void remember_failure(held *h, int code, const char *message)
     strlcpy(h->failed_message, message != NULL ? message : "", sizeof h->failed_message);
 }
 
-static void drop_handle(int index, held *h, const supply_demand *d)
+/* Close handles [from, leases) of @p h, releasing their leases. */
+static void close_handles(held *h, int from)
 {
     sigset_t saved;
     signals_block(&saved);
-    idmint_close(h->handle);
+    while (h->leases > from) {
+        h->leases--;
+        idmint_close(h->handles[h->leases]);
+        h->handles[h->leases] = NULL;
+    }
     signals_restore(&saved);
-    h->handle = NULL;
-    (void)supply_publish_handle(index, d->epoch, false, false, 0, 0, false);
+}
+
+static void drop_handles(int index, held *h, const supply_demand *d)
+{
+    close_handles(h, 0);
+    (void)supply_publish_handle(index, d->epoch, false, false, 0, 0, 0, false);
+}
+
+/* Publish what the worker holds for slot @p index; @p opened counts a new handle. */
+static void publish_handles(int index, const held *h, const supply_demand *d, bool opened)
+{
+    idmint_handle_info hi;
+    int rc;
+    sigset_t saved;
+    idmint_handle_info_init(&hi);
+    signals_block(&saved);
+    rc = idmint_info(h->handles[0], &hi);
+    signals_restore(&saved);
+    if (rc == 0) {
+        (void)supply_publish_handle(index, d->epoch, true, hi.is_range != 0, hi.worker_id,
+                                    hi.generation, (uint32_t)h->leases, opened);
+    }
+}
+
+/*
+ * One more lease on a snowflake namespace whose sessions outrun it. The new
+ * handle goes in by worker id; a failure only means no more capacity.
+ */
+static void add_lease(int index, held *h, const supply_demand *d)
+{
+    idmint *m = NULL;
+    idmint_handle_info hi;
+    int rc, at;
+    sigset_t saved;
+
+    signals_block(&saved);
+    rc = open_handle(d->name, &m);
+    idmint_handle_info_init(&hi);
+    if (rc == 0) {
+        rc = idmint_info(m, &hi);
+    }
+    if (rc != 0) {
+        ereport(LOG, (errmsg("idmint: namespace \"%s\": no further lease: %s", d->name,
+                             idmint_errmsg())));
+        idmint_close(m);
+        signals_restore(&saved);
+        return;
+    }
+    signals_restore(&saved);
+    for (at = h->leases; at > 0 && h->worker_ids[at - 1] > hi.worker_id; at--) {
+        h->handles[at] = h->handles[at - 1];
+        h->worker_ids[at] = h->worker_ids[at - 1];
+    }
+    h->handles[at] = m;
+    h->worker_ids[at] = hi.worker_id;
+    h->leases++;
+    ereport(LOG, (errmsg("idmint: namespace \"%s\": sessions outrun %d lease(s): took worker id "
+                         "%u as well",
+                         d->name, h->leases - 1, hi.worker_id)));
+    publish_handles(index, h, d, true);
 }
 
 /* Answer the slot's new requests: read its definition, open its handle. */
@@ -141,8 +232,9 @@ static void answer_requests(int index, held *h, const supply_demand *d)
     h->answered = d->asked;
     signals_block(&saved);
     rc = read_definition(d->name, &info);
-    if (rc == 0 && d->wants_ids && h->handle == NULL) {
-        rc = open_handle(d->name, &h->handle);
+    if (rc == 0 && d->wants_ids && h->leases == 0) {
+        rc = open_handle(d->name, &h->handles[0]);
+        h->leases = rc == 0 ? 1 : 0;
     }
     strlcpy(message, rc != 0 ? idmint_errmsg() : "", sizeof message);
     signals_restore(&saved);
@@ -152,17 +244,17 @@ static void answer_requests(int index, held *h, const supply_demand *d)
         return;
     }
     h->failed_at_ms = 0;
+    h->is_snowflake = info.kind == IDMINT_KIND_SNOWFLAKE;
+    h->layout = info.layout;
     (void)supply_publish_definition(index, d->epoch, &info);
-    if (h->handle != NULL && d->wants_ids) {
+    if (h->leases == 1 && d->wants_ids) {
         idmint_handle_info hi;
         idmint_handle_info_init(&hi);
         signals_block(&saved);
-        rc = idmint_info(h->handle, &hi);
+        rc = idmint_info(h->handles[0], &hi);
         signals_restore(&saved);
-        if (rc == 0) {
-            (void)supply_publish_handle(index, d->epoch, true, hi.is_range != 0, hi.worker_id,
-                                        hi.generation, true);
-        }
+        h->worker_ids[0] = rc == 0 ? hi.worker_id : 0;
+        publish_handles(index, h, d, true);
     }
 }
 
@@ -173,24 +265,30 @@ static bool is_final(int code)
            code == IDMINT_EDISABLED || code == IDMINT_EEXHAUSTED;
 }
 
-/* Stop at once when the handle's lease is gone: the ring's IDs go too. */
+/* Stop at once when a handle's lease is gone: every handle and the ring's IDs go too. */
 static bool check_lease(int index, held *h, const supply_demand *d)
 {
     sigset_t saved;
-    int status;
+    int status = 0;
     char message[SUPPLY_MSG_MAX];
 
     signals_block(&saved);
-    status = idmint_lease_status(h->handle);
+    for (int i = 0; i < h->leases; i++) {
+        int s = idmint_lease_status(h->handles[i]);
+        /* A disabled namespace mints on until the lease's end, as every holder does. */
+        if (s != 0 && is_final(s) && s != IDMINT_EDISABLED) {
+            status = s;
+            break;
+        }
+    }
     signals_restore(&saved);
-    /* A disabled namespace mints on until the lease's end, as every holder does. */
-    if (status == 0 || !is_final(status) || status == IDMINT_EDISABLED) {
+    if (status == 0) {
         return true;
     }
     snprintf(message, sizeof message, "%s: the server stopped minting namespace \"%s\"",
              idmint_strerror(status), d->name);
     ereport(LOG, (errmsg("idmint: %s", message)));
-    drop_handle(index, h, d);
+    drop_handles(index, h, d);
     remember_failure(h, status, message);
     (void)supply_fail(index, d->epoch, d->asked, status, message, true);
     return false;
@@ -203,7 +301,29 @@ static bool append_batch(int index, const supply_demand *d, const uint64_t *ids,
 }
 
 /*
- * Mint into the ring up to its target; returns how soon to come back (ms).
+ * How long (µs) until the time unit after the one of @p h's last minted ID
+ * begins, and a little more: when a busy namespace's unit is used up, the
+ * worker wakes just as the next one begins, where the latch's millisecond
+ * timeout could sleep through a whole unit, capacity lost for good.
+ */
+static long until_next_unit_us(const held *h, long fallback_us)
+{
+    idmint_decoded dec;
+    int64_t next_start_us, now_us;
+    if (!h->is_snowflake || h->last_minted == 0 ||
+        idmint_decode(&h->layout, h->last_minted, &dec) != 0) {
+        return fallback_us;
+    }
+    next_start_us = (dec.unix_ms + (int64_t)h->layout.unit_ms) * 1000 + UNIT_SLACK_US;
+    now_us = supply_now_us();
+    if (next_start_us <= now_us) {
+        return UNIT_SLACK_US;
+    }
+    return next_start_us - now_us < fallback_us ? (long)(next_start_us - now_us) : fallback_us;
+}
+
+/*
+ * Mint into the ring up to its target; returns how soon to come back (µs).
  * First what the handle has now, without waiting. While the ring is below
  * half its target, sessions take IDs as fast as the namespace makes them:
  * then the library waits for the next time unit, to the microsecond (the
@@ -216,23 +336,59 @@ static long fill_ring(int index, held *h, const supply_demand *d)
     static uint64_t batch[SUPPLY_RING];
     uint32_t want, wait_ms = 0;
     size_t got = 0;
-    int rc;
+    int rc = 0;
     bool starved;
     sigset_t saved;
     char message[SUPPLY_MSG_MAX] = "";
+    int64_t now_ms = supply_now_ms();
 
-    if (d->buffered >= d->fill_target / 2 && d->buffered > 0) {
-        return IDLE_WAKE_MS;
+    /*
+     * A busy namespace, one whose sessions found its ring empty lately (they
+     * take IDs faster than the namespace makes them), is given all the ring
+     * has room for in every time unit, whatever it holds: a snowflake unit
+     * not minted while it lasts is capacity lost for good. A quiet one is
+     * filled to its target when below it, so that little ages out unused.
+     */
+    bool busy = d->dry_ms_ago >= 0 && d->dry_ms_ago < BUSY_AFTER_DRY_MS;
+    if (h->leases > 1 && now_ms - h->dry_seen_ms > EXTRA_LEASE_IDLE_MS) {
+        close_handles(h, 1); /* quiet again: the extra worker ids are free at once */
+        publish_handles(index, h, d, false);
     }
-    want = d->fill_target - (d->buffered < d->fill_target ? d->buffered : d->fill_target);
-    if (want == 0) {
-        return IDLE_WAKE_MS;
+    if (busy ? d->buffered >= SUPPLY_RING : d->buffered >= d->fill_target) {
+        return busy ? until_next_unit_us(h, 1000) : IDLE_WAKE_US;
     }
+    want = (busy ? SUPPLY_RING : d->fill_target) - d->buffered;
+    /*
+     * Each lease in turn, lowest worker id first: one unit's IDs, increasing.
+     * The first gives all its unit holds; the others only what the ring's
+     * target still lacks, so that little ages out unused.
+     */
+    uint32_t needed = d->fill_target > d->buffered ? d->fill_target - d->buffered : 0;
     signals_block(&saved);
-    rc = idmint_try_next_n(h->handle, batch, want, &got, &wait_ms);
+    for (int i = 0; i < h->leases && got < want && rc == 0 && (i == 0 || got < needed); i++) {
+        size_t more = 0;
+        uint32_t wait_i = 0;
+        rc = idmint_try_next_n(h->handles[i], batch + got, want - got, &more, &wait_i);
+        got += more;
+        wait_ms = i == 0 || wait_i < wait_ms ? wait_i : wait_ms;
+    }
     signals_restore(&saved);
-    if (rc == 0 && !append_batch(index, d, batch, got)) {
+    if (got > 0) {
+        h->last_minted = batch[got - 1];
+    }
+    if (got > 0 && !append_batch(index, d, batch, got)) {
         return 0;
+    }
+    if (h->is_snowflake && busy && got < want) {
+        /* The units are used up and the ring is still short: count the units it ran dry. */
+        h->dry_units = d->buffered == 0 ? h->dry_units + 1 : 0;
+        if (d->buffered == 0) {
+            h->dry_seen_ms = now_ms;
+        }
+        if (h->dry_units >= DRY_UNITS_FOR_LEASE && h->leases < idmint_pg_max_leases) {
+            h->dry_units = 0;
+            add_lease(index, h, d);
+        }
     }
     starved = d->buffered + got < d->fill_target / 2 ||
               (d->buffered + got == 0 && d->asked != h->answered);
@@ -240,8 +396,11 @@ static long fill_ring(int index, held *h, const supply_demand *d)
         uint32_t few =
             want - (uint32_t)got < SUPPLY_MIN_FILL ? want - (uint32_t)got : SUPPLY_MIN_FILL;
         signals_block(&saved);
-        rc = idmint_next_n(h->handle, batch, few);
+        rc = idmint_next_n(h->handles[0], batch, few);
         signals_restore(&saved);
+        if (rc == 0) {
+            h->last_minted = batch[few - 1];
+        }
         if (rc == 0 && !append_batch(index, d, batch, few)) {
             return 0;
         }
@@ -254,17 +413,20 @@ static long fill_ring(int index, held *h, const supply_demand *d)
         signals_restore(&saved);
         if (is_final(rc)) {
             ereport(LOG, (errmsg("idmint: namespace \"%s\": %s", d->name, message)));
-            drop_handle(index, h, d);
+            drop_handles(index, h, d);
         }
         remember_failure(h, rc, message);
         (void)supply_fail(index, d->epoch, d->asked, rc, message, is_final(rc));
         h->answered = d->asked;
-        return IDLE_WAKE_MS;
+        return IDLE_WAKE_US;
     }
     if (got > 0) {
         h->answered = d->asked;
     }
-    return got >= want ? IDLE_WAKE_MS : (long)wait_ms;
+    if (got >= want) {
+        return IDLE_WAKE_US;
+    }
+    return until_next_unit_us(h, wait_ms > 0 ? (long)wait_ms * 1000 : UNIT_SLACK_US);
 }
 
 static long serve_slot(int index)
@@ -273,21 +435,19 @@ static long serve_slot(int index)
     held *h = &held_by_slot[index];
 
     if (!supply_demand_of(index, &d)) {
-        return IDLE_WAKE_MS;
+        return IDLE_WAKE_US;
     }
     if (h->epoch != d.epoch) {
         /* The slot serves another name now: what was held for the old one goes. */
-        if (h->handle != NULL) {
-            drop_handle(index, h, &d);
-        }
+        drop_handles(index, h, &d);
         memset(h, 0, sizeof *h);
         h->epoch = d.epoch;
     }
-    if (d.asked != h->answered && (h->handle == NULL || !d.wants_ids)) {
+    if (d.asked != h->answered && (h->leases == 0 || !d.wants_ids)) {
         answer_requests(index, h, &d);
     }
-    if (h->handle == NULL || !check_lease(index, h, &d)) {
-        return IDLE_WAKE_MS;
+    if (h->leases == 0 || !check_lease(index, h, &d)) {
+        return IDLE_WAKE_US;
     }
     return fill_ring(index, h, &d);
 }
@@ -298,8 +458,10 @@ static void close_all(void)
     signals_block(&saved);
     for (int i = 0; i < slot_count; i++) {
         /* Releases each lease: E moves to its last minted unit + 1, and the id is free at once. */
-        idmint_close(held_by_slot[i].handle);
-        held_by_slot[i].handle = NULL;
+        for (int j = 0; j < held_by_slot[i].leases; j++) {
+            idmint_close(held_by_slot[i].handles[j]);
+        }
+        held_by_slot[i].leases = 0;
     }
     idmint_authority_close(admin);
     admin = NULL;
@@ -312,7 +474,7 @@ static void close_all(void)
  * leases (which touches only its own memory and the authority, never shared
  * memory), so that a crash of some backend does not leave a worker id
  * resting for a whole lease. The main loop sees the flag within
- * IDLE_WAKE_MS, or after the library call in progress.
+ * IDLE_WAKE_US, or after the library call in progress.
  */
 static void handle_sigquit(SIGNAL_ARGS)
 {
@@ -336,20 +498,23 @@ void idmint_pg_worker_main(Datum arg)
                                                  : "by the library's default")));
 
     while (!ShutdownRequestPending && !quit_requested) {
-        long sleep_ms = IDLE_WAKE_MS;
+        long sleep_us = IDLE_WAKE_US;
         for (int i = 0; i < slot_count && !quit_requested; i++) {
             long next = serve_slot(i);
-            if (next < sleep_ms) {
-                sleep_ms = next;
+            if (next < sleep_us) {
+                sleep_us = next;
             }
         }
         if (quit_requested) {
             break;
         }
-        if (sleep_ms > 0) {
-            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, sleep_ms,
-                            PG_WAIT_EXTENSION);
+        if (sleep_us >= PRECISE_SLEEP_US) {
+            (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                            sleep_us / 1000, PG_WAIT_EXTENSION);
             ResetLatch(MyLatch);
+        } else if (sleep_us > 0) {
+            /* A latch set meanwhile stays set for the next wait. */
+            pg_usleep(sleep_us);
         }
         if (ConfigReloadPending) {
             ConfigReloadPending = false;
