@@ -393,12 +393,14 @@ static long fill_ring(int index, held *h, const supply_demand *d)
     starved = d->buffered + got < d->fill_target / 2 ||
               (d->buffered + got == 0 && d->asked != h->answered);
     if (rc == 0 && got < want && starved) {
-        uint32_t few =
-            want - (uint32_t)got < SUPPLY_MIN_FILL ? want - (uint32_t)got : SUPPLY_MIN_FILL;
+        uint32_t few = want - (uint32_t)got; /* at least 1: got < want */
+        if (few > SUPPLY_MIN_FILL) {
+            few = SUPPLY_MIN_FILL;
+        }
         signals_block(&saved);
         rc = idmint_next_n(h->handles[0], batch, few);
         signals_restore(&saved);
-        if (rc == 0) {
+        if (rc == 0 && few > 0) {
             h->last_minted = batch[few - 1];
         }
         if (rc == 0 && !append_batch(index, d, batch, few)) {
