@@ -54,6 +54,7 @@ idmint=$build/idmint
 "$idmint" ns create wide --kind snowflake --layout 41/3/7/12 --unit 10 --epoch 2020-01-01 >/dev/null
 "$idmint" ns create off --kind snowflake >/dev/null
 "$idmint" ns disable off >/dev/null
+"$idmint" ns create small --kind range --start 1 --max 100 --block 10 >/dev/null
 
 export SRC=$src BUILD=$build IDMINT=$idmint WORK=$tmp
 for t in functions.sql sessions.sh leases.sh lease_lost.sh drill.sh; do

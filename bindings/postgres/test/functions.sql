@@ -3,7 +3,7 @@
 -- ON_ERROR_STOP: a failed ASSERT or an unexpected error fails the test).
 -- The authority holds: "orders" (snowflake, default layout), "rng" (range,
 -- start 1000), "wide" (snowflake, 41/3/7/12, unit 10 ms, epoch 2020-01-01),
--- "off" (snowflake, disabled).
+-- "off" (snowflake, disabled), "small" (range, 1..100, blocks of 10).
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
 \o /dev/null
@@ -80,6 +80,10 @@ SELECT pg_temp.expect_error(format('SELECT idmint_next(%L)', repeat('x', 64)), '
 SELECT pg_temp.expect_error($$SELECT idmint_next('Bad Name!')$$, '22023', 'idmint: %');
 SELECT pg_temp.expect_error($$SELECT idmint_next('nosuch')$$, '42704', 'idmint: namespace ''nosuch'' does not exist%');
 SELECT pg_temp.expect_error($$SELECT idmint_next('off')$$, '55000', 'idmint: %disabled%');
+-- A range namespace that runs out: 2200H, as nextval past its end. "small" holds 1..100.
+SELECT pg_temp.check((SELECT count(*) FROM idmint_next_n('small', 60)) = 60, 'small: the first 60');
+SELECT pg_temp.expect_error($$SELECT idmint_next_n('small', 60)$$, '2200H', 'idmint: %');
+SELECT pg_temp.expect_error($$SELECT idmint_next('small')$$, '2200H', 'idmint: %');
 -- A failure changes nothing: the good namespaces mint on.
 DO $$ BEGIN ASSERT idmint_next('orders') > 0; END $$;
 
