@@ -38,3 +38,7 @@ CREATE FUNCTION idmint_status(OUT namespace text, OUT kind text, OUT is_open boo
     AS 'MODULE_PATHNAME', 'idmint_pg_status' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION idmint_status() IS
     'what this server holds of each namespace it mints from';
+-- It names every namespace the server mints and the authority's last errors:
+-- for operators, not for every session.
+REVOKE EXECUTE ON FUNCTION idmint_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idmint_status() TO pg_monitor;

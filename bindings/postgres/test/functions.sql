@@ -197,8 +197,13 @@ CREATE ROLE idmint_plain LOGIN;
 SET ROLE idmint_plain;
 SELECT pg_temp.expect_error($$SELECT current_setting('idmint.authority')$$, '42501', '%idmint.authority%');
 SELECT pg_temp.expect_error($$SET idmint.max_age_ms = 100$$, '42501', '%idmint.max_age_ms%');
--- A plain user mints, as any session does.
+-- A plain user mints, as any session does, but sees idmint_status() only through pg_monitor.
 DO $$ BEGIN ASSERT idmint_next('orders') > 0; END $$;
+SELECT pg_temp.expect_error($$SELECT * FROM idmint_status()$$, '42501', '%permission denied for function idmint_status%');
+RESET ROLE;
+GRANT pg_monitor TO idmint_plain;
+SET ROLE idmint_plain;
+SELECT pg_temp.check((SELECT count(*) FROM idmint_status()) > 0, 'pg_monitor cannot read idmint_status()');
 RESET ROLE;
 DROP ROLE idmint_plain;
 DROP TABLE t;
