@@ -180,18 +180,6 @@ BEGIN
     ASSERT (SELECT count(*) FROM idmint_status()) <= 16;
 END $$;
 
--- idmint.namespaces: only the names listed may be minted.
-ALTER SYSTEM SET idmint.namespaces = 'rng, wide';
-SELECT pg_reload_conf();
-SELECT pg_sleep(0.5);
-SELECT pg_temp.check(current_setting('idmint.namespaces') = 'rng, wide', 'the reload was not seen');
-SELECT pg_temp.expect_error($$SELECT idmint_next('orders')$$, '42501', 'idmint: namespace "orders" is not in idmint.namespaces');
-SELECT pg_temp.check(idmint_next('rng') > 0, 'a listed namespace was refused');
-ALTER SYSTEM RESET idmint.namespaces;
-SELECT pg_reload_conf();
-SELECT pg_sleep(0.5);
-SELECT pg_temp.check(idmint_next('orders') > 0, 'orders was refused after the reset');
-
 -- The settings: idmint.authority is for superusers only.
 CREATE ROLE idmint_plain LOGIN;
 SET ROLE idmint_plain;
