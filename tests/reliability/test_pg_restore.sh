@@ -105,11 +105,22 @@ drill() {
         data=$dir/replica-cluster/data
         port=$(cat "$dir/replica-cluster/port")
         "$BIN/pg_basebackup" -h 127.0.0.1 -p "$port" -U postgres -D "$d/standby" -X stream -c fast -R
-        echo "port = $((port + 1))" >>"$d/standby/postgresql.auto.conf"
         [ "$(id -u)" -ne 0 ] || chown -R postgres "$d" "$d/standby"
         chmod 700 "$d/standby"
-        as_owner "$BIN/pg_ctl" -D "$d/standby" -l "$d/standby.log" -w -t 30 start >/dev/null ||
-            fail "replica: the standby did not start: $(tail -3 "$d/standby.log")"
+        # A free port of its own (another test's server may hold the primary's
+        # port + 1): try a few, as pg-start.sh does. Later lines of the file win.
+        local started=0 sport
+        for _ in 1 2 3 4 5 6 7 8; do
+            sport=$((20000 + RANDOM % 40000))
+            if (exec 3<>"/dev/tcp/127.0.0.1/$sport") 2>/dev/null; then continue; fi
+            echo "port = $sport" >>"$d/standby/postgresql.auto.conf"
+            [ "$(id -u)" -ne 0 ] || chown postgres "$d/standby/postgresql.auto.conf"
+            if as_owner "$BIN/pg_ctl" -D "$d/standby" -l "$d/standby.log" -w -t 30 start >/dev/null; then
+                started=1
+                break
+            fi
+        done
+        [ "$started" -eq 1 ] || fail "replica: the standby did not start: $(tail -3 "$d/standby.log")"
         drill_lease=10
         ;;
     esac
