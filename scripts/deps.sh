@@ -28,6 +28,7 @@ test_pkgs=(git                                     # the format stage lists trac
            golang-go                               # bindings/go
            python3-setuptools g++                  # bindings/node: node-gyp's gyp; it links with g++
            python3-pytest python3-venv python3-wheel python3-dev # bindings/python
+           python3-jsonschema                      # docs/openapi.json: tests/daemon/test_openapi.py
            file dpkg-dev lintian)                  # the Debian packages: tests/install/test_install.sh
 
 # bindings/node builds with any Node.js >= 18 and a node-gyp (tools/build.js

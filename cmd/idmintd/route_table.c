@@ -74,6 +74,7 @@ const struct route_row route_table[] = {
     {"GET", "/metrics", AUTH_NONE, routes_metrics, "/metrics", 0, NULL, NULL},
     {"GET", "/healthz", AUTH_NONE, routes_healthz, "/healthz", 0, NULL, NULL},
     {"GET", "/readyz", AUTH_NONE, routes_readyz, "/readyz", 0, NULL, NULL},
+    {"GET", "/v1/openapi.json", AUTH_NONE, routes_openapi, "/v1/openapi.json", 0, NULL, NULL},
 };
 
 #define ROWS (sizeof(route_table) / sizeof(route_table[0]))

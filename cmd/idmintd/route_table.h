@@ -124,5 +124,6 @@ void routes_status_json(struct http_req *r, struct daemon_thread *w, const struc
 void routes_healthz(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 void routes_readyz(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 void routes_metrics(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
+void routes_openapi(struct http_req *r, struct daemon_thread *w, const struct route_match *m);
 
 #endif /* IDMINTD_ROUTE_TABLE_H */

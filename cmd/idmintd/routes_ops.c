@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* GET /healthz, /readyz and /metrics: open to every caller, never a store write. */
+/* GET /healthz, /readyz, /metrics and /v1/openapi.json: open to every caller, never a store write.
+ */
 #include "daemon.h"
 
 #include "json.h"
@@ -7,6 +8,7 @@
 #include "reply.h"
 #include "route_table.h"
 #include "status.h"
+#include "status_assets.h"
 
 #include <stdio.h>
 
@@ -43,4 +45,13 @@ void routes_metrics(struct http_req *r, struct daemon_thread *w, const struct ro
 
     (void)m;
     routes_reply_malloced(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}
+
+void routes_openapi(struct http_req *r, struct daemon_thread *w, const struct route_match *m)
+{
+    (void)w;
+    (void)m;
+    /* The document a client is generated from: the one the tests check against this table. */
+    routes_reply(r, 200, "application/json", (const char *)asset_openapi_json,
+                 asset_openapi_json_len);
 }

@@ -181,6 +181,7 @@ def calls():
         "GET /metrics": dict(role="none"),
         "GET /healthz": dict(role="none"),
         "GET /readyz": dict(role="none", ok=(200, 503)),
+        "GET /v1/openapi.json": dict(role="none"),
     }
 
 

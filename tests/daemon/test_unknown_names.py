@@ -86,6 +86,7 @@ def calls():
         "GET /metrics": dict(),
         "GET /healthz": dict(),
         "GET /readyz": dict(ok=(200, 503)),
+        "GET /v1/openapi.json": dict(),
     }
 
 
