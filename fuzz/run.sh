@@ -45,11 +45,12 @@ compile() { # archive sources...
 echo "run.sh: building with $($cc --version | head -n 1)"
 compile "$out/libidmint.a" "$root"/src/*.c "$root"/src/store/*.c "$root"/src/store/etcd/*.c \
     "$root"/src/remote/*.c
-# The status page's style sheet and script, compiled in as CMake does (cmake/embed.cmake).
+# What idmintd compiles in, as CMake does (cmd/idmintd/embedded.list, cmake/embed.cmake).
 mkdir -p "$out/generated"
-for asset in status.css status.js; do
-    sym=asset_$(echo "$asset" | tr . _)
-    cmake -DIN="$root/cmd/idmintd/assets/$asset" -DOUT="$out/generated/$sym.c" -DNAME="$sym" \
+grep -v '^#' "$root/cmd/idmintd/embedded.list" | while read -r asset; do
+    [ -n "$asset" ] || continue
+    sym=asset_$(basename "$asset" | tr . _)
+    cmake -DIN="$root/$asset" -DOUT="$out/generated/$sym.c" -DNAME="$sym" \
         -P "$root/cmake/embed.cmake"
 done
 compile "$out/libidmintd.a" $(ls "$root"/cmd/idmintd/*.c | grep -v '/main\.c$') "$out"/generated/*.c
