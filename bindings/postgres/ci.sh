@@ -5,13 +5,14 @@
 # from a private folder and uses itself as the idmint authority
 # (postgres://), then:
 #   test/functions.sql      every function and every error
-#   test/drill.sh           8 sessions insert 1M rows while 4 idmint processes
-#                           mint the same namespace; an immediate restart and
-#                           a backend killed mid-run; no duplicate anywhere
+#   test/readme.sh          the README's lines run as written
 #   test/setting.sh         idmint.namespaces refuses an unlisted name
 #   test/sessions.sh        1,000 short sessions share one lease
 #   test/leases.sh          a session that outruns one worker id gets more, in order
 #   test/lease_lost.sh      a lease forced away stops every session at once
+#   test/drill.sh           8 sessions insert 1M rows while 4 idmint processes
+#                           mint the same namespace; an immediate restart and
+#                           a backend killed mid-run; no duplicate anywhere
 # The extension's control and SQL files go into the server's extension
 # folder (PostgreSQL 15 reads them from nowhere else); files of another
 # install there are put back afterwards.
@@ -58,7 +59,7 @@ idmint=$build/idmint
 "$idmint" ns create small --kind range --start 1 --max 100 --block 10 >/dev/null
 
 export SRC=$src BUILD=$build IDMINT=$idmint WORK=$tmp
-for t in functions.sql setting.sh sessions.sh leases.sh lease_lost.sh drill.sh; do
+for t in functions.sql readme.sh setting.sh sessions.sh leases.sh lease_lost.sh drill.sh; do
     echo "== $t"
     case $t in
     *.sql) as_super -d idmint -f "$here/test/$t" ;;
