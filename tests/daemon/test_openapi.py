@@ -21,30 +21,10 @@ import jsonschema
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import daemon_harness as H  # noqa: E402
+from openapi_check import DOC, METHODS, check_reply, resolve  # noqa: E402
 
 IDMINTD, IDMINT = H.usage_paths()
 S = H.Suite("openapi")
-SRC = os.environ.get("IDMINT_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
-with open(os.path.join(SRC, "docs", "openapi.json")) as f:
-    DOC = json.load(f)
-METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-
-
-def resolve(node, seen=()):
-    """@node with every local $ref replaced by what it names (schemas here do not recurse)."""
-    if isinstance(node, dict):
-        if "$ref" in node:
-            target = node["$ref"]
-            if not target.startswith("#/") or target in seen:
-                raise ValueError("unresolvable or recursive $ref %s" % target)
-            obj = DOC
-            for part in target[2:].split("/"):
-                obj = obj[part]
-            return resolve(obj, seen + (target,))
-        return {k: resolve(v, seen) for k, v in node.items()}
-    if isinstance(node, list):
-        return [resolve(v, seen) for v in node]
-    return node
 
 
 def routes():
@@ -109,43 +89,17 @@ def check_document():
     S.ok(len(ids) == len(set(ids)) and None not in ids, "every operation has its own operationId")
 
 
-def schema_for(path, method, status, ctype="application/json"):
-    responses = DOC["paths"][path][method.lower()]["responses"]
-    r = responses.get(str(status)) or responses.get("default")
-    if r is None:
-        return None
-    content = r.get("content", {})
-    return resolve(content[ctype]["schema"]) if ctype in content else None
-
-
-def check_reply(resp, path, method, what):
-    if resp.status is None:
-        S.ok(False, what + ": an answer", str(resp.error))
-        return
-    ctype = (resp.header("Content-Type") or "").split(";")[0].strip()
-    schema = schema_for(path, method, resp.status, ctype)
-    S.ok(schema is not None, "%s: status %s, %s is in the document" % (what, resp.status, ctype))
-    if schema is None or ctype != "application/json":
-        return
-    try:
-        jsonschema.validate(resp.json(), schema, cls=jsonschema.Draft202012Validator)
-        S.ok(True, "%s: the %s reply matches its schema" % (what, resp.status))
-    except jsonschema.ValidationError as e:
-        S.ok(False, "%s: the %s reply matches its schema" % (what, resp.status),
-             "%s at %s; body %s" % (e.message, list(e.absolute_path), H.snip(resp.body, 400)))
-
-
 def check_replies():
     d = S.daemon(IDMINTD)
     create = [("orders", {"name": "orders", "kind": "snowflake"}),
               ("rng", {"name": "rng", "kind": "range", "block": 100})]
     for _, b in create:
-        check_reply(d.post("/v1/namespaces", b), "/v1/namespaces", "POST", "create " + b["name"])
-    check_reply(d.post("/v1/namespaces", create[0][1]), "/v1/namespaces", "POST", "create again (409)")
-    check_reply(d.post("/v1/namespaces", {"name": "x", "kind": "snowflake", "nope": 1}),
+        check_reply(S, d.post("/v1/namespaces", b), "/v1/namespaces", "POST", "create " + b["name"])
+    check_reply(S, d.post("/v1/namespaces", create[0][1]), "/v1/namespaces", "POST", "create again (409)")
+    check_reply(S, d.post("/v1/namespaces", {"name": "x", "kind": "snowflake", "nope": 1}),
                 "/v1/namespaces", "POST", "an unknown field (400)")
     r = d.get("/v1/ids?namespace=orders&count=3")
-    check_reply(r, "/v1/ids", "GET", "mint")
+    check_reply(S, r, "/v1/ids", "GET", "mint")
     some_id = r.json()["ids"][0] if r.status == 200 else "1"
     calls = [
         ("GET", "/v1/ids", "/v1/ids?namespace=rng&count=2", None, "mint a range"),
@@ -191,7 +145,7 @@ def check_replies():
     done = set()
     for method, pattern, url, body, what in calls:
         r = d.request(method, url, body=body)
-        check_reply(r, pattern, method, what)
+        check_reply(S, r, pattern, method, what)
         done.add((method.lower(), pattern))
     everything = {(m, p) for p, item in DOC["paths"].items() for m in item if m in METHODS}
     S.ok(done | {("post", "/v1/namespaces")} == everything, "a request of every documented route",

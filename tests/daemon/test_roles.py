@@ -17,6 +17,7 @@ import tempfile
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import daemon_harness as H  # noqa: E402
+import openapi_check as OA  # noqa: E402
 
 IDMINTD, IDMINT = H.usage_paths()
 S = H.Suite("roles")
@@ -227,7 +228,8 @@ def plan(table):
             if row["method"] in BODY_METHODS and not S.ok(
                     body is not None, "%s: calls() gives it a body" % label, "none given"):
                 continue
-            steps.append((label, need or c["role"], row["method"], path, body, c.get("ok", (200,))))
+            steps.append((label, need or c["role"], row["method"], row["path"], path, body,
+                          c.get("ok", (200,))))
     return steps
 
 
@@ -236,7 +238,7 @@ def audit_count(d):
     return len(j.get("entries") or [])
 
 
-def check_open(d, label, method, path, body, ok):
+def check_open(d, label, method, pattern, path, body, ok):
     """An open route answers every caller: no token, each role, an unknown token."""
     cases = [("no token", {})] + [
         (role, {"Authorization": "Bearer " + ROLE_TOKEN[role]}) for role in ROLES]
@@ -244,23 +246,28 @@ def check_open(d, label, method, path, body, ok):
     for what, hdrs in cases:
         r = d.request(method, path, body=body("admin") if body else None, headers=hdrs)
         S.status(r, ok, "%s with %s is open" % (label, what))
+        OA.check_reply(S, r, pattern, method, "%s with %s" % (label, what))
 
 
 def test_matrix(d, table):
-    for label, need, method, path, body, ok in plan(table):
+    # Every reply, allowed or refused, also matches docs/openapi.json (openapi_check.py).
+    for label, need, method, pattern, path, body, ok in plan(table):
         if need == "none":
-            check_open(d, label, method, path, body, ok)
+            check_open(d, label, method, pattern, path, body, ok)
             continue
         sample = body("admin") if body else None
-        S.error(d.request(method, path, body=sample), 401, "unauthenticated",
-                "%s with no token" % label)
+        r = d.request(method, path, body=sample)
+        S.error(r, 401, "unauthenticated", "%s with no token" % label)
+        OA.check_reply(S, r, pattern, method, "%s with no token" % label)
         for what, header in BAD_TOKENS[:2]:
-            S.error(d.request(method, path, body=sample, headers={"Authorization": header}),
-                    401, "unauthenticated", "%s with %s" % (label, what))
+            r = d.request(method, path, body=sample, headers={"Authorization": header})
+            S.error(r, 401, "unauthenticated", "%s with %s" % (label, what))
+            OA.check_reply(S, r, pattern, method, "%s with %s" % (label, what))
         for role in ROLES:
             b = body(role) if body else None
             before = audit_count(d)
             r = d.request(method, path, body=b, token=ROLE_TOKEN[role])
+            OA.check_reply(S, r, pattern, method, "%s as %s" % (label, role))
             if RANK[role] >= RANK[need]:
                 S.ok(r.status is not None and 200 <= r.status < 500
                      and r.status not in (401, 403),
