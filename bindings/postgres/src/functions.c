@@ -26,9 +26,6 @@ PG_FUNCTION_INFO_V1(idmint_pg_status);
 /** The most IDs one idmint_next_n() call returns. */
 #define NEXT_N_MAX 1000000
 
-/* PostgreSQL's timestamps count microseconds from 2000-01-01; ours, ms from 1970. */
-#define PG_EPOCH_UNIX_MS ((int64_t)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
-
 /* The namespace argument @p arg, checked: never NULL, a name the server may mint. */
 static void namespace_arg(FunctionCallInfo fcinfo, int arg, char *out)
 {

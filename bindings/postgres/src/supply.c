@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "miscadmin.h"
+#include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
 #include "storage/shmem.h"
@@ -114,8 +115,7 @@ bool supply_attached(void)
 int64_t supply_now_us(void)
 {
     /* PostgreSQL counts microseconds from 2000-01-01. */
-    return GetCurrentTimestamp() +
-           (int64_t)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC;
+    return GetCurrentTimestamp() + PG_EPOCH_UNIX_MS * 1000;
 }
 
 static int64_t now_unix_ms(void)
@@ -230,12 +230,14 @@ static void wake_worker(void)
     }
 }
 
-/* Take what the ring holds, up to @p n, dropping stale snowflake IDs. Caller
- * holds the lock. */
-static uint32_t ring_take(supply_slot *s, uint64_t *out, uint32_t n, int64_t oldest_ms)
+/* Take what the ring holds, up to @p n, dropping snowflake IDs older than
+ * @p max_age_ms. Caller holds the lock. */
+static uint32_t ring_take(supply_slot *s, uint64_t *out, uint32_t n, int max_age_ms)
 {
     uint32_t got = 0;
-    if (!s->status.is_range) {
+    /* Only a snowflake ID ages, and only a ring that holds one needs the clock read. */
+    if (!s->status.is_range && s->head < s->tail) {
+        int64_t oldest_ms = now_unix_ms() - max_age_ms;
         while (s->head < s->tail && s->minted_ms[s->head % SUPPLY_RING] < oldest_ms) {
             s->head++;
             s->status.discarded++;
@@ -264,17 +266,42 @@ static wait_outcome answered_by_failure(supply_slot *s, uint32_t my_request, int
     return KEEP_WAITING;
 }
 
+/*
+ * One turn of a backend's wait for the worker, after a look under the lock
+ * found nothing to return yet: raise what ends the wait (the slot given to
+ * another name, the worker's answer of failure, the deadline), else wake the
+ * worker and sleep until it appends or answers (or 10 ms). Called between
+ * ConditionVariablePrepareToSleep() and ConditionVariableCancelSleep().
+ */
+static void wait_turn(supply_slot *s, const char *ns, bool renamed, wait_outcome outcome, int code,
+                      const char *message, TimestampTz deadline, int wait_ms)
+{
+    if (renamed || outcome == RAISE_FAILURE || GetCurrentTimestamp() >= deadline) {
+        ConditionVariableCancelSleep();
+        if (renamed) {
+            idmint_pg_raise_text(IDMINT_ECONFLICT,
+                                 "the namespace's slot was given away while waiting: retry");
+        }
+        if (outcome == RAISE_FAILURE) {
+            idmint_pg_raise_text(code, message);
+        }
+        idmint_pg_raise_timeout(ns, wait_ms);
+    }
+    wake_worker();
+    (void)ConditionVariableTimedSleep(&s->changed, 10, PG_WAIT_EXTENSION);
+}
+
 void supply_take(const char *ns, uint64_t *out, uint32_t n, int wait_ms, int max_age_ms)
 {
-    int64_t oldest_ms = now_unix_ms() - max_age_ms;
     uint32_t got = 0, my_request = 0;
     bool asked = false, low;
+    TimestampTz spin_until;
     TimestampTz deadline;
     int code = 0;
     char message[SUPPLY_MSG_MAX];
 
     supply_slot *s = slot_lock(ns);
-    got = ring_take(s, out, n, oldest_ms);
+    got = ring_take(s, out, n, max_age_ms);
     /* Wake the worker once for a low ring, not at every call until it looks. */
     low = s->tail - s->head < s->fill_target / 2 && !s->wake_sent;
     if (got < n || low) {
@@ -299,68 +326,48 @@ void supply_take(const char *ns, uint64_t *out, uint32_t n, int wait_ms, int max
      * fraction of a ms (a new time unit begins): look again for a short while
      * before sleeping, since a sleep and a wake-up cost more than the wait.
      */
-    if (asked) {
-        TimestampTz spin_until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 0) + SPIN_US;
-        for (unsigned i = 1; got < n; i++) {
-            SPIN_DELAY();
-            if (s->tail == s->head) { /* an unlocked peek; the lock below decides */
-                if (i % 64 == 0 && GetCurrentTimestamp() >= spin_until) {
-                    break;
-                }
-                continue;
+    spin_until = GetCurrentTimestamp() + SPIN_US;
+    for (unsigned i = 1; got < n; i++) {
+        SPIN_DELAY();
+        pg_read_barrier();        /* read the ring's ends afresh each time */
+        if (s->tail == s->head) { /* an unlocked peek; the lock below decides */
+            if (i % 64 == 0 && GetCurrentTimestamp() >= spin_until) {
+                break;
             }
-            LWLockAcquire(s->lock, LW_EXCLUSIVE);
-            if (s->in_use && strcmp(s->name, ns) == 0) {
-                got += ring_take(s, out + got, n - got, now_unix_ms() - max_age_ms);
-            }
-            LWLockRelease(s->lock);
+            continue;
         }
-        if (got == n) {
-            return;
+        LWLockAcquire(s->lock, LW_EXCLUSIVE);
+        if (s->in_use && strcmp(s->name, ns) == 0) {
+            got += ring_take(s, out + got, n - got, max_age_ms);
         }
+        LWLockRelease(s->lock);
+    }
+    if (got == n) {
+        return;
     }
 
     /* Sleep until the worker appends or answers. */
     deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms);
     ConditionVariablePrepareToSleep(&s->changed);
     for (;;) {
-        wait_outcome outcome;
+        wait_outcome outcome = KEEP_WAITING;
         bool renamed;
 
         CHECK_FOR_INTERRUPTS();
         LWLockAcquire(s->lock, LW_EXCLUSIVE);
         renamed = !s->in_use || strcmp(s->name, ns) != 0;
         if (!renamed) {
-            got += ring_take(s, out + got, n - got, now_unix_ms() - max_age_ms);
-            outcome = got == n ? KEEP_WAITING : answered_by_failure(s, my_request, &code, message);
-            if (got < n && outcome == KEEP_WAITING && s->head == s->tail) {
+            got += ring_take(s, out + got, n - got, max_age_ms);
+            if (got < n) {
+                outcome = answered_by_failure(s, my_request, &code, message);
                 s->wants_ids = true;
-                if ((int32_t)(s->asked - my_request) < 0) {
-                    s->asked = my_request;
-                }
             }
-        } else {
-            outcome = KEEP_WAITING;
         }
         LWLockRelease(s->lock);
-        if (renamed) {
-            ConditionVariableCancelSleep();
-            idmint_pg_raise_text(IDMINT_ECONFLICT,
-                                 "the namespace's slot was given away while waiting: retry");
-        }
         if (got == n) {
             break;
         }
-        if (outcome == RAISE_FAILURE) {
-            ConditionVariableCancelSleep();
-            idmint_pg_raise_text(code, message);
-        }
-        wake_worker();
-        if (GetCurrentTimestamp() >= deadline) {
-            ConditionVariableCancelSleep();
-            idmint_pg_raise_timeout(ns, wait_ms);
-        }
-        (void)ConditionVariableTimedSleep(&s->changed, 10, PG_WAIT_EXTENSION);
+        wait_turn(s, ns, renamed, outcome, code, message, deadline, wait_ms);
     }
     ConditionVariableCancelSleep();
 }
@@ -401,17 +408,7 @@ void supply_definition(const char *ns, idmint_ns_info *out, int wait_ms)
         if (have) {
             break;
         }
-        if (renamed || outcome == RAISE_FAILURE) {
-            ConditionVariableCancelSleep();
-            idmint_pg_raise_text(
-                renamed ? IDMINT_ECONFLICT : code,
-                renamed ? "the namespace's slot was given away while waiting: retry" : message);
-        }
-        if (GetCurrentTimestamp() >= deadline) {
-            ConditionVariableCancelSleep();
-            idmint_pg_raise_timeout(ns, wait_ms);
-        }
-        (void)ConditionVariableTimedSleep(&s->changed, 10, PG_WAIT_EXTENSION);
+        wait_turn(s, ns, renamed, outcome, code, message, deadline, wait_ms);
     }
     ConditionVariableCancelSleep();
 }

@@ -16,12 +16,17 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
+
 #include <stdint.h>
 
 #include "idmint.h"
 
 /** IDs one namespace's ring holds. */
-#define SUPPLY_RING        16384u
+#define SUPPLY_RING      16384u
+/** Unix ms of PostgreSQL's epoch, 2000-01-01: its timestamps count µs from there. */
+#define PG_EPOCH_UNIX_MS ((int64_t)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
+
 /** idmint.max_age_ms's default: a snowflake ID older than this is dropped. */
 #define MAX_AGE_DEFAULT_MS 5
 /** The fewest IDs the worker mints into a ring at a time. */
