@@ -61,13 +61,19 @@ echo "drill: $(committed) of $total batches: stopping the server -m immediate an
 PG_STOP_MODE=immediate IDMINT_WITNESS_DIR=$SERVER_WITNESS bash "$SRC/tests/support/pg-restart.sh" "$(dirname "$IDMINT_PG_ENV")" >/dev/null
 wait_for $((total * 6 / 10))
 at=$(committed)
-# A backend may end between the look and the kill: look again until a kill lands.
+log=$(dirname "$IDMINT_PG_ENV")/server.log
+# A backend may end between the look and the kill, or be ending already (a
+# kill that lands on its way out is no crash): look again until the server
+# reports a backend of the drill killed by signal 9.
 victim=
 for _ in $(seq 1 200); do
-    pid=$(as_super -d postgres -tAc "SELECT pid FROM pg_stat_activity WHERE application_name = 'drill' AND state = 'active' LIMIT 1")
+    pid=$(as_super -d postgres -tAc "SELECT pid FROM pg_stat_activity WHERE application_name = 'drill' AND state = 'active' LIMIT 1" || true)
     if [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; then
-        victim=$pid
-        break
+        for _ in $(seq 1 50); do
+            grep -q "(PID $pid) was terminated by signal 9" "$log" && victim=$pid && break
+            sleep 0.1
+        done
+        [ -n "$victim" ] && break
     fi
     sleep 0.05
 done
@@ -87,7 +93,6 @@ done
 as_super -d idmint -c "\\copy (SELECT id FROM drill) TO '$d/table'"
 n_table=$(wc -l <"$d/table")
 n_minted=$(cat "$d"/minter.? | wc -l)
-log=$(dirname "$IDMINT_PG_ENV")/server.log
 immediate=$(grep -c "received immediate shutdown request" "$log" || true)
 killed=$(grep -c "(PID $victim) was terminated by signal 9" "$log" || true)
 echo "drill: table rows $n_table, process IDs $n_minted; in the server log: $immediate immediate stop, $killed backend killed"
