@@ -7,21 +7,28 @@
 #     route's fields;
 #   - it is an OpenAPI 3.1 document whose every schema is a valid JSON Schema
 #     (Draft 2020-12, as 3.1 uses) and every $ref resolves;
+#   - an OpenAPI 3.1 validator (tests/support/openapi-validator: npm's
+#     @seriousme/openapi-schema-validator, installed with `npm ci` into a
+#     temporary folder) finds it valid, and finds broken copies of it invalid;
 #   - a live daemon's replies to a request of every route (good ones, and
 #     the usual mistakes) match the schema the document gives for the route,
 #     method and status.
 
+import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 
 import jsonschema
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import daemon_harness as H  # noqa: E402
-from openapi_check import DOC, METHODS, check_reply, resolve  # noqa: E402
+from openapi_check import DOC, METHODS, SRC, check_reply, resolve  # noqa: E402
 
 IDMINTD, IDMINT = H.usage_paths()
 S = H.Suite("openapi")
@@ -87,6 +94,76 @@ def check_document():
             except (ValueError, KeyError) as e:
                 S.ok(False, what + ": every $ref resolves", str(e))
     S.ok(len(ids) == len(set(ids)) and None not in ids, "every operation has its own operationId")
+
+
+VALIDATOR = os.path.join(SRC, "tests", "support", "openapi-validator")
+VALIDATOR_FILES = ("package.json", "package-lock.json", "validate.mjs")
+
+
+def broken_copies():
+    """(what, document, a word its report must hold): copies of DOC that an OpenAPI 3.1
+    validator must reject."""
+    path = "/v1/ids"
+    no_responses = copy.deepcopy(DOC)
+    no_responses["paths"][path]["get"]["responses"] = "none"
+    no_info = copy.deepcopy(DOC)
+    del no_info["info"]
+    bad_ref = copy.deepcopy(DOC)
+    bad_ref["paths"][path]["get"]["responses"]["200"] = {"$ref": "#/components/responses/Nosuch"}
+    return [("an operation whose responses is a string", no_responses, "responses"),
+            ("no info", no_info, "info"),
+            ("a $ref to a missing component", bad_ref, "Nosuch")]
+
+
+def check_validator():
+    """docs/openapi.json through a real OpenAPI 3.1 validator, installed from the npm
+    registry with the committed package-lock.json into a temporary folder (never the
+    source tree)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not S.ok(node and npm, "node and npm are installed (scripts/deps.sh test)",
+                "node: %s, npm: %s" % (node, npm)):
+        return
+    with tempfile.TemporaryDirectory(prefix="idmint-openapi-validator-") as tmp:
+        for name in VALIDATOR_FILES:
+            shutil.copy(os.path.join(VALIDATOR, name), tmp)
+        what = "npm ci of tests/support/openapi-validator (@seriousme/openapi-schema-validator)"
+        limit = 180 * H.SCALE
+        start = time.monotonic()
+        try:
+            # npm gives up on an unreachable registry (2 retries: about 70 s) before this
+            # timeout, and says why.
+            r = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts",
+                                "--fetch-timeout=30000", "--fetch-retries=2"],
+                               cwd=tmp, capture_output=True, text=True, timeout=limit)
+        except subprocess.TimeoutExpired:
+            S.ok(False, what, "no end in %.0f s: is the npm registry reachable?" % limit)
+            return
+        took = time.monotonic() - start
+        if not S.ok(r.returncode == 0, what,
+                    "exit %d after %.1f s (the npm registry unreachable, or package-lock.json "
+                    "out of step with package.json?); its last words:\n%s"
+                    % (r.returncode, took, (r.stderr or r.stdout)[-1500:])):
+            return
+        print("note: %s took %.1f s" % (what, took), flush=True)
+
+        def validate(path):
+            v = subprocess.run([node, os.path.join(tmp, "validate.mjs"), path], cwd=tmp,
+                               capture_output=True, text=True, timeout=60 * H.SCALE)
+            return v.returncode, v.stdout + v.stderr
+
+        doc_path = os.path.join(SRC, "docs", "openapi.json")
+        rc, out = validate(doc_path)
+        S.ok(rc == 0 and "valid OpenAPI 3.1.0" in out,
+             "docs/openapi.json is a valid OpenAPI 3.1.0 document (the validator)",
+             "exit %d: %s" % (rc, out[-4000:]))
+        for what, doc, word in broken_copies():
+            path = os.path.join(tmp, "broken.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            rc, out = validate(path)
+            S.ok(rc == 1 and "INVALID" in out and word in out,
+                 "the validator rejects a copy with %s" % what,
+                 "exit %d, expected 1 and a report naming %r: %s" % (rc, word, out[-2000:]))
 
 
 def check_replies():
@@ -158,5 +235,6 @@ def check_replies():
 
 S.run("routes", check_routes)
 S.run("document", check_document)
+S.run("validator", check_validator)
 S.run("replies", check_replies)
 S.finish()
