@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh run|test
 #   run   building idmintd and the idmint CLI and serving (scripts/run.sh)
 #   test  that, plus what every test suite needs (scripts/test.sh): compilers
-#         and checkers, PostgreSQL and etcd servers, Chromium, Go, Node.js
+#         and checkers, PostgreSQL and etcd servers, Chromium, Go, Node.js, Java
 # No package may start a service while it installs (etcd-server would start a
 # system etcd on port 2379): tests/support/apt-no-start.sh holds a
 # policy-rc.d in place for the install, and the tests start private servers.
@@ -29,6 +29,7 @@ test_pkgs=(git                                     # the format stage lists trac
            python3-setuptools g++                  # bindings/node: node-gyp's gyp; it links with g++
            python3-pytest python3-venv python3-wheel python3-dev # bindings/python
            python3-jsonschema                      # docs/openapi.json: tests/daemon/test_openapi.py
+           default-jdk-headless junit5             # bindings/java: javac, jni.h, JUnit 5's console
            file dpkg-dev lintian)                  # the Debian packages: tests/install/test_install.sh
 
 # bindings/node builds with any Node.js >= 18 and a node-gyp (tools/build.js
@@ -44,12 +45,17 @@ node_pkgs() {
     fi
     echo nodejs node-gyp
 }
+# npm installs the OpenAPI validator (tests/daemon/test_openapi.py); a Node
+# that came with its own npm keeps it.
+npm_pkgs() {
+    command -v npm >/dev/null || echo npm
+}
 
 case "${1:-}" in
 run) pkgs=("${run_pkgs[@]}") ;;
 test)
     # shellcheck disable=SC2207 # two plain package names
-    pkgs=("${run_pkgs[@]}" "${test_pkgs[@]}" $(node_pkgs))
+    pkgs=("${run_pkgs[@]}" "${test_pkgs[@]}" $(node_pkgs) $(npm_pkgs))
     ;;
 *)
     echo "usage: scripts/deps.sh run|test" >&2

@@ -23,6 +23,11 @@ cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 --inline-s
 cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr \
     -D__GNUC__ -Iinclude -Ibindings/postgres/src -I"$(pg_config --includedir-server)" \
     bindings/postgres/src
+# The Java binding's JNI library, against the JDK's jni.h.
+jdk_include=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")/include
+cppcheck -q --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr \
+    -D__GNUC__ -Iinclude -Ibindings/java/src/main/c -I"$jdk_include" -I"$jdk_include/linux" \
+    bindings/java/src/main/c
 
 stage "dev: ASan+UBSan, -Werror"
 cmake --preset dev >/dev/null
