@@ -2,7 +2,7 @@
 # What `cmake --install` puts in place and what `cpack` packs as a .deb
 # (docs/install.md). Included once from CMakeLists.txt, after every target.
 # Every rule names the Debian package it goes to (cmake/package.cmake):
-# lib (the runtime library), dev, cli and daemon.
+# lib (the runtime library), dev, cli, daemon and java.
 
 # On Debian the library goes to the multiarch folder (lib/x86_64-linux-gnu),
 # as Debian's own packages have it, whatever the prefix: GNUInstallDirs only
@@ -97,5 +97,13 @@ install(CODE "set(idmint_part dev)" COMPONENT dev)
 install(SCRIPT ${PROJECT_BINARY_DIR}/install/install_paths.cmake COMPONENT dev)
 install(CODE "set(idmint_part daemon)" COMPONENT daemon)
 install(SCRIPT ${PROJECT_BINARY_DIR}/install/install_paths.cmake COMPONENT daemon)
+
+# The Java binding (cmake/java_binding.cmake): the jar where Debian's Java
+# policy puts jars, as idmint-VERSION.jar and the idmint.jar link, and the
+# JNI library where Debian's JVMs look (their java.library.path).
+if(IDMINT_JAVA)
+  install_jar(idmint_java DESTINATION ${CMAKE_INSTALL_DATADIR}/java COMPONENT java)
+  install(TARGETS idmint_jni LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/jni COMPONENT java)
+endif()
 
 include(${PROJECT_SOURCE_DIR}/cmake/package.cmake)

@@ -6,6 +6,8 @@
 #   libidmint-dev   header, libidmint.so link, libidmint.a, idmint.pc, CMake package
 #   idmint          the command-line tool
 #   idmintd         the daemon: system user, state folder, systemd unit (not enabled)
+#   libidmint-java  the Java binding: the jar and its JNI library (where the
+#                   build found a JDK: cmake/java_binding.cmake)
 # so that a program linking libidmint pulls in neither h2o nor inih.
 # The Debian revision is IDMINT_DEB_REVISION (default 1); the environment
 # variable of that name overrides it at cpack time (an upgrade test builds
@@ -18,6 +20,11 @@ set(IDMINT_DEB_REVISION 1 CACHE STRING "the Debian revision of the .deb packages
 
 set(IDMINT_DEB_LIB libidmint${PROJECT_VERSION_MAJOR}) # the soname's number
 set(idmint_deb_packages lib ${IDMINT_DEB_LIB} dev libidmint-dev cli idmint daemon idmintd)
+set(idmint_deb_components lib dev cli daemon)
+if(IDMINT_JAVA)
+  list(APPEND idmint_deb_packages java libidmint-java)
+  list(APPEND idmint_deb_components java)
+endif()
 
 # copyright and changelog.Debian.gz of each package: only in the packages
 # (EXCLUDE_FROM_ALL), not in a plain `cmake --install`.
@@ -59,7 +66,7 @@ set(CPACK_PACKAGE_CONTACT "${IDMINT_DEB_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL lib dev cli daemon)
+set(CPACK_COMPONENTS_ALL ${idmint_deb_components})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE ${IDMINT_DEB_REVISION})
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${IDMINT_DEB_MAINTAINER}")
@@ -123,6 +130,19 @@ serves the authority to remote generators. Its service runs as the system\n\
 user idmint and is installed but not enabled: it starts once an operator\n\
 has configured /etc/idmint/idmintd.conf and run systemctl enable --now.")
 
+# The jar (share/java, as Debian's Java policy has it) and the JNI library
+# (LIBDIR/jni, on the java.library.path of Debian's JVMs). No Java runtime
+# in Depends: a library leaves the choice of JVM to the program. The JNI
+# library links libidmint.so.0, which dpkg-shlibdeps cannot find before the
+# library package is installed: the dependency is written at cpack time.
+set(CPACK_DEBIAN_JAVA_PACKAGE_NAME libidmint-java)
+set(CPACK_DEBIAN_JAVA_PACKAGE_SECTION java)
+set(CPACK_DEBIAN_JAVA_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_JAVA_DESCRIPTION "distributed unique-ID generator (Java binding)\n${about}\
+This package holds the Java binding (org.idmint, idmint.jar) and its JNI\n\
+library: Minter.open(authority, namespace) mints inside the JVM, with no\n\
+network call.")
+
 # Files that moved out of the one package idmint of 0.1.0.
 foreach(comp LIB DEV DAEMON)
   set(CPACK_DEBIAN_${comp}_PACKAGE_BREAKS "idmint (<< 0.2.0~)")
@@ -149,6 +169,8 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES \"^shlibs:Depends=(.+)\")
   message(FATAL_ERROR \"dpkg-shlibdeps $<TARGET_FILE:idmint>: \${rc} \${out} \${err}\")
 endif()
 set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS \"\${CMAKE_MATCH_1}\")
+set(CPACK_DEBIAN_JAVA_PACKAGE_DEPENDS
+  \"\${CMAKE_MATCH_1}, ${IDMINT_DEB_LIB} (= ${PROJECT_VERSION}-\${CPACK_DEBIAN_PACKAGE_RELEASE})\")
 ")
 
 include(CPack)

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs BUILD_DIR into a temporary prefix and checks every file there,
 # builds examples/c/hello.c against it four ways (pkg-config and
-# find_package, shared and static) and runs them; then builds the four
-# Debian packages twice (revision R and R+1, $IDMINT_DEB_REVISION),
-# inspects them, runs lintian on all eight (any error or warning fails),
+# find_package, shared and static) and runs them, and examples/java/Hello.java
+# against its jar; then builds the five Debian packages twice (revision R
+# and R+1, $IDMINT_DEB_REVISION), inspects them, runs lintian on all ten
+# (any error or warning fails),
 # installs the first build with apt-get, uses it, upgrades to the second,
 # uses it again, then removes and purges each package.
 # It runs as root on the CI machine itself (register it RUN_SERIAL): the
@@ -183,6 +184,19 @@ grep -q "^hello: sqlite:$T/no-such-dir/x.db: " "$T/bad.err" || die "hello's erro
 [ ! -s "$T/bad.out" ] || die "hello printed IDs on failure: $(cat "$T/bad.out")"
 ok "hello built 4 ways (pkg-config/find_package x shared/static) minted 20 distinct IDs; a bad authority fails"
 
+# The Java binding: the jar and its JNI library, and Hello.java run against them.
+[ -f "$BUILD/java/idmint.jar" ] || die "$BUILD has no Java binding (java/idmint.jar): install default-jdk-headless and configure again"
+JAR=$P/share/java/idmint-$VERSION.jar
+[ -f "$JAR" ] && [ "$(readlink "$P/share/java/idmint.jar")" = "idmint-$VERSION.jar" ] ||
+    die "share/java: $(ls -l "$P/share/java" 2>&1)"
+[ -f "$L/jni/libidmint_jni.so" ] || die "no $LIBDIR/jni/libidmint_jni.so"
+grep -qx "libidmint.so.$MAJOR" <<<"$(needed "$L/jni/libidmint_jni.so")" || die "libidmint_jni.so does not load libidmint.so.$MAJOR"
+LD_LIBRARY_PATH=$L java -Didmint.jni="$L/jni/libidmint_jni.so" -cp "$JAR" "$SRC/examples/java/Hello.java" \
+    "sqlite:$T/hello.db" >"$T/hello_java.out" 2>"$T/hello_java.err" || die "Hello.java failed: $(cat "$T/hello_java.err")"
+[ "$(grep -cxE '[1-9][0-9]*' "$T/hello_java.out")" -eq 5 ] || die "Hello.java printed: $(cat "$T/hello_java.out")"
+[ "$(cat "$T/all_ids" "$T/hello_java.out" | sort -u | wc -l)" -eq 25 ] || die "Hello.java repeated an ID of the C programs"
+ok "idmint-$VERSION.jar and jni/libidmint_jni.so installed; Hello.java minted 5 more distinct IDs from the same authority"
+
 
 # ---- 3. the Debian packages: build twice, inspect, lintian ----
 REV=$(cache IDMINT_DEB_REVISION)
@@ -190,7 +204,7 @@ REV=${REV:-1}
 NEXT=$((REV + 1))
 ARCH=$(dpkg --print-architecture)
 LIBPKG=libidmint$MAJOR # named for the soname
-PKGS=("$LIBPKG" libidmint-dev idmint idmintd)
+PKGS=("$LIBPKG" libidmint-dev idmint idmintd libidmint-java)
 # The same tree packed twice, the second with the next revision: the
 # upgrade below installs one over the other.
 for rev in "$REV" "$NEXT"; do
@@ -199,7 +213,7 @@ for rev in "$REV" "$NEXT"; do
     for p in "${PKGS[@]}"; do
         [ -f "$T/deb$rev/${p}_$VERSION-${rev}_$ARCH.deb" ] || die "no ${p}_$VERSION-${rev}_$ARCH.deb: $(ls "$T/deb$rev")"
     done
-    [ "$(ls "$T/deb$rev"/*.deb | wc -l)" -eq 4 ] || die "cpack made more than the four packages: $(ls "$T/deb$rev")"
+    [ "$(ls "$T/deb$rev"/*.deb | wc -l)" -eq 5 ] || die "cpack made more than the five packages: $(ls "$T/deb$rev")"
 done
 deb() { echo "$T/deb$2/${1}_$VERSION-${2}_$ARCH.deb"; } # PKG REV
 field() { dpkg-deb -f "$(deb "$1" "$NEXT")" "$2"; }
@@ -224,6 +238,9 @@ for dep in adduser libc6 libsqlite3-0 libjansson4 'libh2o-evloop[0-9.]*' 'libini
     has_dep "$d_depends" "$dep" || die "idmintd Depends lacks $dep: $d_depends"
 done
 [ "$(field libidmint-dev Depends)" = "$LIBPKG (= $VERSION-$NEXT)" ] || die "libidmint-dev Depends: $(field libidmint-dev Depends)"
+java_depends=$(field libidmint-java Depends)
+has_dep "$java_depends" "$LIBPKG \(= $VERSION-$NEXT\)" || die "libidmint-java Depends lacks $LIBPKG (= $VERSION-$NEXT): $java_depends"
+if grep -qE 'jre|jdk|java[0-9]*-runtime|h2o|inih' <<<"$java_depends"; then die "libidmint-java depends on more than it links: $java_depends"; fi
 for p in "$LIBPKG" idmint idmintd; do
     if grep -qE 'libpq|libcurl' <<<"$(field "$p" Depends)"; then die "$p Depends names a dlopen()ed library: $(field "$p" Depends)"; fi
     for dep in libpq5 libcurl4; do
@@ -238,6 +255,7 @@ declare -A FILES=(
     [libidmint-dev]="/usr/include/idmint.h $D/libidmint.so $D/libidmint.a $D/pkgconfig/idmint.pc $D/cmake/idmint/idmintConfig.cmake $D/cmake/idmint/idmintConfigVersion.cmake $D/cmake/idmint/idmintTargets.cmake"
     [idmint]="/usr/bin/idmint /usr/$MANDIR/man1/idmint.1.gz"
     [idmintd]="/usr/bin/idmintd /usr/$MANDIR/man8/idmintd.8.gz /usr/$UNITDIR/idmintd.service /etc/idmint/idmintd.conf"
+    [libidmint-java]="/usr/share/java/idmint-$VERSION.jar /usr/share/java/idmint.jar $D/jni/libidmint_jni.so"
 )
 : >"$T/all.paths"
 for p in "${PKGS[@]}"; do
@@ -271,12 +289,12 @@ grep -qx /etc/idmint/idmintd.conf "$T/control-idmintd/conffiles" || die "idmintd
 grep -qx "activate-noawait ldconfig" "$T/control-$LIBPKG/triggers" || die "$LIBPKG has no ldconfig trigger"
 grep -qx "libidmint $MAJOR $LIBPKG (>= $MAJOR.$MINOR.0), $LIBPKG (<< $MAJOR.$((MINOR + 1))~)" "$T/control-$LIBPKG/shlibs" ||
     die "shlibs: $(cat "$T/control-$LIBPKG/shlibs")"
-for p in "$LIBPKG" libidmint-dev idmint; do
+for p in "$LIBPKG" libidmint-dev idmint libidmint-java; do
     for s in preinst postinst prerm postrm; do
         [ ! -e "$T/control-$p/$s" ] || die "$p has a $s, which it has no use for"
     done
 done
-ok "four packages: files, copyright, changelog.Debian.gz ($VERSION-$NEXT), gzipped man pages, shlibs, trigger, conffile, maintainer scripts"
+ok "five packages: files, copyright, changelog.Debian.gz ($VERSION-$NEXT), gzipped man pages, shlibs, trigger, conffile, maintainer scripts"
 
 command -v lintian >/dev/null || die "no lintian (apt-get install lintian; scripts/deps.sh test installs it)"
 # Default profile; lintian warns when run as root, which is not about the packages.
@@ -285,7 +303,7 @@ if grep -E '^[EW]: ' "$T/lintian.log"; then die "lintian found the errors and wa
 if grep -vE '^([IPNXO]: |running with root privileges is not recommended!$)' "$T/lintian.log"; then
     die "lintian did not run cleanly (above)"
 fi
-ok "lintian: no error and no warning in the 8 packages ($(grep -c '^I: ' "$T/lintian.log") info tags)"
+ok "lintian: no error and no warning in the 10 packages ($(grep -c '^I: ' "$T/lintian.log") info tags)"
 
 # ---- 4. the packages: install, use, upgrade, use again, remove, purge ----
 [ "$(id -u)" -eq 0 ] || skip_package "not root"
@@ -385,6 +403,11 @@ mkdir "$T/run" && chown idmint:idmint "$T/run"
 : >"$T/pkg.ids"
 mint_both "$VERSION-$REV"
 ok "$VERSION-$REV: hello.c built against /usr; idmint and idmintd (as idmint, packaged config) mint 10 distinct IDs from /var/lib/idmint/idmint.db"
+# Debian's JVM finds the JNI library in $D/jni by itself: no flag, no LD_LIBRARY_PATH.
+java -cp /usr/share/java/idmint.jar "$SRC/examples/java/Hello.java" "sqlite:$T/system.db" >"$T/hello_java_system.out" 2>&1 ||
+    die "Hello.java against /usr/share/java/idmint.jar: $(cat "$T/hello_java_system.out")"
+[ "$(grep -cxE '[1-9][0-9]*' "$T/hello_java_system.out")" -eq 5 ] || die "Hello.java against /usr printed: $(cat "$T/hello_java_system.out")"
+ok "$VERSION-$REV: Hello.java against /usr/share/java/idmint.jar minted 5 IDs, its JNI library found on the JVM's own path"
 
 # The upgrade keeps an operator's edit, the owners and modes, the authority
 # (IDs minted after it are new ones) and a stopped daemon stopped.
@@ -403,11 +426,12 @@ ok "upgraded to $VERSION-$NEXT: the edited config, owners and modes kept, not en
 [ ! -e /usr/bin/idmintd ] || die "remove left /usr/bin/idmintd"
 [ -f /etc/idmint/idmintd.conf ] && [ -s /var/lib/idmint/idmint.db ] || die "remove deleted the config or the authority"
 [ -x /usr/bin/idmint ] && [ "$(pkg_state "$LIBPKG")" = "ii " ] || die "removing idmintd removed the CLI or the library"
-"${APT[@]}" remove idmint libidmint-dev "$LIBPKG" >>"$T/apt-remove.log" 2>&1 || die "apt-get remove: $(cat "$T/apt-remove.log")"
-for p in idmint libidmint-dev "$LIBPKG"; do
+"${APT[@]}" remove idmint libidmint-dev libidmint-java "$LIBPKG" >>"$T/apt-remove.log" 2>&1 || die "apt-get remove: $(cat "$T/apt-remove.log")"
+for p in idmint libidmint-dev libidmint-java "$LIBPKG"; do
     case "$(pkg_state "$p")" in "" | "un " | "rc ") ;; *) die "$p: state '$(pkg_state "$p")' after remove" ;; esac
 done
-[ ! -e /usr/bin/idmint ] && [ ! -e "$D/libidmint.so.$VERSION" ] && [ ! -e /usr/include/idmint.h ] || die "remove left the programs or the library"
+[ ! -e /usr/bin/idmint ] && [ ! -e "$D/libidmint.so.$VERSION" ] && [ ! -e /usr/include/idmint.h ] &&
+    [ ! -e /usr/share/java/idmint.jar ] || die "remove left the programs, the library or the jar"
 if ldconfig -p | grep "libidmint.so"; then die "the linker cache still lists libidmint after remove (above)"; fi
 ok "apt-get remove, package by package: files gone, config and authority kept"
 
