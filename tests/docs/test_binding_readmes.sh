@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every code block of bindings/{node,python,go}/README.md runs as written.
+# Every code block of bindings/{node,python,go,java}/README.md runs as written.
 # Usage: tests/docs/test_binding_readmes.sh SOURCE_DIR BUILD_DIR
 # (BUILD_DIR: a build tree with the idmint CLI, used only to make the
 # namespaces the examples open.)
@@ -10,8 +10,9 @@
 #     "# in your project's folder" or "# in your module's folder" from an
 #     empty project folder instead (for Go, one `go mod init` made, as a
 #     user's module would be);
-#   - ```js, ```python, ```go blocks: each saved as a program in that
-#     project folder and run (node, ~/venv-idmint/bin/python, go run .);
+#   - ```js, ```python, ```go, ```java blocks: each saved as a program in
+#     that project folder and run (node, ~/venv-idmint/bin/python, go run .,
+#     java NAME.java with the CLASSPATH the README's sh blocks export);
 #     it must exit 0 and print something;
 #   - ```sh blocks that only name bindings/*/ci.sh or bench/bench_*.sh: not
 #     run here (ci.sh is ctest's bindings.* test, a benchmark is no test);
@@ -67,7 +68,7 @@ is_suite_block() {
 }
 
 ran_total=0
-for lang in node python go; do
+for lang in node python go java; do
     readme="$src/bindings/$lang/README.md"
     blocks="$work/blocks-$lang"
     app="$work/app-$lang"
@@ -115,7 +116,7 @@ for lang in node python go; do
             fi
             { echo "echo '>>> $name'"; cat "$b"; } >>"$session"
             ;;
-        *.js | *.python | *.go)
+        *.js | *.python | *.go | *.java)
             examples=$((examples + 1))
             case "$b" in
             *.js)
@@ -131,6 +132,13 @@ for lang in node python go; do
                 [ "$examples" -eq 1 ] || fail "$name: a second Go program: teach the test"
                 prog="$app/main.go"
                 run="go run ."
+                ;;
+            *.java)
+                # The source launcher wants the file named for its public class.
+                class=$(sed -n 's/^public class \([A-Za-z0-9_]*\).*/\1/p' "$b" | head -n 1)
+                [ -n "$class" ] || fail "$name: no public class"
+                prog="$app/$class.java"
+                run="java '$prog'"
                 ;;
             esac
             cp "$b" "$prog"
@@ -155,4 +163,4 @@ done
 
 # The examples minted from the test's authority, none from the machine's.
 "$build/idmint" --authority "$authority" ns show orders >/dev/null
-echo "PASS: $ran_total README examples ran as written (node, python, go)"
+echo "PASS: $ran_total README examples ran as written (node, python, go, java)"
