@@ -15,6 +15,6 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 export IDMINT_WITNESS_DIR=${IDMINT_WITNESS_DIR:-$scratch/witness}
 mkdir -p "$IDMINT_WITNESS_DIR"
-javac -Xlint:all -Werror --release 17 -d "$scratch" -cp "$build/java/idmint.jar" "$here/bench/Bench.java"
+javac -encoding UTF-8 -Xlint:all -Werror --release 17 -d "$scratch" -cp "$build/java/idmint.jar" "$here/bench/Bench.java"
 java -Didmint.jni="$build/java/libidmint_jni.so" -Djava.io.tmpdir="$scratch" \
     -cp "$build/java/idmint.jar:$scratch" Bench

@@ -23,7 +23,7 @@ set(java_src ${PROJECT_SOURCE_DIR}/bindings/java/src/main)
 file(GLOB java_sources CONFIGURE_DEPENDS ${java_src}/java/org/idmint/*.java)
 file(GLOB jni_sources CONFIGURE_DEPENDS ${java_src}/c/*.c)
 
-set(CMAKE_JAVA_COMPILE_FLAGS -Xlint:all -Werror --release 17)
+set(CMAKE_JAVA_COMPILE_FLAGS -encoding UTF-8 -Xlint:all -Werror --release 17)
 # javac -h writes org_idmint_Native.h: the C side is compiled against the
 # Java side's own declarations, so a signature that drifts fails the build.
 add_jar(idmint_java SOURCES ${java_sources} OUTPUT_NAME idmint VERSION ${PROJECT_VERSION}

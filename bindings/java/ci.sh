@@ -48,7 +48,7 @@ version=$(sed -n 's/^project(idmint VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists
 
 echo "== javac (tests)"
 mkdir "$tmp/classes"
-javac -Xlint:all -Werror --release 17 -d "$tmp/classes" \
+javac -encoding UTF-8 -Xlint:all -Werror --release 17 -d "$tmp/classes" \
     -cp "$build/java/idmint.jar:$junit/junit-jupiter-api.jar:$junit/opentest4j.jar:$junit/junit-platform-commons.jar" \
     "$here"/src/test/java/org/idmint/*.java
 

@@ -13,7 +13,8 @@ package org.idmint;
  * @param lastTime snowflake: time units of the last ID minted
  * @param layout snowflake: the namespace's layout; null for a range handle
  * @param rangeLeft range: values reserved and not yet handed out
- * @param incarnation this handle's holder id
+ * @param incarnation this handle's holder id: the lease's secret, so {@link #toString()} shows
+ *     only its first 8 hex digits, as the authority's lists do
  * @param sequenceWaits snowflake: calls that waited for the next time unit
  * @param rangeBlock range: values the latest reservation asked for
  * @param rangeRate range: values handed out per second, as last sampled; 0: unknown
@@ -27,6 +28,17 @@ public record MinterInfo(boolean range, int region, int workerId, long generatio
         long outageBudgetMs, long rangeReservations) {
     /** How many longs Native.info returns, in this order (jni_minter.c). */
     static final int NUMBERS = 19;
+
+    @Override
+    public String toString() {
+        String shown = incarnation.length() > 8 ? incarnation.substring(0, 8) + "..." : incarnation;
+        return "MinterInfo[range=" + range + ", region=" + region + ", workerId=" + workerId
+                + ", generation=" + generation + ", fenceFound=" + fenceFound + ", leaseUntil="
+                + leaseUntil + ", lastTime=" + lastTime + ", layout=" + layout + ", rangeLeft="
+                + rangeLeft + ", incarnation=" + shown + ", sequenceWaits=" + sequenceWaits
+                + ", rangeBlock=" + rangeBlock + ", rangeRate=" + rangeRate + ", outageBudgetMs="
+                + outageBudgetMs + ", rangeReservations=" + rangeReservations + "]";
+    }
 
     static MinterInfo fromNative(long[] n, String incarnation) {
         boolean range = n[0] != 0;

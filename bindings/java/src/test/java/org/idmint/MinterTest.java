@@ -33,6 +33,8 @@ class MinterTest {
             assertFalse(info.range());
             assertEquals("41/0/10/12", info.layout().bits());
             assertEquals(32, info.incarnation().length());
+            assertFalse(info.toString().contains(info.incarnation()), "the secret stays out of logs");
+            assertTrue(info.toString().contains(info.incarnation().substring(0, 8)));
             Decoded d = Idmint.decode(info.layout(), batch[batch.length - 1]);
             assertEquals(info.workerId(), d.worker());
             assertEquals(0, d.region());
