@@ -11,6 +11,7 @@
  */
 #include "internal.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -357,13 +358,38 @@ int64_t idmint__clock_now_ms(struct clock *c)
     return clock_tsc_ms(c);
 }
 
+/* The simulator's driver (internal.h, "Driven mode"); NULL in every program. */
+static const struct idmint__driver *driver;
+
+void idmint__driven_start(const struct idmint__driver *d)
+{
+    driver = d;
+}
+
+int idmint__is_driven(void)
+{
+    return driver != NULL;
+}
+
 void idmint__sleep_us(uint64_t us)
 {
     struct timespec ts = {.tv_sec = (time_t)(us / 1000000u),
                           .tv_nsec = (long)(us % 1000000u) * 1000L};
 
+    if (driver != NULL) {
+        driver->sleep_us(driver->ctx, us);
+        return;
+    }
     while (nanosleep(&ts, &ts) != 0)
         ;
+}
+
+void idmint__yield(void)
+{
+    if (driver != NULL)
+        driver->sleep_us(driver->ctx, 100); /* the driver's world waits a little */
+    else
+        sched_yield();
 }
 
 void idmint__sleep_ms(uint32_t ms)
@@ -397,10 +423,12 @@ struct timespec idmint__monotonic_after_ms(uint64_t ms)
 
 uint64_t idmint__deadline_now_ms(void)
 {
-    return (uint64_t)(sys_mono_ns() / NS_PER_MS);
+    return idmint__deadline_now_us() / 1000u;
 }
 
 uint64_t idmint__deadline_now_us(void)
 {
+    if (driver != NULL)
+        return driver->now_us(driver->ctx);
     return (uint64_t)(sys_mono_ns() / 1000);
 }

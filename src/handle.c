@@ -142,7 +142,7 @@ static void sleep_out_unit(idmint *m, uint64_t t, int64_t now_ms)
         idmint__sleep_ms(
             (uint32_t)(left_ms - 1 < WAIT_SLEEP_MAX_MS ? left_ms - 1 : WAIT_SLEEP_MAX_MS));
     else
-        sched_yield();
+        idmint__yield();
 }
 
 /*
@@ -375,6 +375,16 @@ int idmint_lease_status(idmint *m)
     return m->is_range ? idmint__range_status(m->rs) : idmint__lease_status(m->lk);
 }
 
+/* End the lease or ranges of @p m as @p how says (enum idmint__end), and free it. */
+static void end_handle(idmint *m, int how)
+{
+    if (m->is_range)
+        idmint__range_close(m->rs, how);
+    else
+        idmint__lease_close(m->lk, idmint__snowflake_last_time(&m->sf), how);
+    idmint__wiped_free(m, sizeof(*m));
+}
+
 void idmint_close(idmint *m)
 {
     int forked;
@@ -382,9 +392,18 @@ void idmint_close(idmint *m)
     if (m == NULL)
         return;
     forked = is_forked(m);
-    if (m->is_range)
-        idmint__range_close(m->rs, forked);
-    else
-        idmint__lease_close(m->lk, idmint__snowflake_last_time(&m->sf), forked);
-    idmint__wiped_free(m, sizeof(*m));
+    end_handle(m, forked ? IDMINT__END_FORKED : IDMINT__END_RELEASE);
+}
+
+int idmint__handle_drive(idmint *m)
+{
+    if (m == NULL || !idmint__is_driven())
+        return IDMINT_EINVAL;
+    return m->is_range ? idmint__range_drive(m->rs) : idmint__lease_drive(m->lk);
+}
+
+void idmint__handle_crash(idmint *m)
+{
+    if (m != NULL)
+        end_handle(m, IDMINT__END_CRASH);
 }

@@ -240,10 +240,49 @@ int64_t idmint__clock_read_ms(struct clock *c);
 void idmint__sleep_ms(uint32_t ms);
 /* Sleep @p us on the monotonic clock, resuming after signals. */
 void idmint__sleep_us(uint64_t us);
+/* Give the CPU to another thread (sched_yield); in driven mode let the driver's time pass. */
+void idmint__yield(void);
 /* Real CLOCK_MONOTONIC in ms, for deadlines. */
 uint64_t idmint__deadline_now_ms(void);
 /* The same in µs: a millisecond is too coarse for the reservation queue's rounds. */
 uint64_t idmint__deadline_now_us(void);
+
+/*
+ * Driven mode: the deterministic simulator's seam (tests/sim), the one place
+ * where the library's own time and background threads give way to a driver.
+ * Once idmint__driven_start() has run (before any handle opens, from a
+ * single-threaded program), for the rest of the process:
+ *   - deadlines and waits read the driver's clock (idmint__deadline_now_*),
+ *     and a sleep asks the driver to move its clock instead of sleeping;
+ *   - a handle starts no renewal or refill thread: its background work runs
+ *     only when the driver calls idmint__handle_drive(), and a caller that
+ *     would wait for a refill runs one refill in its place;
+ *   - nothing else changes: minting, the authority's rules and the stores
+ *     are the code every program runs.
+ * Costs a program that never drives one predictable branch where a
+ * deadline is read, none on the minting path. Never declared in idmint.h.
+ */
+struct idmint__driver {
+    uint64_t (*now_us)(void *ctx);            /* monotonic µs of the running process */
+    void (*sleep_us)(void *ctx, uint64_t us); /* move that clock on by @p us */
+    void *ctx;
+};
+/* Enter driven mode; @p d is borrowed until it ends. NULL ends it (no handle may be open). */
+void idmint__driven_start(const struct idmint__driver *d);
+/* 1 in driven mode, else 0. */
+int idmint__is_driven(void);
+/*
+ * Driven mode: run the background work of @p m that is due by the driver's
+ * clock, once (a renewal or refill, else a history check; handle.c).
+ * @return the handle's status after it: 0, the last renewal's or
+ *         refill's IDMINT_E* code, or IDMINT_EINVAL (NULL, not driven).
+ */
+int idmint__handle_drive(struct idmint *m);
+/*
+ * End @p m as SIGKILL would: its store connection closes, nothing is
+ * released or forgotten, the memory is freed (the simulator's crash).
+ */
+void idmint__handle_crash(struct idmint *m);
 
 /* ==== layout.c ==== */
 
@@ -536,8 +575,22 @@ int idmint__range_status(struct range_supply *rs);
  * against 465. Pure; thread-safe.
  */
 void idmint__range_request_id(uint64_t seq, char out[IDMINT__REQUEST_ID_LEN]);
-/* Stop the refill thread, close the authority, free. NULL is a no-op. */
-void idmint__range_close(struct range_supply *rs, int is_forked_child);
+/*
+ * How a handle's lease or ranges end (idmint__lease_close, idmint__range_close):
+ * RELEASE gives them back (idmint_close); FORKED leaves the store and the
+ * mutexes alone (a copy of the process: they are the parent's) and frees
+ * memory only; CRASH closes the store connection and gives nothing back, as
+ * a process killed with SIGKILL would (the simulator's crash).
+ */
+enum idmint__end { IDMINT__END_RELEASE = 0, IDMINT__END_FORKED = 1, IDMINT__END_CRASH = 2 };
+/* Stop the refill thread, forget our finished records, close the authority, free. NULL: no-op. */
+void idmint__range_close(struct range_supply *rs, int how);
+/*
+ * Driven mode: one pass of the refill work (a due history check, else a
+ * due refill), as the refill thread would make. Returns the last
+ * reservation's outcome (0 or an IDMINT_E* code; IDMINT_ERESTORED is final).
+ */
+int idmint__range_drive(struct range_supply *rs);
 
 /* ==== lease.c: take, renew, release ==== */
 
@@ -556,10 +609,16 @@ void idmint__lease_get(struct lease_keeper *lk, struct idmint__lease *out);
 /* 0 after a successful renewal (or none yet), else the last renewal's IDMINT_E* code. */
 int idmint__lease_status(struct lease_keeper *lk);
 /*
- * Stop renewal and release: the next holder mints after @p last_time, the
- * last time value used (never before the E found). In a forked child only
- * free memory. NULL is a no-op.
+ * Stop renewal and end the lease as @p how says (enum idmint__end): a
+ * release lets the next holder mint after @p last_time, the last time value
+ * used (never before the E found). NULL is a no-op.
  */
-void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_forked_child);
+void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int how);
+/*
+ * Driven mode: one pass of the renewal work (a due renewal, else a due
+ * history check), as the renewal thread would make. Returns the lease's
+ * status (idmint__lease_status).
+ */
+int idmint__lease_drive(struct lease_keeper *lk);
 
 #endif /* IDMINT_INTERNAL_H */

@@ -30,7 +30,10 @@ struct lease_keeper {
     pthread_mutex_t mu;          /* guards lease and is_stopping */
     pthread_cond_t cv;           /* wakes the renewal thread to stop */
     struct idmint__lease lease;  /* its history: the latest the store showed us */
+    uint64_t renew_at;           /* monotonic ms of the next renewal */
+    uint64_t check_at;           /* monotonic ms of the next history check */
     int is_stopping;
+    int is_done; /* driven mode: renewal stopped for good */
     int has_thread;
     _Atomic int renew_err; /* last renewal's failure, 0 after a success */
     pthread_t thread;
@@ -64,81 +67,98 @@ static void stop_locked(struct lease_keeper *lk, int rc)
 }
 
 /*
- * Renew every renew_ms; between renewals, check every check_ms that the
+ * One pass of the renewal loop, lk->mu held (released around the store):
+ * renew when renew_at has come; else, when check_at has, check that the
  * store still holds the history this lease is part of
- * (idmint__authority_history_check), so that a store put back in time
- * stops this process within check_ms, not at its next renewal. Minting
- * itself never waits on either: the thread only moves sf->lease_until.
+ * (idmint__authority_history_check), so that a store put back in time stops
+ * this process within check_ms, not at its next renewal. Minting never
+ * waits on either: only sf->lease_until moves. Returns how many ms to wait
+ * before the next pass (0: at once), or -1 when renewal has stopped for good.
  */
+static int64_t renew_step_locked(struct lease_keeper *lk)
+{
+    struct idmint__lease copy;
+    uint64_t now = idmint__deadline_now_ms();
+    int rc, is_renewal;
+
+    if (now < lk->renew_at && now < lk->check_at)
+        return (int64_t)((lk->renew_at < lk->check_at ? lk->renew_at : lk->check_at) - now);
+    is_renewal = now >= lk->renew_at;
+    copy = lk->lease;
+    pthread_mutex_unlock(&lk->mu);
+
+    idmint__store_gate_enter();
+    if (is_renewal) {
+        rc = idmint__authority_lease_renew(lk->a, &lk->ns, &copy, lk->lease_ms);
+        if (rc == 0)
+            rc = idmint__authority_history_adopt(lk->a, lk->ns.name, &lk->seen, &copy.history);
+        /* A renewal that fails like an outage may be a store put back
+         * (a file replaced under us refuses writes): the check tells. */
+        else if (rc != IDMINT_ELEASELOST && rc != IDMINT_ERESTORED && rc != IDMINT_EDISABLED &&
+                 idmint__authority_history_check(lk->a, lk->ns.name, &lk->seen, 0) ==
+                     IDMINT_ERESTORED)
+            rc = IDMINT_ERESTORED;
+    } else {
+        rc = idmint__authority_history_check(lk->a, lk->ns.name, &lk->seen, 1);
+    }
+    idmint__store_gate_leave();
+
+    pthread_mutex_lock(&lk->mu);
+    lk->check_at = idmint__deadline_now_ms() + lk->check_ms;
+    if (!is_renewal) {
+        if (rc == IDMINT_ERESTORED) {
+            stop_locked(lk, rc);
+            return -1;
+        }
+        return 0; /* an outage or a witness folder to fix: the renewal says */
+    }
+    atomic_store(&lk->renew_err, rc);
+    if (rc == 0) {
+        lk->lease = copy;
+        publish_until(lk->sf, copy.lease_until);
+        lk->renew_at = idmint__deadline_now_ms() + lk->renew_ms;
+    } else if (rc == IDMINT_ELEASELOST || rc == IDMINT_ERESTORED) {
+        /* Someone else holds the id now, or the store went back to before
+         * our lease and may give the id out again: stop minting at once. */
+        stop_locked(lk, rc);
+        return -1;
+    } else if (rc == IDMINT_EDISABLED) {
+        /* Disabled: the lease is still ours until E, so minting runs
+         * on to it and then fails with this code, never a duplicate. */
+        atomic_store(&lk->sf->lease_err, IDMINT_EDISABLED);
+        return -1;
+    } else {
+        /* Outage: keep minting until E, keep trying meanwhile. */
+        lk->renew_at = idmint__deadline_now_ms() +
+                       (lk->renew_ms < RENEW_RETRY_MS ? lk->renew_ms : RENEW_RETRY_MS);
+    }
+    return 0;
+}
+
 static void *renew_main(void *arg)
 {
     struct lease_keeper *lk = arg;
-    uint64_t renew_at = idmint__deadline_now_ms() + lk->renew_ms;
 
     pthread_mutex_lock(&lk->mu);
-    for (;;) {
-        struct idmint__lease copy;
-        uint64_t now = idmint__deadline_now_ms();
-        int rc, is_renewal;
+    while (!lk->is_stopping) {
+        int64_t wait = renew_step_locked(lk);
 
-        if (now < renew_at) {
-            uint64_t wait = renew_at - now;
-
-            wait_ms_locked(lk, (uint32_t)(wait < lk->check_ms ? wait : lk->check_ms));
-        }
-        if (lk->is_stopping)
+        if (wait < 0)
             break;
-        is_renewal = idmint__deadline_now_ms() >= renew_at;
-        copy = lk->lease;
-        pthread_mutex_unlock(&lk->mu);
-
-        idmint__store_gate_enter();
-        if (is_renewal) {
-            rc = idmint__authority_lease_renew(lk->a, &lk->ns, &copy, lk->lease_ms);
-            if (rc == 0)
-                rc = idmint__authority_history_adopt(lk->a, lk->ns.name, &lk->seen, &copy.history);
-            /* A renewal that fails like an outage may be a store put back
-             * (a file replaced under us refuses writes): the check tells. */
-            else if (rc != IDMINT_ELEASELOST && rc != IDMINT_ERESTORED && rc != IDMINT_EDISABLED &&
-                     idmint__authority_history_check(lk->a, lk->ns.name, &lk->seen, 0) ==
-                         IDMINT_ERESTORED)
-                rc = IDMINT_ERESTORED;
-        } else {
-            rc = idmint__authority_history_check(lk->a, lk->ns.name, &lk->seen, 1);
-        }
-        idmint__store_gate_leave();
-
-        pthread_mutex_lock(&lk->mu);
-        if (!is_renewal) {
-            if (rc == IDMINT_ERESTORED) {
-                stop_locked(lk, rc);
-                break;
-            }
-            continue; /* an outage or a witness folder to fix: the renewal says */
-        }
-        atomic_store(&lk->renew_err, rc);
-        if (rc == 0) {
-            lk->lease = copy;
-            publish_until(lk->sf, copy.lease_until);
-            renew_at = idmint__deadline_now_ms() + lk->renew_ms;
-        } else if (rc == IDMINT_ELEASELOST || rc == IDMINT_ERESTORED) {
-            /* Someone else holds the id now, or the store went back to before
-             * our lease and may give the id out again: stop minting at once. */
-            stop_locked(lk, rc);
-            break;
-        } else if (rc == IDMINT_EDISABLED) {
-            /* Disabled: the lease is still ours until E, so minting runs
-             * on to it and then fails with this code, never a duplicate. */
-            atomic_store(&lk->sf->lease_err, IDMINT_EDISABLED);
-            break;
-        } else {
-            /* Outage: keep minting until E, keep trying meanwhile. */
-            renew_at = idmint__deadline_now_ms() +
-                       (lk->renew_ms < RENEW_RETRY_MS ? lk->renew_ms : RENEW_RETRY_MS);
-        }
+        if (wait > 0)
+            wait_ms_locked(lk, (uint32_t)wait);
     }
     pthread_mutex_unlock(&lk->mu);
     return NULL;
+}
+
+int idmint__lease_drive(struct lease_keeper *lk)
+{
+    pthread_mutex_lock(&lk->mu);
+    if (!lk->is_stopping && !lk->is_done && renew_step_locked(lk) < 0)
+        lk->is_done = 1;
+    pthread_mutex_unlock(&lk->mu);
+    return atomic_load(&lk->renew_err);
 }
 
 int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
@@ -188,6 +208,12 @@ int idmint__lease_open(struct lease_keeper **out, struct idmint_authority *a,
     borrow = (opts->max_borrow_ms + l->unit_ms - 1) / l->unit_ms;
     idmint__snowflake_init(sf, l, lk->lease.region, lk->lease.worker_id, lk->lease.fence_found,
                            lk->lease.lease_until, borrow);
+    lk->renew_at = idmint__deadline_now_ms() + lk->renew_ms;
+    lk->check_at = idmint__deadline_now_ms() + lk->check_ms;
+    if (idmint__is_driven()) { /* the driver runs renew_step_locked (idmint__lease_drive) */
+        *out = lk;
+        return 0;
+    }
     if (pthread_create(&lk->thread, NULL, renew_main, lk) != 0) {
         idmint__store_gate_enter();
         (void)idmint__authority_lease_release(a, ns, &lk->lease, lk->lease.fence_found);
@@ -220,11 +246,11 @@ void idmint__lease_get(struct lease_keeper *lk, struct idmint__lease *out)
     pthread_mutex_unlock(&lk->mu);
 }
 
-void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_forked_child)
+void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int how)
 {
     if (lk == NULL)
         return;
-    if (is_forked_child) {
+    if (how == IDMINT__END_FORKED) {
         /* The renewal thread does not exist here and its mutex may have been
          * held at fork(); the store connection belongs to the parent. Leave
          * both alone and only give back this copy's memory. */
@@ -242,7 +268,7 @@ void idmint__lease_close(struct lease_keeper *lk, uint64_t last_time, int is_for
     /* Release so the id can be reused at once; the next taker mints only
      * after the last time value we used. A lost lease is not ours to
      * release. */
-    if (atomic_load(&lk->sf->lease_until) != 0)
+    if (how == IDMINT__END_RELEASE && atomic_load(&lk->sf->lease_until) != 0)
         (void)idmint__authority_lease_release(lk->a, &lk->ns, &lk->lease, last_time + 1);
     idmint_authority_close(lk->a);
     idmint__store_gate_leave();

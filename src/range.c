@@ -62,6 +62,8 @@ struct range_supply {
     int64_t rate_at_ms;     /* when the rate was last sampled (0: never) */
     uint64_t rate_consumed; /* values handed out by then */
     uint64_t reservations;  /* ranges installed */
+    uint32_t backoff;       /* the wait after the next failed refill */
+    uint64_t check_at;      /* monotonic ms of the next history check */
     int is_stopping;
     struct idmint__history history; /* the newest history proven ours; opener, then refill thread */
     uint32_t check_ms;              /* the store's history is checked this often */
@@ -199,6 +201,16 @@ static void make_current_locked(struct range_supply *rs, uint64_t start, uint64_
 
 static void install_locked(struct range_supply *rs, const struct idmint__range *r)
 {
+#ifdef IDMINT_MUTANT_RANGE_REINSTALL /* a planted wrong rule the simulator must catch (tests/sim)  \
+                                      */
+    struct idmint__range again = *r;
+
+    if (rs->cur_size != 0) { /* the current range once more, from its start */
+        again.start = rs->cur_first;
+        again.end = rs->cur_first + rs->cur_size;
+    }
+    r = &again;
+#endif
     rs->reserved += r->end - r->start;
     rs->reservations++;
     if (rs->cur_next >= rs->cur_end) {
@@ -225,95 +237,118 @@ static void stop_restored_locked(struct range_supply *rs)
 }
 
 /*
- * Refill before the current range runs out; and every check_ms, whether or
+ * One pass of the refill loop, rs->mu held (released around the store):
+ * refill before the current range runs out; and every check_ms, whether or
  * not a refill was needed, check that the store still holds the history our
  * ranges belong to (idmint__authority_history_check): a store put back in
  * time stops this supply within check_ms, however long its ranges last.
+ * Returns how many ms to wait (on cv_work) before the next pass (0: at
+ * once), or -1 when the supply has stopped for good.
  */
+static int64_t refill_step_locked(struct range_supply *rs)
+{
+    struct idmint__range r;
+    uint64_t count, asked_ms, now = idmint__deadline_now_ms();
+    int rc;
+
+    if (now >= rs->check_at) {
+        pthread_mutex_unlock(&rs->mu);
+        idmint__store_gate_enter();
+        rc = idmint__authority_history_check(rs->a, rs->ns, &rs->history, 1);
+        idmint__store_gate_leave();
+        pthread_mutex_lock(&rs->mu);
+        rs->check_at = idmint__deadline_now_ms() + rs->check_ms;
+        if (rc == IDMINT_ERESTORED) {
+            stop_restored_locked(rs);
+            return -1;
+        }
+        return 0; /* an outage: the refills say so, and the next check tries again */
+    }
+    /* After a refusal (exhausted, disabled) only a waiting caller makes
+     * us ask again; after an outage we keep trying with backoff. */
+    if (!needs_refill_locked(rs) ||
+        (rs->last_err != 0 && !is_transient(rs->last_err) && !rs->is_wanted))
+        return (int64_t)(rs->check_at - now);
+    rs->is_wanted = 0;
+    if (rs->req_count_seq != rs->request_seq || rs->req_count == 0) {
+        rs->req_count = next_count_locked(rs);
+        rs->req_count_seq = rs->request_seq;
+        rs->block = rs->req_count;
+    }
+    count = rs->req_count;
+    pthread_mutex_unlock(&rs->mu);
+    asked_ms = idmint__deadline_now_ms();
+    rc = reserve(rs, rs->request_seq, count, &r);
+    if (rc == 0) {
+        idmint__store_gate_enter();
+        rc = idmint__authority_history_adopt(rs->a, rs->ns, &rs->history, &r.history);
+        idmint__store_gate_leave();
+    }
+    pthread_mutex_lock(&rs->mu);
+    if (rc == 0)
+        rs->answer_ms = idmint__deadline_now_ms() - asked_ms;
+    if (rc == IDMINT_ERESTORED) {
+        stop_restored_locked(rs);
+        return -1;
+    }
+    rs->last_err = rc;
+    if (rc != 0)
+        snprintf(rs->last_why, sizeof(rs->last_why), "%s", idmint_errmsg());
+    rs->attempts++;
+    if (rc == 0) {
+        rs->request_seq++;
+        install_locked(rs, &r);
+        rs->backoff = RETRY_BACKOFF_MIN;
+    } else if (!is_transient(rc)) {
+        rs->request_seq++;
+    }
+    pthread_cond_broadcast(&rs->cv_done);
+    if (rc == 0 && rs->request_seq % FORGET_EVERY == 0) {
+        uint64_t latest = rs->request_seq - 1;
+
+        pthread_mutex_unlock(&rs->mu);
+        forget_before(rs, latest);
+        pthread_mutex_lock(&rs->mu);
+    }
+    if (rc != 0 && is_transient(rc)) {
+        uint32_t wait = rs->backoff;
+
+        rs->backoff = wait * 2 > RETRY_BACKOFF_MAX ? RETRY_BACKOFF_MAX : wait * 2;
+        return wait;
+    }
+    return 0;
+}
+
 static void *refill_main(void *arg)
 {
     struct range_supply *rs = arg;
-    uint32_t backoff = RETRY_BACKOFF_MIN;
-    uint64_t check_at = idmint__deadline_now_ms() + rs->check_ms;
 
     pthread_mutex_lock(&rs->mu);
     while (!rs->is_stopping) {
-        struct idmint__range r;
-        uint64_t count, asked_ms, now = idmint__deadline_now_ms();
-        int rc;
+        int64_t wait = refill_step_locked(rs);
 
-        if (now >= check_at) {
-            pthread_mutex_unlock(&rs->mu);
-            idmint__store_gate_enter();
-            rc = idmint__authority_history_check(rs->a, rs->ns, &rs->history, 1);
-            idmint__store_gate_leave();
-            pthread_mutex_lock(&rs->mu);
-            check_at = idmint__deadline_now_ms() + rs->check_ms;
-            if (rc == IDMINT_ERESTORED) {
-                stop_restored_locked(rs);
-                break;
-            }
-            continue; /* an outage: the refills say so, and the next check tries again */
-        }
-        /* After a refusal (exhausted, disabled) only a waiting caller makes
-         * us ask again; after an outage we keep trying with backoff. */
-        if (!needs_refill_locked(rs) ||
-            (rs->last_err != 0 && !is_transient(rs->last_err) && !rs->is_wanted)) {
-            struct timespec ts = idmint__monotonic_after_ms(check_at - now);
-
-            pthread_cond_timedwait(&rs->cv_work, &rs->mu, &ts);
-            continue;
-        }
-        rs->is_wanted = 0;
-        if (rs->req_count_seq != rs->request_seq || rs->req_count == 0) {
-            rs->req_count = next_count_locked(rs);
-            rs->req_count_seq = rs->request_seq;
-            rs->block = rs->req_count;
-        }
-        count = rs->req_count;
-        pthread_mutex_unlock(&rs->mu);
-        asked_ms = idmint__deadline_now_ms();
-        rc = reserve(rs, rs->request_seq, count, &r);
-        if (rc == 0) {
-            idmint__store_gate_enter();
-            rc = idmint__authority_history_adopt(rs->a, rs->ns, &rs->history, &r.history);
-            idmint__store_gate_leave();
-        }
-        pthread_mutex_lock(&rs->mu);
-        if (rc == 0)
-            rs->answer_ms = idmint__deadline_now_ms() - asked_ms;
-        if (rc == IDMINT_ERESTORED) {
-            stop_restored_locked(rs);
+        if (wait < 0)
             break;
-        }
-        rs->last_err = rc;
-        if (rc != 0)
-            snprintf(rs->last_why, sizeof(rs->last_why), "%s", idmint_errmsg());
-        rs->attempts++;
-        if (rc == 0) {
-            rs->request_seq++;
-            install_locked(rs, &r);
-            backoff = RETRY_BACKOFF_MIN;
-        } else if (!is_transient(rc)) {
-            rs->request_seq++;
-        }
-        pthread_cond_broadcast(&rs->cv_done);
-        if (rc == 0 && rs->request_seq % FORGET_EVERY == 0) {
-            uint64_t latest = rs->request_seq - 1;
-
-            pthread_mutex_unlock(&rs->mu);
-            forget_before(rs, latest);
-            pthread_mutex_lock(&rs->mu);
-        }
-        if (rc != 0 && is_transient(rc) && !rs->is_stopping) {
-            struct timespec ts = idmint__monotonic_after_ms(backoff);
+        if (wait > 0 && !rs->is_stopping) {
+            struct timespec ts = idmint__monotonic_after_ms((uint64_t)wait);
 
             pthread_cond_timedwait(&rs->cv_work, &rs->mu, &ts);
-            backoff = backoff * 2 > RETRY_BACKOFF_MAX ? RETRY_BACKOFF_MAX : backoff * 2;
         }
     }
     pthread_mutex_unlock(&rs->mu);
     return NULL;
+}
+
+int idmint__range_drive(struct range_supply *rs)
+{
+    int rc;
+
+    pthread_mutex_lock(&rs->mu);
+    if (!rs->is_stopping && rs->last_err != IDMINT_ERESTORED)
+        (void)refill_step_locked(rs);
+    rc = rs->last_err;
+    pthread_mutex_unlock(&rs->mu);
+    return rc;
 }
 
 /*
@@ -350,6 +385,7 @@ static int take_shared(struct range_supply *rs, uint64_t want, uint64_t *start, 
 {
     struct timespec deadline = idmint__monotonic_after_ms(rs->deadline_ms);
     uint64_t seen_attempts;
+    unsigned driven_tries = 0;
     int rc = 0;
 
     pthread_mutex_lock(&rs->mu);
@@ -364,6 +400,16 @@ static int take_shared(struct range_supply *rs, uint64_t want, uint64_t *start, 
             break;
         }
         rs->is_wanted = 1;
+        if (idmint__is_driven()) {
+            /* No refill thread: this caller runs one refill in its place,
+             * and one attempt is all its deadline holds. */
+            if (driven_tries++ == 0 && refill_step_locked(rs) >= 0)
+                continue;
+            rc = rs->last_err != 0 ? rs->last_err : IDMINT_ETIMEDOUT;
+            idmint__fail(rc, "no range for '%s' (driven): %s", rs->ns,
+                         rs->last_err != 0 ? rs->last_why : "the refill brought none");
+            break;
+        }
         pthread_cond_signal(&rs->cv_work);
         if (pthread_cond_timedwait(&rs->cv_done, &rs->mu, &deadline) == ETIMEDOUT &&
             rs->cur_next >= rs->cur_end && !rs->has_next) {
@@ -596,6 +642,12 @@ int idmint__range_open(struct range_supply **out, struct idmint_authority *a,
     rs->rate_at_ms = idmint__authority_now_ms(a);
     rs->request_seq++;
     install_locked(rs, &first);
+    rs->backoff = RETRY_BACKOFF_MIN;
+    rs->check_at = idmint__deadline_now_ms() + rs->check_ms;
+    if (idmint__is_driven()) { /* the driver runs refill_step_locked (idmint__range_drive) */
+        *out = rs;
+        return 0;
+    }
     if (pthread_create(&rs->thread, NULL, refill_main, rs) != 0) {
         rc = idmint__fail(IDMINT_ENOMEM, "cannot start the refill thread");
         goto fail;
@@ -614,11 +666,11 @@ fail:
     return rc;
 }
 
-void idmint__range_close(struct range_supply *rs, int is_forked_child)
+void idmint__range_close(struct range_supply *rs, int how)
 {
     if (rs == NULL)
         return;
-    if (is_forked_child) {
+    if (how == IDMINT__END_FORKED) {
         /* As for leases: no thread here, a mutex maybe held at fork(), a
          * store connection that is the parent's. Free only our memory. */
         free(rs);
@@ -633,7 +685,7 @@ void idmint__range_close(struct range_supply *rs, int is_forked_child)
         pthread_join(rs->thread, NULL);
     /* Nothing of ours will be repeated now. Not after an outage: close
      * would wait out the store's retries for a few records. */
-    if (!is_transient(rs->last_err))
+    if (how == IDMINT__END_RELEASE && !is_transient(rs->last_err))
         forget_before(rs, rs->request_seq);
     idmint__store_gate_enter();
     idmint_authority_close(rs->a);
