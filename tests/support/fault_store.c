@@ -26,6 +26,8 @@ static _Atomic unsigned long fault_fail_at; /* call number that fails; 0: none *
 static _Atomic unsigned long fault_lose_at; /* call number whose reply is lost; 0: none */
 static _Atomic unsigned fault_delay_ms;
 static _Atomic int fault_share_worker; /* a planted defect: takes steal worker 0 */
+static int (*fault_decide)(void *ctx, const char *what);
+static void *fault_decide_ctx;
 
 void ts_fault_reset(void)
 {
@@ -35,6 +37,14 @@ void ts_fault_reset(void)
     atomic_store(&fault_delay_ms, 0u);
     atomic_store(&fault_share_worker, 0);
     atomic_store(&fault_calls, 0ul);
+    fault_decide = NULL;
+    fault_decide_ctx = NULL;
+}
+
+void ts_fault_set_decider(int (*decide)(void *ctx, const char *what), void *ctx)
+{
+    fault_decide = decide;
+    fault_decide_ctx = ctx;
 }
 
 void ts_fault_set_down(int is_down)
@@ -84,6 +94,16 @@ static int fault_enter(const char *what)
     at = call;
     if (atomic_compare_exchange_strong(&fault_lose_at, &at, 0ul))
         return FAULT_LOSE;
+    if (fault_decide != NULL) {
+        switch (fault_decide(fault_decide_ctx, what)) {
+        case TS_FAULT_FAIL:
+            return idmint__fail(IDMINT_EUNAVAILABLE, "fault store: %s failed (decided)", what);
+        case TS_FAULT_LOSE:
+            return FAULT_LOSE;
+        default:
+            break;
+        }
+    }
     return 0;
 }
 

@@ -43,6 +43,19 @@ void ts_fault_set_delay_ms(unsigned ms);
  */
 void ts_fault_set_share_worker(int is_on);
 
+/* What a decider (ts_fault_set_decider) makes of one call. */
+enum { TS_FAULT_PASS = 0, TS_FAULT_FAIL = 1, TS_FAULT_LOSE = 2 };
+
+/*
+ * Ask @p decide(ctx, what) about every call (open and close excepted) after
+ * the knobs above have passed it: TS_FAULT_PASS passes it on, TS_FAULT_FAIL
+ * fails it with IDMINT_EUNAVAILABLE before the inner store sees it,
+ * TS_FAULT_LOSE performs it and reports it lost. @p what names the method
+ * ("lease_take"). The deterministic simulator's faults (tests/sim). NULL
+ * removes it; ts_fault_reset() does too. Not for threads that race it.
+ */
+void ts_fault_set_decider(int (*decide)(void *ctx, const char *what), void *ctx);
+
 /* Store calls seen since the last ts_fault_reset() (open and close excluded). */
 unsigned long ts_fault_calls(void);
 
