@@ -181,6 +181,9 @@ int idmint__authority_lease_acquire(struct idmint_authority *a, const idmint_ns_
 
     if (rc != 0)
         return rc;
+#ifdef IDMINT_MUTANT_FENCE_IGNORED /* a planted wrong rule the simulator must catch (tests/sim) */
+    return 0;
+#endif
     /* Never mint at or before the E we found: the previous holder may have
      * used every time value up to it. The wait runs on this caller's clock,
      * which is the one its IDs will carry, also through a remote authority. */

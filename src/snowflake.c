@@ -20,6 +20,9 @@ void idmint__snowflake_init(struct snowflake *sf, const idmint_layout *l, uint32
     sf->prefix = ((uint64_t)region << (l->worker_bits + l->sequence_bits)) |
                  ((uint64_t)worker << l->sequence_bits);
     sf->borrow_units = borrow_units;
+#ifdef IDMINT_MUTANT_FENCE_IGNORED /* a planted wrong rule the simulator must catch (tests/sim) */
+    fence_found = 0;
+#endif
     /* The first value issued is (fence_found + 1) << S at the earliest: the
      * previous holder may have minted anything up to its E. */
     atomic_store(&sf->state, ((fence_found + 1) << sf->seq_bits) - 1);

@@ -148,7 +148,11 @@ static const char *const sq_sql[ST__COUNT] = {
                         "VALUES (?1, ?2, ?3, ?4, 1, ?5, 0)",
     [ST_LEASE_RENEW] = "UPDATE worker_leases SET lease_until = max(lease_until, ?6) "
                        "WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3 "
+#ifndef IDMINT_MUTANT_NO_HOLDER_CHECK
                        "AND holder = ?4 AND generation = ?5 AND NOT EXISTS (SELECT 1 FROM "
+#else /* a planted wrong rule the simulator must catch (tests/sim): any holder renews */
+                       "AND ?4 IS NOT NULL AND ?5 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+#endif
                        "namespaces WHERE name = ?1 AND disabled != 0) RETURNING lease_until",
     /* Never below the fence (what the previous holder may have minted), never
      * above the holder's own E: the clamp is here, whatever the caller sends. */

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One simulated world (sim.h): its processes, their clocks, the scheduler
+ * that picks each event from the seed, and the checker that every ID passes.
+ */
+#include "sim.h"
+
+#include "fault_store.h"
+#include "internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROCS     6
+#define NS_COUNT  2 /* 0: snowflake "s", 1: range "r" */
+#define BATCH_MAX 8
+#define HISTORY   48                         /* events kept for a violation's story */
+#define START_US  UINT64_C(1780272000000000) /* 2026-06-01T00:00:00Z */
+#define LEASE_MS  300u
+#define RENEW_MS  100u
+#define WORKERS   4u /* the snowflake layout's 2 worker bits */
+
+static const char *const ns_names[NS_COUNT] = {"s", "r"};
+
+struct rng {
+    uint64_t s;
+};
+
+/* splitmix64: one 64-bit state, a good stream from every seed. */
+static uint64_t rng_next(struct rng *r)
+{
+    uint64_t z = (r->s += UINT64_C(0x9e3779b97f4a7c15));
+
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static uint64_t rng_below(struct rng *r, uint64_t n)
+{
+    return n == 0 ? 0 : rng_next(r) % n;
+}
+
+/* An ID and who minted it: the checker's record. */
+struct minted {
+    uint64_t id;
+    uint32_t proc;
+    uint32_t life; /* the process's incarnation: how many times it had started */
+    uint64_t event;
+};
+
+struct world;
+
+struct proc {
+    struct world *w;
+    uint32_t index;
+    int is_up;
+    uint32_t life;
+    int64_t wall_offset_us; /* wall = world time + offset: a clock step moves it */
+    uint64_t mono_base_us;  /* monotonic at world time 0: each process boots at its own */
+    idmint *h[NS_COUNT];
+    uint64_t last[NS_COUNT]; /* the handle's last ID: each handle's IDs increase */
+};
+
+struct world {
+    const struct sim_config *cfg;
+    struct sim_result *res;
+    FILE *out;
+    struct rng rng;       /* events */
+    struct rng fault_rng; /* store faults, a stream of its own */
+    int fault_permille;
+    uint64_t now_us; /* world time, µs after START_US */
+    uint64_t event;
+    struct proc procs[PROCS];
+    struct proc *current; /* whose library call runs now; NULL: the operator's */
+    idmint_authority *admin;
+    struct clock admin_clock;
+    struct idmint__driver driver;
+    char url[600];
+    struct minted *ids[NS_COUNT];
+    size_t n_ids[NS_COUNT], cap_ids[NS_COUNT];
+    /* Open addressing over ids[ns]: slot holds index + 1, 0 when empty; a repeat is seen at once.
+     */
+    uint32_t *seen[NS_COUNT];
+    size_t seen_cap[NS_COUNT];
+    char history[HISTORY][200];
+};
+
+/* ---- the trace: a hash of everything, and the last events as text ---- */
+
+static void hash_u64(struct world *w, uint64_t v)
+{
+    int i;
+
+    for (i = 0; i < 8; i++) {
+        w->res->hash ^= (v >> (8 * i)) & 0xffu;
+        w->res->hash *= UINT64_C(0x100000001b3);
+    }
+}
+
+static void note(struct world *w, const char *fmt, ...)
+{
+    char *line = w->history[w->event % HISTORY];
+    int len = snprintf(line, sizeof(w->history[0]), "#%" PRIu64 " t=%" PRIu64 ".%03" PRIu64 "s ",
+                       w->event, w->now_us / 1000000u, w->now_us / 1000u % 1000u);
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line + len, sizeof(w->history[0]) - (size_t)len, fmt, ap);
+    va_end(ap);
+    if (w->cfg->verbose)
+        fprintf(w->out, "%s\n", line);
+}
+
+static void print_history(struct world *w)
+{
+    uint64_t first = w->event >= HISTORY ? w->event - HISTORY + 1 : 0, e;
+
+    fprintf(w->out, "the events before it (of the last %" PRIu64 "):\n", w->event - first + 1);
+    for (e = first; e <= w->event; e++)
+        if (w->history[e % HISTORY][0] != '\0')
+            fprintf(w->out, "  %s\n", w->history[e % HISTORY]);
+}
+
+static void violation(struct world *w, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (w->res->violation)
+        return;
+    w->res->violation = 1;
+    fprintf(w->out, "VIOLATION (seed %" PRIu64 ", event %" PRIu64 "): ", w->cfg->seed, w->event);
+    va_start(ap, fmt);
+    vfprintf(w->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', w->out);
+}
+
+/* ---- clocks: the processes' and the driver's ---- */
+
+static uint64_t proc_mono_us(const struct proc *p)
+{
+    return p->mono_base_us + p->w->now_us;
+}
+
+static int64_t proc_wall_ms(void *ctx)
+{
+    const struct proc *p = ctx;
+
+    return (int64_t)((int64_t)(START_US + p->w->now_us) + p->wall_offset_us) / 1000;
+}
+
+static uint64_t proc_mono_ns(void *ctx)
+{
+    return proc_mono_us(ctx) * 1000u;
+}
+
+static int64_t operator_wall_ms(void *ctx)
+{
+    const struct world *w = ctx;
+
+    return (int64_t)((START_US + w->now_us) / 1000u);
+}
+
+static uint64_t operator_mono_ns(void *ctx)
+{
+    const struct world *w = ctx;
+
+    return w->now_us * 1000u;
+}
+
+/* The library's deadlines run on the monotonic clock of the process whose call runs. */
+static uint64_t driver_now_us(void *ctx)
+{
+    struct world *w = ctx;
+
+    return w->current != NULL ? proc_mono_us(w->current) : w->now_us;
+}
+
+/* A sleep in the library lets the world's time pass: nothing else runs meanwhile. */
+static void driver_sleep_us(void *ctx, uint64_t us)
+{
+    struct world *w = ctx;
+
+    w->now_us += us;
+}
+
+/* The store faults of a process's calls; the operator's calls pass. */
+static int decide_fault(void *ctx, const char *what)
+{
+    struct world *w = ctx;
+    uint64_t roll;
+
+    (void)what;
+    if (w->current == NULL || w->fault_permille == 0)
+        return TS_FAULT_PASS;
+    roll = rng_below(&w->fault_rng, 2000);
+    if (roll < (uint64_t)w->fault_permille) {
+        w->res->faults_failed++;
+        return TS_FAULT_FAIL;
+    }
+    if (roll < 2u * (uint64_t)w->fault_permille) {
+        w->res->faults_lost++;
+        return TS_FAULT_LOSE;
+    }
+    return TS_FAULT_PASS;
+}
+
+/* ---- the checker ---- */
+
+static size_t slot_of(uint64_t id, size_t cap)
+{
+    return (size_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> 17) & (cap - 1);
+}
+
+/* Index id's record into seen[ns], growing it at half full; the earlier record of a repeat, or
+ * NULL. */
+static const struct minted *seen_add(struct world *w, int ns, size_t index)
+{
+    uint64_t id = w->ids[ns][index].id;
+    size_t i;
+
+    if (2 * (w->n_ids[ns] + 1) > w->seen_cap[ns]) {
+        size_t cap = w->seen_cap[ns] ? 2 * w->seen_cap[ns] : 8192, k;
+        uint32_t *grown = calloc(cap, sizeof(*grown));
+
+        if (grown == NULL) {
+            violation(w, "out of memory for the checker");
+            return NULL;
+        }
+        for (k = 0; k < w->seen_cap[ns]; k++) {
+            uint32_t v = w->seen[ns][k];
+
+            if (v != 0) {
+                for (i = slot_of(w->ids[ns][v - 1].id, cap); grown[i] != 0; i = (i + 1) & (cap - 1))
+                    ;
+                grown[i] = v;
+            }
+        }
+        free(w->seen[ns]);
+        w->seen[ns] = grown;
+        w->seen_cap[ns] = cap;
+    }
+    for (i = slot_of(id, w->seen_cap[ns]); w->seen[ns][i] != 0; i = (i + 1) & (w->seen_cap[ns] - 1))
+        if (w->ids[ns][w->seen[ns][i] - 1].id == id)
+            return &w->ids[ns][w->seen[ns][i] - 1];
+    w->seen[ns][i] = (uint32_t)index + 1;
+    return NULL;
+}
+
+static int record(struct world *w, int ns, const struct proc *p, uint64_t id)
+{
+    const struct minted *before;
+
+    if (w->n_ids[ns] == w->cap_ids[ns]) {
+        size_t cap = w->cap_ids[ns] ? w->cap_ids[ns] * 2 : 4096;
+        struct minted *grown = realloc(w->ids[ns], cap * sizeof(*grown));
+
+        if (grown == NULL)
+            return -1;
+        w->ids[ns] = grown;
+        w->cap_ids[ns] = cap;
+    }
+    w->ids[ns][w->n_ids[ns]] = (struct minted){id, p->index, p->life, w->event};
+    before = seen_add(w, ns, w->n_ids[ns]);
+    w->n_ids[ns]++;
+    w->res->ids++;
+    hash_u64(w, id);
+    if (before != NULL)
+        violation(w,
+                  "'%s' issued %" PRIu64 " twice: process %u (life %u) at event %" PRIu64
+                  ", process %u (life %u) at event %" PRIu64,
+                  ns_names[ns], id, before->proc, before->life, before->event, p->index, p->life,
+                  w->event);
+    return 0;
+}
+
+/* What a handle minted: increasing after its last, then recorded. */
+static void check_batch(struct world *w, struct proc *p, int ns, const uint64_t *ids, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (ids[i] == 0 || ids[i] <= p->last[ns])
+            violation(w,
+                      "process %u (life %u) minted %" PRIu64 " in '%s' after %" PRIu64
+                      ": a handle's IDs must increase",
+                      p->index, p->life, ids[i], ns_names[ns], p->last[ns]);
+        p->last[ns] = ids[i];
+        if (record(w, ns, p, ids[i]) != 0)
+            violation(w, "out of memory for the IDs");
+    }
+}
+
+static int by_id(const void *a, const void *b)
+{
+    const struct minted *x = a, *y = b;
+
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* No value twice in a namespace, whoever minted it: record()'s check again, by sorting. */
+static void check_unique(struct world *w)
+{
+    int ns;
+    size_t i;
+
+    for (ns = 0; ns < NS_COUNT; ns++) {
+        qsort(w->ids[ns], w->n_ids[ns], sizeof(struct minted), by_id);
+        for (i = 1; i < w->n_ids[ns]; i++) {
+            const struct minted *a = &w->ids[ns][i - 1], *b = &w->ids[ns][i];
+
+            if (a->id == b->id) {
+                violation(w,
+                          "'%s' issued %" PRIu64 " twice: process %u (life %u) at event %" PRIu64
+                          ", process %u (life %u) at event %" PRIu64,
+                          ns_names[ns], a->id, a->proc, a->life, a->event, b->proc, b->life,
+                          b->event);
+                return;
+            }
+        }
+    }
+}
+
+/* ---- processes ---- */
+
+static void proc_open(struct world *w, struct proc *p, int ns)
+{
+    idmint_options o;
+    int rc;
+
+    idmint_options_init(&o);
+    o.lease_ms = LEASE_MS;
+    o.renew_ms = RENEW_MS;
+    o.clock_wait_ms = 50;
+    o.history_check_ms = 100;
+    o.wall_clock_ms = proc_wall_ms;
+    o.mono_clock_ns = proc_mono_ns;
+    o.clock_ctx = p;
+    p->last[ns] = 0; /* a new handle: its IDs increase from its first */
+    w->current = p;
+    rc = idmint_open(&p->h[ns], w->url, ns_names[ns], &o);
+    w->current = NULL;
+    hash_u64(w, (uint64_t)(int64_t)rc);
+    note(w, "p%u open %s: %s%s%s", p->index, ns_names[ns], rc == 0 ? "ok" : idmint_strerror(rc),
+         rc == 0 ? "" : ": ", rc == 0 ? "" : idmint_errmsg());
+    if (rc != 0) {
+        p->h[ns] = NULL;
+        if (rc == IDMINT_EINVAL || rc == IDMINT_ENOMEM)
+            violation(w, "open failed with %s: %s", idmint_strerror(rc), idmint_errmsg());
+    }
+}
+
+static void proc_start(struct world *w, struct proc *p)
+{
+    int ns;
+
+    if (!p->is_up) {
+        p->is_up = 1;
+        p->life++;
+        p->mono_base_us = rng_below(&w->rng, UINT64_C(1) << 40);
+        w->res->starts++;
+        note(w, "p%u starts (life %u), wall offset %+" PRId64 " ms", p->index, p->life,
+             p->wall_offset_us / 1000);
+    }
+    for (ns = 0; ns < NS_COUNT; ns++)
+        if (p->h[ns] == NULL)
+            proc_open(w, p, ns);
+}
+
+static void proc_end(struct world *w, struct proc *p, int is_crash)
+{
+    int ns;
+
+    w->current = p;
+    for (ns = 0; ns < NS_COUNT; ns++) {
+        if (p->h[ns] == NULL)
+            continue;
+        if (is_crash)
+            idmint__handle_crash(p->h[ns]);
+        else
+            idmint_close(p->h[ns]);
+        p->h[ns] = NULL;
+    }
+    w->current = NULL;
+    p->is_up = 0;
+    if (is_crash)
+        w->res->crashes++;
+    else
+        w->res->closes++;
+    note(w, "p%u %s", p->index, is_crash ? "crashes (kill -9)" : "closes");
+}
+
+static int is_final(int rc)
+{
+    return rc == IDMINT_ELEASELOST || rc == IDMINT_ERESTORED || rc == IDMINT_EDISABLED ||
+           rc == IDMINT_EEXHAUSTED || rc == IDMINT_ECLOCK;
+}
+
+static void proc_mint(struct world *w, struct proc *p, int ns)
+{
+    uint64_t ids[BATCH_MAX];
+    size_t n = 1 + rng_below(&w->rng, BATCH_MAX);
+    int rc;
+
+    w->current = p;
+    rc = n == 1 ? idmint_next(p->h[ns], ids) : idmint_next_n(p->h[ns], ids, n);
+    w->current = NULL;
+    hash_u64(w, (uint64_t)(int64_t)rc);
+    if (rc == 0) {
+        note(w, "p%u mints %zu in %s: %" PRIu64 "..%" PRIu64, p->index, n, ns_names[ns], ids[0],
+             ids[n - 1]);
+        check_batch(w, p, ns, ids, n);
+        return;
+    }
+    note(w, "p%u mint %s: %s: %s", p->index, ns_names[ns], idmint_strerror(rc), idmint_errmsg());
+    if (rc == IDMINT_EINVAL || rc == IDMINT_ENOMEM || rc == IDMINT_EFORKED) {
+        violation(w, "mint failed with %s: %s", idmint_strerror(rc), idmint_errmsg());
+    } else if (is_final(rc)) {
+        /* The handle is done: the program closes it and opens another later. */
+        w->current = p;
+        idmint_close(p->h[ns]);
+        w->current = NULL;
+        p->h[ns] = NULL;
+    }
+}
+
+static void proc_drive(struct world *w, struct proc *p, int ns)
+{
+    int rc;
+
+    w->current = p;
+    rc = idmint__handle_drive(p->h[ns]);
+    w->current = NULL;
+    hash_u64(w, (uint64_t)(int64_t)rc);
+    note(w, "p%u background %s: %s", p->index, ns_names[ns], rc == 0 ? "ok" : idmint_strerror(rc));
+}
+
+/* ---- the operator ---- */
+
+static void force_release(struct world *w)
+{
+    uint32_t worker = (uint32_t)rng_below(&w->rng, WORKERS);
+    int rc = idmint_worker_force_release(w->admin, "s", 0, worker);
+
+    hash_u64(w, (uint64_t)(int64_t)rc);
+    w->res->force_releases += rc == 0;
+    note(w, "operator force-releases worker %u: %s", worker, rc == 0 ? "ok" : idmint_errmsg());
+}
+
+/* ---- the world ---- */
+
+static int setup(struct world *w)
+{
+    idmint_ns_info s, r;
+    int rc;
+
+    if (ts_fault_register() != 0)
+        return -1;
+    ts_fault_reset();
+    ts_fault_set_decider(decide_fault, w);
+    snprintf(w->url, sizeof(w->url), "fault:sqlite:%s/sim.db", w->cfg->dir);
+    idmint__clock_init(&w->admin_clock, operator_wall_ms, operator_mono_ns, w);
+    rc = idmint__authority_open_clock(&w->admin, w->url, 0, &w->admin_clock, NULL);
+    if (rc != 0) {
+        fprintf(w->out, "sim: open %s: %s\n", w->url, idmint_errmsg());
+        return -1;
+    }
+    idmint_ns_info_init(&s, IDMINT_KIND_SNOWFLAKE);
+    snprintf(s.name, sizeof(s.name), "s");
+    s.layout.time_bits = 41;
+    s.layout.region_bits = 0;
+    s.layout.worker_bits = 2;
+    s.layout.sequence_bits = 4;
+    idmint_ns_info_init(&r, IDMINT_KIND_RANGE);
+    snprintf(r.name, sizeof(r.name), "r");
+    r.block = 16;
+    r.max_block = 64;
+    if (idmint_ns_create(w->admin, &s) != 0 || idmint_ns_create(w->admin, &r) != 0) {
+        fprintf(w->out, "sim: creating the namespaces: %s\n", idmint_errmsg());
+        return -1;
+    }
+    return 0;
+}
+
+static struct proc *pick(struct world *w, int want_up)
+{
+    uint32_t start = (uint32_t)rng_below(&w->rng, PROCS), i;
+
+    for (i = 0; i < PROCS; i++) {
+        struct proc *p = &w->procs[(start + i) % PROCS];
+
+        if (p->is_up == want_up)
+            return p;
+    }
+    return NULL;
+}
+
+/* One event, picked by weight from the seed's stream. */
+static void step(struct world *w)
+{
+    uint64_t roll = rng_below(&w->rng, 1000);
+    struct proc *p;
+    int ns = (int)rng_below(&w->rng, NS_COUNT);
+
+    w->history[w->event % HISTORY][0] = '\0'; /* an event that says nothing leaves no line */
+    hash_u64(w, roll);
+    if (roll < 350) { /* mint */
+        p = pick(w, 1);
+        if (p != NULL && p->h[ns] != NULL)
+            proc_mint(w, p, ns);
+        else if (p != NULL)
+            proc_start(w, p); /* its handle ended: the program opens another */
+    } else if (roll < 550) {  /* a handle's background work comes round */
+        p = pick(w, 1);
+        if (p != NULL && p->h[ns] != NULL)
+            proc_drive(w, p, ns);
+    } else if (roll < 800) { /* a little time passes */
+        w->now_us += rng_below(&w->rng, 5000);
+    } else if (roll < 830) { /* a long pause: leases run out unless renewed */
+        w->now_us += 50000 + rng_below(&w->rng, 600000);
+        w->res->pauses++;
+        note(w, "time jumps to %" PRIu64 " ms", w->now_us / 1000u);
+    } else if (roll < 880) {
+        if ((p = pick(w, 1)) != NULL)
+            proc_end(w, p, 1);
+    } else if (roll < 950) {
+        if ((p = pick(w, 0)) != NULL)
+            proc_start(w, p);
+    } else if (roll < 965) {
+        if ((p = pick(w, 1)) != NULL)
+            proc_end(w, p, 0);
+    } else if (roll < 985) { /* a clock step, back or forward, on one process */
+        p = &w->procs[rng_below(&w->rng, PROCS)];
+        p->wall_offset_us += (int64_t)rng_below(&w->rng, 1600001) - 800000;
+        w->res->clock_steps++;
+        note(w, "p%u's wall clock steps to offset %+" PRId64 " ms", p->index,
+             p->wall_offset_us / 1000);
+    } else {
+        force_release(w);
+    }
+}
+
+void sim_config_default(struct sim_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->seed = 1;
+    c->events = 20000;
+    c->fault_permille = -1;
+}
+
+int sim_run(const struct sim_config *c, struct sim_result *r, FILE *out)
+{
+    struct world *w = calloc(1, sizeof(*w));
+    uint32_t i;
+    int ns, rc = 0;
+
+    memset(r, 0, sizeof(*r));
+    if (w == NULL)
+        return -1;
+    r->hash = UINT64_C(0xcbf29ce484222325);
+    w->cfg = c;
+    w->res = r;
+    w->out = out;
+    w->rng.s = c->seed;
+    w->fault_rng.s = c->seed ^ UINT64_C(0x5bd1e9955bd1e995);
+    w->fault_permille = c->fault_permille >= 0 ? c->fault_permille : (int)rng_below(&w->rng, 60);
+    w->driver.now_us = driver_now_us;
+    w->driver.sleep_us = driver_sleep_us;
+    w->driver.ctx = w;
+    idmint__driven_start(&w->driver);
+    for (i = 0; i < PROCS; i++) {
+        w->procs[i].w = w;
+        w->procs[i].index = i;
+    }
+    if (setup(w) != 0) {
+        rc = -1;
+        goto out;
+    }
+    for (w->event = 0; w->event < c->events && !r->violation; w->event++)
+        step(w);
+    /* Wind down: every process closes, as at the end of a day. */
+    for (i = 0; i < PROCS; i++)
+        if (w->procs[i].is_up)
+            proc_end(w, &w->procs[i], 0);
+    check_unique(w);
+    if (r->violation)
+        print_history(w);
+    r->events = w->event;
+    r->sim_ms = w->now_us / 1000u;
+out:
+    ts_fault_set_decider(NULL, NULL);
+    idmint_authority_close(w->admin);
+    idmint__driven_start(NULL);
+    for (ns = 0; ns < NS_COUNT; ns++) {
+        free(w->ids[ns]);
+        free(w->seen[ns]);
+    }
+    free(w);
+    return rc;
+}
