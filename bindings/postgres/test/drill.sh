@@ -3,8 +3,8 @@
 # The drill: 8 sessions insert 1,000,000 rows with DEFAULT idmint_next('orders')
 # while 4 idmint processes mint the same namespace through the library. Mid-run
 # the server is stopped as a crash would stop it (-m immediate) and started
-# again, and later one inserting backend is killed with kill -9 (the server
-# then ends and restarts every backend). The table's primary key must never
+# again, and later a backend minting from the same namespace is killed with
+# kill -9 (the server then ends and restarts every backend). The table's primary key must never
 # fire, and `idmint verify` over the table's IDs and the processes' IDs must
 # find no duplicate. Run by ../ci.sh (IDMINT_PG_ENV, IDMINT, SRC, WORK).
 set -euo pipefail
@@ -62,22 +62,28 @@ PG_STOP_MODE=immediate IDMINT_WITNESS_DIR=$SERVER_WITNESS bash "$SRC/tests/suppo
 wait_for $((total * 6 / 10))
 at=$(committed)
 log=$(dirname "$IDMINT_PG_ENV")/server.log
-# A backend may end between the look and the kill, or be ending already (a
-# kill that lands on its way out is no crash): look again until the server
-# reports a backend of the drill killed by signal 9.
+# The victim is a backend minting in one long statement, so the kill surely
+# lands inside idmint_next: an inserting session spends most of its time
+# starting psql between batches, and on a loaded machine a look at
+# pg_stat_activity could miss every one of them. The server then ends and
+# restarts every backend, the inserting sessions' among them.
+PGAPPNAME=drill-victim "$BIN/psql" -X -q -h "$HOST" -p "$PORT" -U postgres -d idmint \
+    -c "SELECT count(idmint_next('orders')) FROM generate_series(1, 2000000000)" >/dev/null 2>"$d/victim.err" &
+victim_psql=$!
 victim=
-for _ in $(seq 1 200); do
-    pid=$(as_super -d postgres -tAc "SELECT pid FROM pg_stat_activity WHERE application_name = 'drill' AND state = 'active' LIMIT 1" || true)
+for _ in $(seq 1 300); do
+    pid=$(as_super -d postgres -tAc "SELECT pid FROM pg_stat_activity WHERE application_name = 'drill-victim' AND state = 'active' LIMIT 1" || true)
     if [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; then
-        for _ in $(seq 1 50); do
+        for _ in $(seq 1 100); do
             grep -q "(PID $pid) was terminated by signal 9" "$log" && victim=$pid && break
             sleep 0.1
         done
-        [ -n "$victim" ] && break
+        break
     fi
-    sleep 0.05
+    sleep 0.1
 done
-[ -n "$victim" ] || { echo "drill: no inserting backend could be killed" >&2; exit 1; }
+wait "$victim_psql" 2>/dev/null || true
+[ -n "$victim" ] || { echo "drill: the minting backend could not be killed, or the server did not report it" >&2; exit 1; }
 echo "drill: $at of $total batches: killed backend $victim with kill -9"
 
 failed=0
