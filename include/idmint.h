@@ -815,7 +815,9 @@ typedef struct idmint_fence_range {
  * current one is refused. Then this host's witness binds the store's place
  * (its file, database or etcd prefix) to this store, so that a store deleted
  * and made anew there, which handles of this host refuse with
- * IDMINT_ERESTORED, is accepted from now on (docs/operations.md, "Restores").
+ * IDMINT_ERESTORED, is accepted from now on; and the history this host saw
+ * becomes the fenced one, so that a copy older than an earlier fence, put
+ * back and fenced here, is accepted too (docs/operations.md, "Restores").
  *
  * @param[in] ranges        @p n entries, copied; NULL when @p n is 0
  * @param[in] max_lease_ms  the longest lease any holder could have been

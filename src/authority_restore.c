@@ -455,8 +455,9 @@ static int binding_step(struct idmint_authority *a, const char *store_id)
 
 /*
  * After a fence of @p a's store: bind its place to it in this host's
- * witness, whatever store the binding named (the fence is the operator's
- * word that the store is safe to use). 0 when the witness is off, the
+ * witness, whatever store the binding named, and make the fenced history
+ * the one this host saw (the fence is the operator's word that the store is
+ * safe to use). 0 when the witness is off, the
  * place unknown or the store keeps no history; else the witness's errors.
  */
 static int fence_rebind(struct idmint_authority *a)
@@ -478,6 +479,16 @@ static int fence_rebind(struct idmint_authority *a)
              bound[0] != '\0' ? bound : "none");
     binding_note(a, why, note, sizeof(note));
     rc = idmint__witness_location_write(a->witness_dir, a->location, state.store_id, note);
+    /* And what this host saw of the store is the fenced history from now: a
+     * history it saw before may be one the fence did not replace (a copy
+     * older than an earlier fence put back), which the fence quarantined as
+     * well, and which would otherwise refuse this host's processes forever. */
+    if (rc == 0 && state.head.seq != 0 && state.head.id[0] != '\0') {
+        int wfd = idmint__witness_lock(a->witness_dir, state.store_id);
+
+        rc = wfd < 0 ? wfd : idmint__witness_write(a->witness_dir, state.store_id, &state.head);
+        idmint__witness_unlock(wfd);
+    }
     idmint__witness_unlock(fd);
     return rc;
 }
