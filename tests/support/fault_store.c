@@ -11,6 +11,7 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define FAULT_LOSE 1 /* fault_enter(): perform the call, then report it lost */
@@ -18,6 +19,7 @@
 struct fault_store {
     struct store base; /* must be first */
     struct store *inner;
+    char *url; /* the inner store's URL, for its location */
 };
 
 static _Atomic int fault_down;
@@ -130,8 +132,11 @@ static int fault_open(const char *location, const char *token, unsigned flags, s
     f = calloc(1, sizeof(*f));
     if (f == NULL)
         return idmint__fail(IDMINT_ENOMEM, "fault store: out of memory");
-    rc = idmint__store_open_flags(location, token, flags, &f->inner);
+    f->url = strdup(location);
+    rc = f->url == NULL ? idmint__fail(IDMINT_ENOMEM, "fault store: out of memory")
+                        : idmint__store_open_flags(location, token, flags, &f->inner);
     if (rc != 0) {
+        free(f->url);
         free(f);
         return rc;
     }
@@ -145,6 +150,7 @@ static void fault_close(struct store *st)
     if (st == NULL)
         return;
     idmint__store_close(inner(st));
+    free(((struct fault_store *)st)->url);
     free(st);
 }
 
@@ -346,8 +352,111 @@ static int fault_range_forget(struct store *st, const char *ns, const char *inca
     return rc;
 }
 
+/* A call whose outputs are plain values: failed before the store sees it, or its reply lost. */
+#define FAULT_FORWARD(what, call)                                                                  \
+    do {                                                                                           \
+        int f_ = fault_enter(what), rc_;                                                           \
+                                                                                                   \
+        if (f_ < 0)                                                                                \
+            return f_;                                                                             \
+        rc_ = (call);                                                                              \
+        return f_ == FAULT_LOSE ? fault_lost(what, rc_) : rc_;                                     \
+    } while (0)
+
+static int fault_backup(struct store *st, const char *dest, const char *actor, int64_t now_ms)
+{
+    FAULT_FORWARD("backup", idmint__store_backup(inner(st), dest, actor, now_ms));
+}
+
+static int fault_fence(struct store *st, const struct idmint__fence_step *steps, size_t n,
+                       const char *history_id, const char *actor, int64_t now_ms)
+{
+    FAULT_FORWARD("fence", idmint__store_fence(inner(st), steps, n, history_id, actor, now_ms));
+}
+
+static int fault_grant_find(struct store *st, const char *ns, const struct idmint__grant_query *q,
+                            idmint_grant_info **out, size_t *n)
+{
+    idmint_grant_info *list = NULL;
+    size_t len = 0;
+    int f = fault_enter("grant_find"), rc;
+
+    if (f < 0)
+        return f;
+    rc = idmint__store_grant_find(inner(st), ns, q, &list, &len);
+    if (f == FAULT_LOSE) {
+        free(list);
+        return fault_lost("grant_find", rc);
+    }
+    if (rc == 0) {
+        *out = list;
+        *n = len;
+    }
+    return rc;
+}
+
+static int fault_prune(struct store *st, int what, int64_t before_ms, size_t limit,
+                       uint64_t *pruned)
+{
+    FAULT_FORWARD("prune", idmint__store_prune(inner(st), what, before_ms, limit, pruned));
+}
+
+static int fault_batch_get(struct store *st, const char *owner, const char *key,
+                           struct idmint__batch *out)
+{
+    FAULT_FORWARD("batch_get", idmint__store_batch_get(inner(st), owner, key, out));
+}
+
+static int fault_batch_claim(struct store *st, const struct idmint__batch *b,
+                             struct idmint__batch *saved, int *inserted)
+{
+    FAULT_FORWARD("batch_claim", idmint__store_batch_claim(inner(st), b, saved, inserted));
+}
+
+static int fault_collision_add(struct store *st, const idmint_collision *c, const char *actor,
+                               int64_t now_ms, int64_t keep_ms, idmint_collision *saved,
+                               int *inserted)
+{
+    FAULT_FORWARD("collision_add", idmint__store_collision_add(inner(st), c, actor, now_ms, keep_ms,
+                                                               saved, inserted));
+}
+
+static int fault_collision_list(struct store *st, int64_t after_seq, size_t limit,
+                                idmint_collision **out, size_t *n)
+{
+    idmint_collision *list = NULL;
+    size_t len = 0;
+    int f = fault_enter("collision_list"), rc;
+
+    if (f < 0)
+        return f;
+    rc = idmint__store_collision_list(inner(st), after_seq, limit, &list, &len);
+    if (f == FAULT_LOSE) {
+        free(list);
+        return fault_lost("collision_list", rc);
+    }
+    if (rc == 0) {
+        *out = list;
+        *n = len;
+    }
+    return rc;
+}
+
+static int fault_history_check(struct store *st, uint64_t seq, struct idmint__history_state *out)
+{
+    FAULT_FORWARD("history_check", idmint__store_history_check(inner(st), seq, out));
+}
+
+/* Where the inner store is: the same place, so this host's witness binds it as it would. */
+static int fault_location(const struct store *st, char *buf, size_t size)
+{
+    const struct fault_store *f = (const struct fault_store *)st;
+
+    return idmint__store_location(f->inner, f->url, buf, size);
+}
+
 static const struct store_ops fault_ops = {
-    .version = STORE_OPS_V2,
+    .version = STORE_OPS_V7,
     .scheme = "fault",
     .caps = 0,
     .open = fault_open,
@@ -364,6 +473,16 @@ static const struct store_ops fault_ops = {
     .range_reserve = fault_range_reserve,
     .audit_list = fault_audit_list,
     .range_forget = fault_range_forget,
+    .backup = fault_backup,
+    .fence = fault_fence,
+    .grant_find = fault_grant_find,
+    .prune = fault_prune,
+    .batch_get = fault_batch_get,
+    .batch_claim = fault_batch_claim,
+    .collision_add = fault_collision_add,
+    .collision_list = fault_collision_list,
+    .history_check = fault_history_check,
+    .location = fault_location,
 };
 
 int ts_fault_register(void)
