@@ -101,6 +101,12 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
     floor_unit = idmint__floor_fence_unit(l, ns->floor);
     if (rc == 0 && lease->fence_found < floor_unit)
         lease->fence_found = floor_unit;
+#ifdef IDMINT_MUTANT_FENCE_INCLUSIVE /* planted for tests/sim: `<=` for `<` on both sides of E */
+    if (rc == 0) {
+        lease->fence_found -= lease->fence_found > 0;
+        lease->lease_until += 1;
+    }
+#endif
     if (rc == 0)
         lease->fence_ahead_ms = lease->fence_found > now_unit
                                     ? (uint64_t)(idmint__unit_start_ms(l, lease->fence_found) -
@@ -123,6 +129,12 @@ int idmint__authority_lease_renew(idmint_authority *a, const idmint_ns_info *ns,
         return rc;
     now_ms = idmint__authority_now_ms(a);
     lease->granted_units = lease_units(&ns->layout, lease_ms);
+#ifdef IDMINT_MUTANT_FENCE_INCLUSIVE /* planted for tests/sim: the holder mints at its own E */
+    rc = idmint__store_lease_renew(a->st, ns->name, lease, lease_end(&ns->layout, now_ms, lease_ms),
+                                   now_ms);
+    lease->lease_until += rc == 0;
+    return rc;
+#endif
     return idmint__store_lease_renew(a->st, ns->name, lease,
                                      lease_end(&ns->layout, now_ms, lease_ms), now_ms);
 }

@@ -154,9 +154,13 @@ static const char *const sq_sql[ST__COUNT] = {
                        "AND ?4 IS NOT NULL AND ?5 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
 #endif
                        "namespaces WHERE name = ?1 AND disabled != 0) RETURNING lease_until",
-    /* Never below the fence (what the previous holder may have minted), never
-     * above the holder's own E: the clamp is here, whatever the caller sends. */
+/* Never below the fence (what the previous holder may have minted), never
+ * above the holder's own E: the clamp is here, whatever the caller sends. */
+#ifndef IDMINT_MUTANT_RELEASE_TRUSTED
     [ST_LEASE_RELEASE] = "UPDATE worker_leases SET lease_until = min(max(?6, fence), lease_until), "
+#else /* planted for tests/sim: the holder's final time taken as it comes */
+    [ST_LEASE_RELEASE] = "UPDATE worker_leases SET lease_until = ?6, "
+#endif
                          "holder = '' WHERE namespace = ?1 AND region = ?2 AND worker_id = ?3 "
                          "AND holder = ?4 AND generation = ?5 RETURNING lease_until",
     [ST_LEASE_GET] = "SELECT holder, generation, lease_until FROM worker_leases "

@@ -30,7 +30,7 @@ struct sim_result {
     uint64_t ids;           /* IDs checked */
     uint64_t faults_failed; /* store calls failed before the store saw them */
     uint64_t faults_lost;   /* store calls performed whose reply was lost */
-    uint64_t crashes, starts, closes, clock_steps, force_releases, pauses;
+    uint64_t crashes, starts, closes, clock_steps, force_releases, pauses, restores;
     int violation; /* 0: none; else what the checker found (message printed) */
 };
 

@@ -66,10 +66,10 @@ static void print_result(const struct sim_config *c, const struct sim_result *r)
     printf("seed %" PRIu64 ": %" PRIu64 " events, %.1f simulated s, %" PRIu64
            " IDs checked; store faults %" PRIu64 " failed, %" PRIu64 " lost replies; %" PRIu64
            " starts, %" PRIu64 " crashes, %" PRIu64 " closes, %" PRIu64 " clock steps, %" PRIu64
-           " pauses, %" PRIu64 " forced releases; hash %016" PRIx64 "%s\n",
+           " pauses, %" PRIu64 " forced releases, %" PRIu64 " restores; hash %016" PRIx64 "%s\n",
            c->seed, r->events, (double)r->sim_ms / 1000.0, r->ids, r->faults_failed, r->faults_lost,
-           r->starts, r->crashes, r->closes, r->clock_steps, r->pauses, r->force_releases, r->hash,
-           r->violation ? " VIOLATION" : "");
+           r->starts, r->crashes, r->closes, r->clock_steps, r->pauses, r->force_releases,
+           r->restores, r->hash, r->violation ? " VIOLATION" : "");
 }
 
 static void usage(void)

@@ -9,20 +9,28 @@
 #include "internal.h"
 
 #include <inttypes.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#define PROCS     6
-#define NS_COUNT  2 /* 0: snowflake "s", 1: range "r" */
-#define BATCH_MAX 8
-#define HISTORY   48                         /* events kept for a violation's story */
-#define START_US  UINT64_C(1780272000000000) /* 2026-06-01T00:00:00Z */
-#define LEASE_MS  300u
-#define RENEW_MS  100u
-#define WORKERS   4u /* the snowflake layout's 2 worker bits */
+#define PROCS       6
+#define NS_COUNT    2 /* 0: snowflake "s", 1: range "r" */
+#define BATCH_MAX   8
+#define HISTORY     48                         /* events kept for a violation's story */
+#define START_US    UINT64_C(1780272000000000) /* 2026-06-01T00:00:00Z */
+#define LEASE_MS    300u
+#define RENEW_MS    100u
+#define WORKERS     4u /* the snowflake layout's 2 worker bits */
+/* Clocks stay within this of true time, as NTP keeps them; an operator's
+ * fence quarantines the longest lease plus this (docs/operations.md). */
+#define MAX_SKEW_US INT64_C(1000000)
+#define RANGE_SKIP  UINT64_C(10000000) /* a fence's margin: past all a lost history holds */
 
 static const char *const ns_names[NS_COUNT] = {"s", "r"};
+static const uint32_t unit_choices[] = {1, 1, 10, 50};
 
 struct rng {
     uint64_t s;
@@ -86,6 +94,15 @@ struct world {
     uint32_t *seen[NS_COUNT];
     size_t seen_cap[NS_COUNT];
     char history[HISTORY][200];
+    /* The operator's copy of the store, and whether a restore awaits its fence. */
+    char live_path[560], copy_path[600];
+    int has_copy, is_copy_marked, needs_fence;
+    uint64_t range_high; /* the highest ID of "r" minted so far */
+    /* Where the operator's last fence put "r": a history that a later restore
+     * loses may have reserved from there, above every ID minted so far. */
+    uint64_t range_fenced_to;
+    uint32_t clock_wait_ms; /* the seed's: a long one waits out a previous holder's E */
+    uint64_t copies;
 };
 
 /* ---- the trace: a hash of everything, and the last events as text ---- */
@@ -289,6 +306,8 @@ static void check_batch(struct world *w, struct proc *p, int ns, const uint64_t 
                       ": a handle's IDs must increase",
                       p->index, p->life, ids[i], ns_names[ns], p->last[ns]);
         p->last[ns] = ids[i];
+        if (ns == 1 && ids[i] > w->range_high)
+            w->range_high = ids[i];
         if (record(w, ns, p, ids[i]) != 0)
             violation(w, "out of memory for the IDs");
     }
@@ -334,7 +353,7 @@ static void proc_open(struct world *w, struct proc *p, int ns)
     idmint_options_init(&o);
     o.lease_ms = LEASE_MS;
     o.renew_ms = RENEW_MS;
-    o.clock_wait_ms = 50;
+    o.clock_wait_ms = w->clock_wait_ms;
     o.history_check_ms = 100;
     o.wall_clock_ms = proc_wall_ms;
     o.mono_clock_ns = proc_mono_ns;
@@ -450,10 +469,175 @@ static void force_release(struct world *w)
     note(w, "operator force-releases worker %u: %s", worker, rc == 0 ? "ok" : idmint_errmsg());
 }
 
+/*
+ * A careless client (another implementation, an old version) takes a worker
+ * id and gives it back at once, reporting that it minted nothing: final
+ * time 1. The authority must not let that figure reopen what the previous
+ * holder minted.
+ */
+static void careless_release(struct world *w)
+{
+    struct idmint__lease lease;
+    idmint_ns_info s;
+    int rc;
+
+    idmint_ns_info_init(&s, IDMINT_KIND_SNOWFLAKE);
+    rc = idmint_ns_get(w->admin, "s", &s);
+
+    memset(&lease, 0, sizeof(lease));
+    if (rc == 0)
+        rc = idmint__incarnation(lease.holder);
+    if (rc == 0)
+        rc = idmint__authority_lease_take(w->admin, &s, LEASE_MS, &lease);
+    if (rc == 0)
+        rc = idmint__authority_lease_release(w->admin, &s, &lease, 1);
+    hash_u64(w, (uint64_t)(int64_t)rc);
+    note(w, "a careless client takes worker %u and releases it saying it minted nothing: %s",
+         lease.worker_id, rc == 0 ? "ok" : idmint_errmsg());
+}
+
+/*
+ * The process forks; the child asks its parent's handle for an ID (and
+ * _exits), as a pre-fork server's worker would. The contract: IDMINT_EFORKED.
+ * An ID it got anyway is recorded as the child's, so that the checker sees
+ * it collide with the parent's next.
+ */
+static void proc_fork(struct world *w, struct proc *p, int ns)
+{
+    struct {
+        int rc;
+        uint64_t id;
+    } got = {-1, 0};
+    struct proc child = {.w = w, .index = PROCS + p->index, .life = p->life};
+    int fds[2], status = 0;
+    pid_t pid;
+
+    if (pipe(fds) != 0) {
+        violation(w, "pipe: cannot fork the process");
+        return;
+    }
+    fflush(w->out);
+    pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        w->current = p;
+        got.rc = idmint_next(p->h[ns], &got.id);
+        _exit(write(fds[1], &got, sizeof(got)) == (ssize_t)sizeof(got) ? 0 : 1);
+    }
+    close(fds[1]);
+    if (pid < 0 || read(fds[0], &got, sizeof(got)) != (ssize_t)sizeof(got) ||
+        waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        close(fds[0]);
+        violation(w, "the forked child of p%u did not report (status %d)", p->index, status);
+        return;
+    }
+    close(fds[0]);
+    hash_u64(w, (uint64_t)(int64_t)got.rc);
+    note(w, "p%u forks; its child asks the parent's %s handle: %s", p->index, ns_names[ns],
+         got.rc == 0 ? "an ID" : idmint_strerror(got.rc));
+    if (got.rc == 0) {
+        child.last[ns] = 0;
+        check_batch(w, &child, ns, &got.id, 1);
+    } else if (got.rc != IDMINT_EFORKED) {
+        violation(w, "a forked child's mint failed with %s, not %s", idmint_strerror(got.rc),
+                  idmint_strerror(IDMINT_EFORKED));
+    }
+}
+
+/* Copy one SQLite database file onto another through SQLite's backup API. */
+static int copy_database(const char *from, const char *to)
+{
+    sqlite3 *src = NULL, *dst = NULL;
+    sqlite3_backup *b;
+    int rc = sqlite3_open_v2(from, &src, SQLITE_OPEN_READONLY, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_open(to, &dst);
+    if (rc == SQLITE_OK)
+        sqlite3_busy_timeout(dst, 5000);
+    if (rc == SQLITE_OK && (b = sqlite3_backup_init(dst, "main", src, "main")) != NULL) {
+        rc = sqlite3_backup_step(b, -1);
+        rc = sqlite3_backup_finish(b) == SQLITE_OK && rc == SQLITE_DONE ? SQLITE_OK : rc;
+    } else if (rc == SQLITE_OK) {
+        rc = sqlite3_errcode(dst);
+    }
+    sqlite3_close(src);
+    sqlite3_close(dst);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/*
+ * The operator copies the store while it serves: with idmint's own backup
+ * (marked: refused until fenced) or with a plain copy that idmint knows
+ * nothing of.
+ */
+static void take_copy(struct world *w)
+{
+    int is_marked = (int)rng_below(&w->rng, 2), rc;
+
+    if (w->has_copy)
+        unlink(w->copy_path);
+    snprintf(w->copy_path, sizeof(w->copy_path), "%s/copy.%" PRIu64 ".db", w->cfg->dir,
+             ++w->copies);
+    rc = is_marked ? idmint_authority_backup(w->admin, w->copy_path)
+                   : copy_database(w->live_path, w->copy_path);
+    w->has_copy = rc == 0;
+    w->is_copy_marked = is_marked;
+    hash_u64(w, (uint64_t)(int64_t)rc);
+    note(w, "operator copies the store (%s): %s", is_marked ? "idmint authority backup" : "plain",
+         rc == 0 ? "ok" : idmint_errmsg());
+}
+
+/* The copy is put back under the live processes, as a careless restore does. */
+static void restore_copy(struct world *w)
+{
+    int rc = copy_database(w->copy_path, w->live_path);
+
+    if (rc != 0) {
+        violation(w, "could not put the copy back");
+        return;
+    }
+    w->needs_fence = 1;
+    w->res->restores++;
+    note(w, "operator puts the %s copy back under the running processes",
+         w->is_copy_marked ? "marked" : "plain");
+}
+
+/*
+ * The fence after a restore: snowflake namespaces quarantined for the longest
+ * lease plus the clocks' skew; the range moved above the highest ID in use
+ * downstream (the checker knows it, as an operator reads it from the data)
+ * or above the operator's own last fence if higher (a paused process of a
+ * history lost since may hold a block from there, unminted), plus a margin,
+ * or skipped ahead when the store already stands higher.
+ */
+static void fence(struct world *w)
+{
+    const uint32_t quarantine_ms = LEASE_MS + (uint32_t)(MAX_SKEW_US / 1000) + 1;
+    uint64_t above = w->range_high > w->range_fenced_to ? w->range_high : w->range_fenced_to;
+    idmint_fence_range r = {"r", 0, above + RANGE_SKIP};
+    idmint_ns_info info;
+    int rc = idmint_authority_fence(w->admin, &r, 1, quarantine_ms);
+
+    if (rc == IDMINT_EINVAL) {
+        r.is_skip = 1;
+        r.value = RANGE_SKIP;
+        rc = idmint_authority_fence(w->admin, &r, 1, quarantine_ms);
+    }
+
+    hash_u64(w, (uint64_t)(int64_t)rc);
+    w->needs_fence = rc != 0;
+    note(w, "operator fences the store: %s", rc == 0 ? "ok" : idmint_errmsg());
+    idmint_ns_info_init(&info, IDMINT_KIND_RANGE);
+    if (rc == 0 && idmint_ns_get(w->admin, "r", &info) == 0)
+        w->range_fenced_to = info.next_value;
+}
+
 /* ---- the world ---- */
 
 static int setup(struct world *w)
 {
+    char admin_url[600];
     idmint_ns_info s, r;
     int rc;
 
@@ -461,11 +645,14 @@ static int setup(struct world *w)
         return -1;
     ts_fault_reset();
     ts_fault_set_decider(decide_fault, w);
-    snprintf(w->url, sizeof(w->url), "fault:sqlite:%s/sim.db", w->cfg->dir);
+    snprintf(w->live_path, sizeof(w->live_path), "%s/sim.db", w->cfg->dir);
+    snprintf(w->url, sizeof(w->url), "fault:sqlite:%s", w->live_path);
     idmint__clock_init(&w->admin_clock, operator_wall_ms, operator_mono_ns, w);
-    rc = idmint__authority_open_clock(&w->admin, w->url, 0, &w->admin_clock, NULL);
+    /* The operator's calls pass no fault, and its tools (backup, fence) take the store itself. */
+    snprintf(admin_url, sizeof(admin_url), "sqlite:%s", w->live_path);
+    rc = idmint__authority_open_clock(&w->admin, admin_url, 0, &w->admin_clock, NULL);
     if (rc != 0) {
-        fprintf(w->out, "sim: open %s: %s\n", w->url, idmint_errmsg());
+        fprintf(w->out, "sim: open %s: %s\n", admin_url, idmint_errmsg());
         return -1;
     }
     idmint_ns_info_init(&s, IDMINT_KIND_SNOWFLAKE);
@@ -474,6 +661,11 @@ static int setup(struct world *w)
     s.layout.region_bits = 0;
     s.layout.worker_bits = 2;
     s.layout.sequence_bits = 4;
+    /* Each seed its own unit: a coarse one makes the edge units around a
+     * lease's E wide enough that two holders meet in them. */
+    w->clock_wait_ms = rng_below(&w->rng, 2) != 0 ? 50 : LEASE_MS + 100;
+    s.layout.unit_ms =
+        unit_choices[rng_below(&w->rng, sizeof(unit_choices) / sizeof(unit_choices[0]))];
     idmint_ns_info_init(&r, IDMINT_KIND_RANGE);
     snprintf(r.name, sizeof(r.name), "r");
     r.block = 16;
@@ -532,15 +724,30 @@ static void step(struct world *w)
     } else if (roll < 965) {
         if ((p = pick(w, 1)) != NULL)
             proc_end(w, p, 0);
-    } else if (roll < 985) { /* a clock step, back or forward, on one process */
+    } else if (roll < 977) { /* a clock step, back or forward, on one process */
         p = &w->procs[rng_below(&w->rng, PROCS)];
         p->wall_offset_us += (int64_t)rng_below(&w->rng, 1600001) - 800000;
+        if (p->wall_offset_us > MAX_SKEW_US || p->wall_offset_us < -MAX_SKEW_US)
+            p->wall_offset_us = p->wall_offset_us > 0 ? MAX_SKEW_US : -MAX_SKEW_US;
         w->res->clock_steps++;
         note(w, "p%u's wall clock steps to offset %+" PRId64 " ms", p->index,
              p->wall_offset_us / 1000);
-    } else {
+    } else if (roll < 985) {
         force_release(w);
+    } else if (roll < 993) {
+        careless_release(w);
+    } else if (roll < 997) {
+        p = pick(w, 1);
+        if (p != NULL && p->h[ns] != NULL)
+            proc_fork(w, p, ns);
+    } else if (!w->has_copy || rng_below(&w->rng, 4) != 0) {
+        take_copy(w);
+    } else {
+        restore_copy(w);
     }
+    /* A restore is fenced some while after it, as an operator who notices. */
+    if (w->needs_fence && rng_below(&w->rng, 100) < 2)
+        fence(w);
 }
 
 void sim_config_default(struct sim_config *c)
