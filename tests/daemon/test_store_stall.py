@@ -80,6 +80,26 @@ def backends_of(url, pid, pg_port):
     return [int(x) for x in rows.split()]
 
 
+def daemon_backends(postmaster, pid, pg_port):
+    """Children of @postmaster serving @pid's connections (its client port is
+    in their title), or too new to have a title of their own yet."""
+    ports = ["(%d)" % p for p in local_ports_to(pid, pg_port)]
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if parent_of(int(entry)) != postmaster:
+                continue
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                title = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+        if not title.startswith("postgres: ") or any(p in title for p in ports):
+            found.append(int(entry))
+    return found
+
+
 def parent_of(pid):
     """The parent pid of @pid (/proc/PID/stat, after the command's closing paren)."""
     with open("/proc/%d/stat" % pid) as f:
@@ -179,26 +199,29 @@ def main():
         p.start()
 
     time.sleep(max(0.0, t_stop - time.time()))
-    # Look until two looks agree, then stop at once: a connection the daemon
-    # opened between the look at its ports and the query of
-    # pg_stat_activity would otherwise keep a live backend (a loaded run
-    # once saw a store-bound call answered 200 mid-stall). Stopped backends
-    # are not looked at again: one stopped holding a lock could hang psql.
-    stopped = backends_of(url, d.proc.pid, pg_port)
-    for _ in range(5):
-        again = backends_of(url, d.proc.pid, pg_port)
-        if sorted(again) == sorted(stopped):
-            break
-        stopped = again
-    for pid in stopped:
-        os.kill(pid, signal.SIGSTOP)
-    s.ok(len(stopped) >= 3, "the daemon's PostgreSQL backends are found",
-         "%d backends" % len(stopped))
-    # The postmaster too: a connection the daemon opens during the stall (a
-    # store thread that had none yet) must stall as well, not find a live server.
-    if stopped:
-        stopped.append(parent_of(stopped[0]))
-        os.kill(stopped[-1], signal.SIGSTOP)
+    # The postmaster first: once it is stopped no backend can start, so a
+    # connection the daemon opens during the stall (a store thread that had
+    # none yet) stalls too. Then every backend of the daemon, found among the
+    # postmaster's children by the client port in its title; a child forked
+    # just before the stop may not have its title yet and is stopped as well.
+    # (Looking through psql first and stopping after left a window in which a
+    # new backend stayed live: loaded runs saw a store-bound 200 mid-stall.)
+    first = backends_of(url, d.proc.pid, pg_port)
+    stopped = []
+    if first:
+        postmaster = parent_of(first[0])
+        os.kill(postmaster, signal.SIGSTOP)
+        stopped.append(postmaster)
+        for _ in range(5):
+            found = [c for c in daemon_backends(postmaster, d.proc.pid, pg_port)
+                     if c not in stopped]
+            if not found:
+                break
+            for pid in found:
+                os.kill(pid, signal.SIGSTOP)
+            stopped.extend(found)
+    s.ok(len(stopped) >= 4, "the daemon's PostgreSQL backends are found",
+         "%d processes (postmaster and backends)" % len(stopped))
     stopped_at = time.time()
     try:
         time.sleep(max(0.0, t_cont - time.time()))
