@@ -121,6 +121,21 @@ static void fence_above(const char *url, const char *ns, uint64_t above)
     idmint_authority_close(a);
 }
 
+/* Copy the file @p from to @p to, as an operator's cp of a quiet store. */
+static void copy_file(const char *from, const char *to)
+{
+    char buf[65536];
+    size_t n;
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+
+    assert_non_null(in);
+    assert_non_null(out);
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    assert_int_equal(fclose(in), 0);
+    assert_int_equal(fclose(out), 0);
+}
+
 /* Remove every "location-*" file of @p dir (the bindings an older idmint never wrote). */
 static int drop_bindings(const char *dir)
 {
@@ -344,6 +359,35 @@ static void test_witness__a_damaged_binding_refuses_and_a_fence_repairs_it(void 
     assert_true(id > 1000);
 }
 
+/* Found by tests/sim: the same copy put back twice, fenced each time. The
+ * host saw the first fence's history, which the second fence did not
+ * replace; the fence must make the fenced history this host's, or its
+ * processes are refused forever. */
+static void test_witness__a_copy_put_back_twice_serves_after_each_fence(void **state)
+{
+    struct fx *f = *state;
+    char copy[1100];
+    uint64_t id = 0, high = 0;
+
+    snprintf(copy, sizeof(copy), "%s/copy.db", f->dir);
+    make_range(f->url, "rg");
+    assert_int_equal(mint_one(f->url, "rg", &id), 0);
+    copy_file(f->path, copy);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 15; i++) {
+            assert_int_equal(mint_one(f->url, "rg", &id), 0);
+            high = id > high ? id : high;
+        }
+        delete_store(f->path);
+        copy_file(copy, f->path);
+        assert_int_equal(mint_one(f->url, "rg", &id), IDMINT_ERESTORED);
+        fence_above(f->url, "rg", high + 1000);
+        assert_int_equal(mint_one(f->url, "rg", &id), 0);
+        assert_true(id > high + 1000);
+        high = id;
+    }
+}
+
 static void test_witness__off_binds_nothing(void **state)
 {
     struct fx *f = *state;
@@ -377,6 +421,8 @@ int main(void)
             test_witness__an_old_witness_folder_without_bindings_still_works, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_witness__a_damaged_binding_refuses_and_a_fence_repairs_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_witness__a_copy_put_back_twice_serves_after_each_fence,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_witness__off_binds_nothing, setup, teardown),
     };
 
