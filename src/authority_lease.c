@@ -99,6 +99,9 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
     /* A migrated or fenced namespace never mints at or below its floor: the
      * first time unit this holder may use lies past it. */
     floor_unit = idmint__floor_fence_unit(l, ns->floor);
+#ifdef IDMINT_MUTANT_FLOOR_IGNORED /* planted for tests/sim: a migrated namespace from now on */
+    floor_unit = 0;
+#endif
     if (rc == 0 && lease->fence_found < floor_unit)
         lease->fence_found = floor_unit;
 #ifdef IDMINT_MUTANT_FENCE_INCLUSIVE /* planted for tests/sim: `<=` for `<` on both sides of E */

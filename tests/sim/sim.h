@@ -30,7 +30,15 @@ struct sim_result {
     uint64_t ids;           /* IDs checked */
     uint64_t faults_failed; /* store calls failed before the store saw them */
     uint64_t faults_lost;   /* store calls performed whose reply was lost */
+    uint64_t faults_late;   /* store calls answered after a delay that let time pass */
+    uint64_t faults_outage; /* store calls failed because the store had lost its quorum */
+    uint64_t outages;       /* times the store lost its quorum for a while */
+    uint64_t failovers;     /* times the store failed over to a replica that lagged */
     uint64_t crashes, starts, closes, clock_steps, force_releases, pauses, restores;
+    uint64_t fences, forks, careless_releases, disables, migrations;
+    /* Liveness: once faults stop and the operator has fenced, the longest
+     * simulated time any process took to mint again in every namespace. */
+    uint64_t recovery_ms;
     int violation; /* 0: none; else what the checker found (message printed) */
 };
 

@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #define PROCS       6
-#define NS_COUNT    2 /* 0: snowflake "s", 1: range "r" */
+#define NS_COUNT    2  /* 0: snowflake "s", 1: range "r", each with its migrations */
+#define GENERATIONS 24 /* namespaces one lineage may migrate through in a run */
 #define BATCH_MAX   8
 #define HISTORY     48                         /* events kept for a violation's story */
 #define START_US    UINT64_C(1780272000000000) /* 2026-06-01T00:00:00Z */
@@ -28,8 +29,11 @@
  * fence quarantines the longest lease plus this (docs/operations.md). */
 #define MAX_SKEW_US INT64_C(1000000)
 #define RANGE_SKIP  UINT64_C(10000000) /* a fence's margin: past all a lost history holds */
+/* Once faults stop and the operator has fenced, every process mints again
+ * within this: the quarantine (a lease plus the skew), a clock wait, a lease. */
+#define LIVENESS_US UINT64_C(5000000)
 
-static const char *const ns_names[NS_COUNT] = {"s", "r"};
+static const char *const ns_bases[NS_COUNT] = {"s", "r"};
 static const uint32_t unit_choices[] = {1, 1, 10, 50};
 
 struct rng {
@@ -56,6 +60,7 @@ struct minted {
     uint64_t id;
     uint32_t proc;
     uint32_t life; /* the process's incarnation: how many times it had started */
+    uint32_t gen;  /* which namespace of the lineage */
     uint64_t event;
 };
 
@@ -69,7 +74,14 @@ struct proc {
     int64_t wall_offset_us; /* wall = world time + offset: a clock step moves it */
     uint64_t mono_base_us;  /* monotonic at world time 0: each process boots at its own */
     idmint *h[NS_COUNT];
+    uint32_t gen[NS_COUNT];  /* the namespace of the lineage the handle opened */
     uint64_t last[NS_COUNT]; /* the handle's last ID: each handle's IDs increase */
+};
+
+/* One namespace of a lineage: the first, or one migrated to (above floor). */
+struct generation {
+    char name[16];
+    uint64_t floor; /* as idmint_ns_migrate() set it: every ID of it lies above */
 };
 
 struct world {
@@ -87,6 +99,11 @@ struct world {
     struct clock admin_clock;
     struct idmint__driver driver;
     char url[600];
+    /* Each lineage's namespaces; cur is the one programs open. All of a
+     * lineage's IDs are checked together: a migration promises new above old. */
+    struct generation gens[NS_COUNT][GENERATIONS];
+    uint32_t n_gens[NS_COUNT], cur[NS_COUNT];
+    uint32_t copy_cur[NS_COUNT], replica_cur[NS_COUNT]; /* cur when the copy was taken */
     struct minted *ids[NS_COUNT];
     size_t n_ids[NS_COUNT], cap_ids[NS_COUNT];
     /* Open addressing over ids[ns]: slot holds index + 1, 0 when empty; a repeat is seen at once.
@@ -103,6 +120,12 @@ struct world {
     uint64_t range_fenced_to;
     uint32_t clock_wait_ms; /* the seed's: a long one waits out a previous holder's E */
     uint64_t copies;
+    /* A replica that follows the store some events behind: a failover promotes it. */
+    char replica_path[600];
+    uint64_t replica_lag_events, replica_synced_at;
+    int has_replica;
+    uint64_t outage_until_us; /* the store has lost its quorum until then */
+    int is_quiet;             /* faults have stopped: the liveness check runs */
 };
 
 /* ---- the trace: a hash of everything, and the last events as text ---- */
@@ -204,23 +227,37 @@ static void driver_sleep_us(void *ctx, uint64_t us)
     w->now_us += us;
 }
 
-/* The store faults of a process's calls; the operator's calls pass. */
+/*
+ * The store faults of a process's calls; the operator's calls pass. A late
+ * answer lets up to two leases' time pass while the call is under way, so
+ * that what the library decided before it is old when the reply comes.
+ */
 static int decide_fault(void *ctx, const char *what)
 {
     struct world *w = ctx;
-    uint64_t roll;
+    uint64_t roll, fp = (uint64_t)w->fault_permille;
 
     (void)what;
-    if (w->current == NULL || w->fault_permille == 0)
+    if (w->current == NULL || w->is_quiet)
+        return TS_FAULT_PASS;
+    if (w->now_us < w->outage_until_us) {
+        w->res->faults_outage++;
+        return TS_FAULT_FAIL;
+    }
+    if (fp == 0)
         return TS_FAULT_PASS;
     roll = rng_below(&w->fault_rng, 2000);
-    if (roll < (uint64_t)w->fault_permille) {
+    if (roll < fp) {
         w->res->faults_failed++;
         return TS_FAULT_FAIL;
     }
-    if (roll < 2u * (uint64_t)w->fault_permille) {
+    if (roll < 2u * fp) {
         w->res->faults_lost++;
         return TS_FAULT_LOSE;
+    }
+    if (roll < 2u * fp + fp / 2u) {
+        w->now_us += 1000u * (1u + rng_below(&w->fault_rng, 2u * LEASE_MS));
+        w->res->faults_late++;
     }
     return TS_FAULT_PASS;
 }
@@ -280,17 +317,17 @@ static int record(struct world *w, int ns, const struct proc *p, uint64_t id)
         w->ids[ns] = grown;
         w->cap_ids[ns] = cap;
     }
-    w->ids[ns][w->n_ids[ns]] = (struct minted){id, p->index, p->life, w->event};
+    w->ids[ns][w->n_ids[ns]] = (struct minted){id, p->index, p->life, p->gen[ns], w->event};
     before = seen_add(w, ns, w->n_ids[ns]);
     w->n_ids[ns]++;
     w->res->ids++;
     hash_u64(w, id);
     if (before != NULL)
         violation(w,
-                  "'%s' issued %" PRIu64 " twice: process %u (life %u) at event %" PRIu64
-                  ", process %u (life %u) at event %" PRIu64,
-                  ns_names[ns], id, before->proc, before->life, before->event, p->index, p->life,
-                  w->event);
+                  "%" PRIu64 " issued twice: in '%s' by process %u (life %u) at event %" PRIu64
+                  ", in '%s' by process %u (life %u) at event %" PRIu64,
+                  id, w->gens[ns][before->gen].name, before->proc, before->life, before->event,
+                  w->gens[ns][p->gen[ns]].name, p->index, p->life, w->event);
     return 0;
 }
 
@@ -299,12 +336,19 @@ static void check_batch(struct world *w, struct proc *p, int ns, const uint64_t 
 {
     size_t i;
 
+    const struct generation *g = &w->gens[ns][p->gen[ns]];
+
     for (i = 0; i < n; i++) {
         if (ids[i] == 0 || ids[i] <= p->last[ns])
             violation(w,
                       "process %u (life %u) minted %" PRIu64 " in '%s' after %" PRIu64
                       ": a handle's IDs must increase",
-                      p->index, p->life, ids[i], ns_names[ns], p->last[ns]);
+                      p->index, p->life, ids[i], g->name, p->last[ns]);
+        if (ids[i] <= g->floor)
+            violation(w,
+                      "process %u (life %u) minted %" PRIu64
+                      " in '%s', at or below its floor %" PRIu64,
+                      p->index, p->life, ids[i], g->name, g->floor);
         p->last[ns] = ids[i];
         if (ns == 1 && ids[i] > w->range_high)
             w->range_high = ids[i];
@@ -333,10 +377,11 @@ static void check_unique(struct world *w)
 
             if (a->id == b->id) {
                 violation(w,
-                          "'%s' issued %" PRIu64 " twice: process %u (life %u) at event %" PRIu64
-                          ", process %u (life %u) at event %" PRIu64,
-                          ns_names[ns], a->id, a->proc, a->life, a->event, b->proc, b->life,
-                          b->event);
+                          "%" PRIu64
+                          " issued twice: in '%s' by process %u (life %u) at event %" PRIu64
+                          ", in '%s' by process %u (life %u) at event %" PRIu64,
+                          a->id, w->gens[ns][a->gen].name, a->proc, a->life, a->event,
+                          w->gens[ns][b->gen].name, b->proc, b->life, b->event);
                 return;
             }
         }
@@ -359,12 +404,13 @@ static void proc_open(struct world *w, struct proc *p, int ns)
     o.mono_clock_ns = proc_mono_ns;
     o.clock_ctx = p;
     p->last[ns] = 0; /* a new handle: its IDs increase from its first */
+    p->gen[ns] = w->cur[ns];
     w->current = p;
-    rc = idmint_open(&p->h[ns], w->url, ns_names[ns], &o);
+    rc = idmint_open(&p->h[ns], w->url, w->gens[ns][p->gen[ns]].name, &o);
     w->current = NULL;
     hash_u64(w, (uint64_t)(int64_t)rc);
-    note(w, "p%u open %s: %s%s%s", p->index, ns_names[ns], rc == 0 ? "ok" : idmint_strerror(rc),
-         rc == 0 ? "" : ": ", rc == 0 ? "" : idmint_errmsg());
+    note(w, "p%u open %s: %s%s%s", p->index, w->gens[ns][p->gen[ns]].name,
+         rc == 0 ? "ok" : idmint_strerror(rc), rc == 0 ? "" : ": ", rc == 0 ? "" : idmint_errmsg());
     if (rc != 0) {
         p->h[ns] = NULL;
         if (rc == IDMINT_EINVAL || rc == IDMINT_ENOMEM)
@@ -412,6 +458,19 @@ static void proc_end(struct world *w, struct proc *p, int is_crash)
     note(w, "p%u %s", p->index, is_crash ? "crashes (kill -9)" : "closes");
 }
 
+static const char *handle_name(const struct proc *p, int ns)
+{
+    return p->w->gens[ns][p->gen[ns]].name;
+}
+
+static void proc_close_handle(struct world *w, struct proc *p, int ns)
+{
+    w->current = p;
+    idmint_close(p->h[ns]);
+    w->current = NULL;
+    p->h[ns] = NULL;
+}
+
 static int is_final(int rc)
 {
     return rc == IDMINT_ELEASELOST || rc == IDMINT_ERESTORED || rc == IDMINT_EDISABLED ||
@@ -429,20 +488,18 @@ static void proc_mint(struct world *w, struct proc *p, int ns)
     w->current = NULL;
     hash_u64(w, (uint64_t)(int64_t)rc);
     if (rc == 0) {
-        note(w, "p%u mints %zu in %s: %" PRIu64 "..%" PRIu64, p->index, n, ns_names[ns], ids[0],
-             ids[n - 1]);
+        note(w, "p%u mints %zu in %s: %" PRIu64 "..%" PRIu64, p->index, n, handle_name(p, ns),
+             ids[0], ids[n - 1]);
         check_batch(w, p, ns, ids, n);
         return;
     }
-    note(w, "p%u mint %s: %s: %s", p->index, ns_names[ns], idmint_strerror(rc), idmint_errmsg());
+    note(w, "p%u mint %s: %s: %s", p->index, handle_name(p, ns), idmint_strerror(rc),
+         idmint_errmsg());
     if (rc == IDMINT_EINVAL || rc == IDMINT_ENOMEM || rc == IDMINT_EFORKED) {
         violation(w, "mint failed with %s: %s", idmint_strerror(rc), idmint_errmsg());
     } else if (is_final(rc)) {
         /* The handle is done: the program closes it and opens another later. */
-        w->current = p;
-        idmint_close(p->h[ns]);
-        w->current = NULL;
-        p->h[ns] = NULL;
+        proc_close_handle(w, p, ns);
     }
 }
 
@@ -454,7 +511,8 @@ static void proc_drive(struct world *w, struct proc *p, int ns)
     rc = idmint__handle_drive(p->h[ns]);
     w->current = NULL;
     hash_u64(w, (uint64_t)(int64_t)rc);
-    note(w, "p%u background %s: %s", p->index, ns_names[ns], rc == 0 ? "ok" : idmint_strerror(rc));
+    note(w, "p%u background %s: %s", p->index, handle_name(p, ns),
+         rc == 0 ? "ok" : idmint_strerror(rc));
 }
 
 /* ---- the operator ---- */
@@ -462,7 +520,7 @@ static void proc_drive(struct world *w, struct proc *p, int ns)
 static void force_release(struct world *w)
 {
     uint32_t worker = (uint32_t)rng_below(&w->rng, WORKERS);
-    int rc = idmint_worker_force_release(w->admin, "s", 0, worker);
+    int rc = idmint_worker_force_release(w->admin, w->gens[0][w->cur[0]].name, 0, worker);
 
     hash_u64(w, (uint64_t)(int64_t)rc);
     w->res->force_releases += rc == 0;
@@ -482,7 +540,7 @@ static void careless_release(struct world *w)
     int rc;
 
     idmint_ns_info_init(&s, IDMINT_KIND_SNOWFLAKE);
-    rc = idmint_ns_get(w->admin, "s", &s);
+    rc = idmint_ns_get(w->admin, w->gens[0][w->cur[0]].name, &s);
 
     memset(&lease, 0, sizeof(lease));
     if (rc == 0)
@@ -492,6 +550,7 @@ static void careless_release(struct world *w)
     if (rc == 0)
         rc = idmint__authority_lease_release(w->admin, &s, &lease, 1);
     hash_u64(w, (uint64_t)(int64_t)rc);
+    w->res->careless_releases++;
     note(w, "a careless client takes worker %u and releases it saying it minted nothing: %s",
          lease.worker_id, rc == 0 ? "ok" : idmint_errmsg());
 }
@@ -532,11 +591,13 @@ static void proc_fork(struct world *w, struct proc *p, int ns)
         return;
     }
     close(fds[0]);
+    w->res->forks++;
     hash_u64(w, (uint64_t)(int64_t)got.rc);
-    note(w, "p%u forks; its child asks the parent's %s handle: %s", p->index, ns_names[ns],
+    note(w, "p%u forks; its child asks the parent's %s handle: %s", p->index, handle_name(p, ns),
          got.rc == 0 ? "an ID" : idmint_strerror(got.rc));
     if (got.rc == 0) {
         child.last[ns] = 0;
+        child.gen[ns] = p->gen[ns];
         check_batch(w, &child, ns, &got.id, 1);
     } else if (got.rc != IDMINT_EFORKED) {
         violation(w, "a forked child's mint failed with %s, not %s", idmint_strerror(got.rc),
@@ -583,6 +644,7 @@ static void take_copy(struct world *w)
                    : copy_database(w->live_path, w->copy_path);
     w->has_copy = rc == 0;
     w->is_copy_marked = is_marked;
+    memcpy(w->copy_cur, w->cur, sizeof(w->cur));
     hash_u64(w, (uint64_t)(int64_t)rc);
     note(w, "operator copies the store (%s): %s", is_marked ? "idmint authority backup" : "plain",
          rc == 0 ? "ok" : idmint_errmsg());
@@ -599,6 +661,7 @@ static void restore_copy(struct world *w)
     }
     w->needs_fence = 1;
     w->res->restores++;
+    memcpy(w->cur, w->copy_cur, sizeof(w->cur)); /* what the copy knew is what programs open */
     note(w, "operator puts the %s copy back under the running processes",
          w->is_copy_marked ? "marked" : "plain");
 }
@@ -615,22 +678,137 @@ static void fence(struct world *w)
 {
     const uint32_t quarantine_ms = LEASE_MS + (uint32_t)(MAX_SKEW_US / 1000) + 1;
     uint64_t above = w->range_high > w->range_fenced_to ? w->range_high : w->range_fenced_to;
-    idmint_fence_range r = {"r", 0, above + RANGE_SKIP};
-    idmint_ns_info info;
-    int rc = idmint_authority_fence(w->admin, &r, 1, quarantine_ms);
+    idmint_fence_range ranges[GENERATIONS];
+    idmint_ns_info *list = NULL, info;
+    size_t n = 0, k, i;
+    int rc = idmint_ns_list(w->admin, &list, &n);
 
-    if (rc == IDMINT_EINVAL) {
-        r.is_skip = 1;
-        r.value = RANGE_SKIP;
-        rc = idmint_authority_fence(w->admin, &r, 1, quarantine_ms);
+    /* Every range namespace of the store, the lineage's old ones too. */
+    for (i = 0, k = 0; rc == 0 && i < n && k < GENERATIONS; i++) {
+        const idmint_ns_info *ns = idmint_ns_info_at(list, i);
+
+        if (ns->kind != IDMINT_KIND_RANGE)
+            continue;
+        ranges[k].ns = ns->name;
+        ranges[k].is_skip = ns->next_value > above;
+        ranges[k].value = ranges[k].is_skip ? RANGE_SKIP : above + RANGE_SKIP;
+        k++;
     }
-
+    if (rc == 0)
+        rc = idmint_authority_fence(w->admin, ranges, k, quarantine_ms);
     hash_u64(w, (uint64_t)(int64_t)rc);
     w->needs_fence = rc != 0;
+    w->res->fences += rc == 0;
     note(w, "operator fences the store: %s", rc == 0 ? "ok" : idmint_errmsg());
+    for (i = 0; rc == 0 && i < k; i++) {
+        idmint_ns_info_init(&info, IDMINT_KIND_RANGE);
+        if (idmint_ns_get(w->admin, ranges[i].ns, &info) == 0 &&
+            info.next_value > w->range_fenced_to)
+            w->range_fenced_to = info.next_value;
+    }
+    idmint_free(list);
+}
+
+/* The replica catches up with the store: it lags by up to replica_lag_events. */
+static void replica_follow(struct world *w)
+{
+    if (w->event - w->replica_synced_at < w->replica_lag_events)
+        return;
+    w->replica_synced_at = w->event;
+    w->has_replica = copy_database(w->live_path, w->replica_path) == 0;
+    memcpy(w->replica_cur, w->cur, sizeof(w->cur));
+    if (!w->has_replica)
+        violation(w, "could not copy the store to its replica");
+}
+
+/*
+ * The store fails over to its replica, which lags: what it had not received
+ * is gone, as after an unmarked restore. The operator fences later, as
+ * docs/multi-node.md says to after promoting a replica that may lag.
+ */
+static void failover(struct world *w)
+{
+    if (!w->has_replica)
+        return;
+    if (copy_database(w->replica_path, w->live_path) != 0) {
+        violation(w, "could not promote the replica");
+        return;
+    }
+    w->needs_fence = 1;
+    w->res->failovers++;
+    memcpy(w->cur, w->replica_cur, sizeof(w->cur));
+    note(w, "the store fails over to a replica %" PRIu64 " events behind",
+         w->event - w->replica_synced_at);
+}
+
+/* The store loses its quorum: every process's call fails for a while. */
+static void outage(struct world *w)
+{
+    uint64_t us = 100000u + rng_below(&w->rng, 1900000u);
+
+    w->outage_until_us = w->now_us + us;
+    w->res->outages++;
+    note(w, "the store loses its quorum for %" PRIu64 " ms", us / 1000u);
+}
+
+/*
+ * The operator disables the current namespace of a lineage, or enables it
+ * again: holders mint on until their lease or range runs out, and then get
+ * IDMINT_EDISABLED.
+ */
+static void toggle_disabled(struct world *w, int ns)
+{
+    const char *name = w->gens[ns][w->cur[ns]].name;
+    idmint_ns_info info;
+    int rc, off;
+
     idmint_ns_info_init(&info, IDMINT_KIND_RANGE);
-    if (rc == 0 && idmint_ns_get(w->admin, "r", &info) == 0)
-        w->range_fenced_to = info.next_value;
+    rc = idmint_ns_get(w->admin, name, &info);
+    off = rc == 0 && info.is_disabled;
+    if (rc == 0)
+        rc = idmint_ns_set_disabled(w->admin, name, !off);
+    hash_u64(w, (uint64_t)(int64_t)rc);
+    w->res->disables += rc == 0;
+    note(w, "operator %s '%s': %s", off ? "enables" : "disables", name,
+         rc == 0 ? "ok" : idmint_errmsg());
+}
+
+/*
+ * The operator migrates a lineage to a new namespace of the same layout:
+ * its floor lies above every ID the old one issued or can still issue.
+ * Programs move to it as they reopen; holders of the old mint on meanwhile.
+ */
+static void migrate(struct world *w, int ns)
+{
+    struct generation *g;
+    idmint_ns_info old, next, made;
+    uint32_t n = w->n_gens[ns];
+    int rc;
+
+    if (n == GENERATIONS)
+        return;
+    g = &w->gens[ns][n];
+    snprintf(g->name, sizeof(g->name), "%s.%u", ns_bases[ns], n);
+    idmint_ns_info_init(&old, IDMINT_KIND_RANGE);
+    rc = idmint_ns_get(w->admin, w->gens[ns][w->cur[ns]].name, &old);
+    if (rc == 0) {
+        idmint_ns_info_init(&next, old.kind);
+        snprintf(next.name, sizeof(next.name), "%s", g->name);
+        next.layout = old.layout;
+        next.block = old.block;
+        next.max_block = old.max_block;
+        idmint_ns_info_init(&made, old.kind);
+        rc = idmint_ns_migrate(w->admin, old.name, &next, &made);
+    }
+    hash_u64(w, (uint64_t)(int64_t)rc);
+    note(w, "operator migrates '%s' to '%s': %s", w->gens[ns][w->cur[ns]].name, g->name,
+         rc == 0 ? "ok" : idmint_errmsg());
+    if (rc != 0)
+        return;
+    g->floor = made.floor;
+    w->cur[ns] = n;
+    w->n_gens[ns]++;
+    w->res->migrations++;
 }
 
 /* ---- the world ---- */
@@ -639,7 +817,7 @@ static int setup(struct world *w)
 {
     char admin_url[600];
     idmint_ns_info s, r;
-    int rc;
+    int rc, ns;
 
     if (ts_fault_register() != 0)
         return -1;
@@ -647,6 +825,8 @@ static int setup(struct world *w)
     ts_fault_set_decider(decide_fault, w);
     snprintf(w->live_path, sizeof(w->live_path), "%s/sim.db", w->cfg->dir);
     snprintf(w->url, sizeof(w->url), "fault:sqlite:%s", w->live_path);
+    snprintf(w->replica_path, sizeof(w->replica_path), "%s/replica.db", w->cfg->dir);
+    w->replica_lag_events = 10 + rng_below(&w->rng, 400);
     idmint__clock_init(&w->admin_clock, operator_wall_ms, operator_mono_ns, w);
     /* The operator's calls pass no fault, and its tools (backup, fence) take the store itself. */
     snprintf(admin_url, sizeof(admin_url), "sqlite:%s", w->live_path);
@@ -670,6 +850,10 @@ static int setup(struct world *w)
     snprintf(r.name, sizeof(r.name), "r");
     r.block = 16;
     r.max_block = 64;
+    for (ns = 0; ns < NS_COUNT; ns++) {
+        snprintf(w->gens[ns][0].name, sizeof(w->gens[ns][0].name), "%s", ns_bases[ns]);
+        w->n_gens[ns] = 1;
+    }
     if (idmint_ns_create(w->admin, &s) != 0 || idmint_ns_create(w->admin, &r) != 0) {
         fprintf(w->out, "sim: creating the namespaces: %s\n", idmint_errmsg());
         return -1;
@@ -699,18 +883,25 @@ static void step(struct world *w)
 
     w->history[w->event % HISTORY][0] = '\0'; /* an event that says nothing leaves no line */
     hash_u64(w, roll);
-    if (roll < 350) { /* mint */
+    replica_follow(w);
+    if (roll < 345) { /* mint */
         p = pick(w, 1);
-        if (p != NULL && p->h[ns] != NULL)
+        if (p != NULL && p->h[ns] != NULL && p->gen[ns] != w->cur[ns] && rng_below(&w->rng, 4) == 0)
+            proc_close_handle(w, p, ns); /* the program moves to the namespace it is told of */
+        else if (p != NULL && p->h[ns] != NULL)
             proc_mint(w, p, ns);
         else if (p != NULL)
             proc_start(w, p); /* its handle ended: the program opens another */
-    } else if (roll < 550) {  /* a handle's background work comes round */
+    } else if (roll < 545) {  /* a handle's background work comes round */
         p = pick(w, 1);
         if (p != NULL && p->h[ns] != NULL)
             proc_drive(w, p, ns);
-    } else if (roll < 800) { /* a little time passes */
+    } else if (roll < 797) { /* a little time passes */
         w->now_us += rng_below(&w->rng, 5000);
+    } else if (roll == 797) {
+        failover(w);
+    } else if (roll == 798) {
+        outage(w);
     } else if (roll < 830) { /* a long pause: leases run out unless renewed */
         w->now_us += 50000 + rng_below(&w->rng, 600000);
         w->res->pauses++;
@@ -732,8 +923,13 @@ static void step(struct world *w)
         w->res->clock_steps++;
         note(w, "p%u's wall clock steps to offset %+" PRId64 " ms", p->index,
              p->wall_offset_us / 1000);
-    } else if (roll < 985) {
+    } else if (roll < 983) {
         force_release(w);
+    } else if (roll < 985) {
+        if (rng_below(&w->rng, 3) == 0)
+            migrate(w, ns);
+        else
+            toggle_disabled(w, ns);
     } else if (roll < 993) {
         careless_release(w);
     } else if (roll < 997) {
@@ -748,6 +944,73 @@ static void step(struct world *w)
     /* A restore is fenced some while after it, as an operator who notices. */
     if (w->needs_fence && rng_below(&w->rng, 100) < 2)
         fence(w);
+}
+
+/*
+ * Liveness: the faults stop, the operator fences what still awaits a fence,
+ * and every process must mint in every namespace within LIVENESS_US.
+ */
+static void recover(struct world *w)
+{
+    uint64_t start = w->now_us, id;
+    uint32_t i;
+    int ns, rc;
+
+    w->is_quiet = 1;
+    if (w->needs_fence)
+        fence(w);
+    if (w->needs_fence) {
+        violation(w, "the operator's fence failed once faults stopped");
+        return;
+    }
+    for (ns = 0; ns < NS_COUNT; ns++)
+        if (idmint_ns_set_disabled(w->admin, w->gens[ns][w->cur[ns]].name, 0) != 0) {
+            violation(w, "enabling '%s' failed: %s", w->gens[ns][w->cur[ns]].name, idmint_errmsg());
+            return;
+        }
+    for (i = 0; i < PROCS && !w->res->violation; i++) {
+        struct proc *p = &w->procs[i];
+
+        for (ns = 0; ns < NS_COUNT; ns++)
+            if (p->h[ns] != NULL && p->gen[ns] != w->cur[ns])
+                proc_close_handle(w, p, ns);
+        proc_start(w, p);
+        for (ns = 0; ns < NS_COUNT && !w->res->violation; ns++) {
+            for (rc = -1; rc != 0;) {
+                w->event++; /* each try is an event of its own in the story */
+                w->history[w->event % HISTORY][0] = '\0';
+                if (w->now_us - start > LIVENESS_US) {
+                    violation(w,
+                              "p%u could not mint in '%s' within %" PRIu64
+                              " ms after the faults stopped",
+                              p->index, w->gens[ns][w->cur[ns]].name, LIVENESS_US / 1000u);
+                    return;
+                }
+                if (p->h[ns] == NULL)
+                    proc_open(w, p, ns);
+                if (p->h[ns] == NULL) {
+                    w->now_us += 10000;
+                    continue;
+                }
+                w->current = p;
+                rc = idmint_next(p->h[ns], &id);
+                w->current = NULL;
+                hash_u64(w, (uint64_t)(int64_t)rc);
+                if (rc == 0) {
+                    check_batch(w, p, ns, &id, 1);
+                } else if (is_final(rc)) {
+                    note(w, "p%u mint %s: %s: closes the handle", p->index, handle_name(p, ns),
+                         idmint_strerror(rc));
+                    proc_close_handle(w, p, ns);
+                } else {
+                    proc_drive(w, p, ns);
+                    w->now_us += 10000;
+                }
+            }
+        }
+        if (w->now_us - start > w->res->recovery_ms * 1000u)
+            w->res->recovery_ms = (w->now_us - start) / 1000u;
+    }
 }
 
 void sim_config_default(struct sim_config *c)
@@ -788,6 +1051,8 @@ int sim_run(const struct sim_config *c, struct sim_result *r, FILE *out)
     }
     for (w->event = 0; w->event < c->events && !r->violation; w->event++)
         step(w);
+    if (!r->violation)
+        recover(w);
     /* Wind down: every process closes, as at the end of a day. */
     for (i = 0; i < PROCS; i++)
         if (w->procs[i].is_up)
