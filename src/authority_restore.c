@@ -433,7 +433,13 @@ static int binding_step(struct idmint_authority *a, const char *store_id)
     if (rc < 0 || (rc == 0 && strcmp(bound, store_id) == 0))
         return rc;
     if (rc == 0) {
+        /* Under that witness's lock: a writer rewrites it in place. */
+        int wfd = idmint__witness_lock(a->witness_dir, bound);
+
+        if (wfd < 0)
+            return wfd;
         rc = idmint__witness_read(a->witness_dir, bound, &w, wpath, sizeof(wpath));
+        idmint__witness_unlock(wfd);
         if (rc < 0)
             return rc;
         if (rc == 0)
@@ -498,11 +504,19 @@ static int fence_rebind(struct idmint_authority *a)
     return rc;
 }
 
+static int same_point(const struct idmint__history *x, const struct idmint__history *y)
+{
+    return strcmp(x->id, y->id) == 0 && x->seq == y->seq && x->tip == y->tip;
+}
+
 /*
  * Under the lock of this host's witness of the store @p state describes:
  * if @p is_grant, prove that @p head (the reply to a write this holder just
  * made) is in the store's history; then judge the pair the witness holds
- * against the store, and raise it to @p head when that is newer. All under
+ * against the store, and raise it to @p head when that is newer. A witness
+ * equal to @p proven (a point the caller verified in @p state, read after
+ * that write) is judged already: most grants find there their holder's own
+ * last, and are spared a read of the store. All under
  * one lock, so that a grant is in the witness before its holder uses it,
  * and a process never overwrites evidence it has not checked: a new process
  * on a store put back in time finds either the grant's pair, which the
@@ -512,7 +526,8 @@ static int fence_rebind(struct idmint_authority *a)
  * store is the one this host used there (binding_step).
  */
 static int witness_step(struct idmint_authority *a, const struct idmint__history_state *state,
-                        const struct idmint__history *head, const char *where, int is_grant)
+                        const struct idmint__history *head, const struct idmint__history *proven,
+                        const char *where, int is_grant)
 {
     struct idmint__history_state now;
     struct idmint__history w;
@@ -544,14 +559,16 @@ static int witness_step(struct idmint_authority *a, const struct idmint__history
     }
     rc = idmint__witness_read(a->witness_dir, state->store_id, &w, path, sizeof(path));
     if (rc == 0) {
-        if (strcmp(w.id, head->id) == 0 && w.seq == head->seq && w.tip == head->tip) {
+        if (same_point(&w, head)) {
             idmint__witness_unlock(fd);
             idmint__witness_unlock(lfd);
             return 0;
         }
-        rc = idmint__store_history_check(a->st, w.seq, &now);
-        if (rc == 0)
-            rc = idmint__history_verify(&w, &now, IDMINT__EVIDENCE_WITNESS, path);
+        if (!same_point(&w, proven)) {
+            rc = idmint__store_history_check(a->st, w.seq, &now);
+            if (rc == 0)
+                rc = idmint__history_verify(&w, &now, IDMINT__EVIDENCE_WITNESS, path);
+        }
         /* Another id that passed was fenced over: the head is newer. */
         is_newer = strcmp(w.id, head->id) != 0 || head->seq > w.seq;
     } else if (rc == 1) {
@@ -578,7 +595,7 @@ int idmint__authority_history_check(struct idmint_authority *a, const char *ns,
     if (rc == 0)
         rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);
     if (rc == 0)
-        rc = witness_step(a, &state, &state.head, where, 0);
+        rc = witness_step(a, &state, &state.head, seen, where, 0);
     if (rc == 0 && adopt_head)
         *seen = state.head;
     return rc;
@@ -611,7 +628,7 @@ int idmint__authority_history_adopt(struct idmint_authority *a, const char *ns,
     /* A replay carries the pair of the grant that made its record, which may
      * lie below what was seen: proven like any reply, never adopted back. */
     if (rc == 0)
-        rc = witness_step(a, &state, reply, where, 1);
+        rc = witness_step(a, &state, reply, seen, where, 1);
     if (rc == 0 && is_newer)
         *seen = *reply;
     return rc;

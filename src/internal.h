@@ -398,7 +398,11 @@ void idmint__witness_unlock(int fd);
  */
 int idmint__witness_read(const char *dir, const char *store_id, struct idmint__history *out,
                          char *path, size_t path_size);
-/* Replace the witness of @p store_id in @p dir by @p h (aside, then rename). 0 or IDMINT_EINVAL. */
+/*
+ * Replace the witness of @p store_id in @p dir by @p h: rewritten in place
+ * (a line of fixed length), or made aside and renamed into place the first
+ * time. The caller holds idmint__witness_lock(). 0 or IDMINT_EINVAL.
+ */
 int idmint__witness_write(const char *dir, const char *store_id, const struct idmint__history *h);
 /*
  * Lock the binding of store location @p location (idmint__store_location's

@@ -184,6 +184,27 @@ int idmint__witness_read(const char *dir, const char *store_id, struct idmint__h
     return 0;
 }
 
+/*
+ * Rewrite an existing witness @p path in place: the line is always the same
+ * length (the counters zero-padded), so the new one covers the old whole, in
+ * one write of less than a sector, which a crash or a kill lands entire or
+ * not at all; readers hold the lock. A rename over the file would cost more
+ * than the grant it records: ext4 flushes a file renamed over another, and
+ * the unlinked one may be discarded. 0, 1 when there is no file yet, or the
+ * errno.
+ */
+static int rewrite_in_place(const char *path, const char *line, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC), err;
+
+    if (fd < 0)
+        return errno == ENOENT ? 1 : errno;
+    err = pwrite(fd, line, n, 0) == (ssize_t)n ? 0 : errno != 0 ? errno : EIO;
+    if (close(fd) != 0 && err == 0)
+        err = errno;
+    return err;
+}
+
 int idmint__witness_write(const char *dir, const char *store_id, const struct idmint__history *h)
 {
     char path[4200], tmp[4300], line[256], text[128];
@@ -191,10 +212,12 @@ int idmint__witness_write(const char *dir, const char *store_id, const struct id
 
     if (rc != 0)
         return rc;
-    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-    n = snprintf(line, sizeof(line), WITNESS_MAGIC " %s %s %llu %llu\n", store_id, h->id,
+    n = snprintf(line, sizeof(line), WITNESS_MAGIC " %s %s %020llu %020llu\n", store_id, h->id,
                  (unsigned long long)h->seq, (unsigned long long)h->tip);
-    /* Aside, then rename: a reader sees the old line or the new, never half. */
+    if ((err = rewrite_in_place(path, line, (size_t)n)) != 1)
+        goto out;
+    /* The first: aside, then rename, so that no reader ever finds it empty. */
+    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
     if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, WITNESS_MODE)) < 0) {
         errno_text(errno, text, sizeof(text));
         return idmint__fail(IDMINT_EINVAL, "cannot write the witness %s: %s", tmp, text);
@@ -204,8 +227,10 @@ int idmint__witness_write(const char *dir, const char *store_id, const struct id
         err = errno;
     if (err == 0 && rename(tmp, path) != 0)
         err = errno;
-    if (err != 0) {
+    if (err != 0)
         (void)unlink(tmp);
+out:
+    if (err != 0) {
         errno_text(err, text, sizeof(text));
         return idmint__fail(IDMINT_EINVAL, "cannot write the witness %s: %s", path, text);
     }

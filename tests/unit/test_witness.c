@@ -156,6 +156,24 @@ static int drop_bindings(const char *dir)
     return n;
 }
 
+/* How many files of @p dir end in @p suffix. */
+static int count_entries(const char *dir, const char *suffix)
+{
+    size_t len = strlen(suffix);
+    struct dirent *e;
+    DIR *d = opendir(dir);
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        size_t name_len = strlen(e->d_name);
+
+        n += name_len >= len && strcmp(e->d_name + name_len - len, suffix) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
 /* ==== the files ==== */
 
 static void test_witness__a_binding_reads_back_and_a_place_never_used_has_none(void **state)
@@ -208,6 +226,47 @@ static void test_witness__a_damaged_binding_is_an_error_never_none(void **state)
             IDMINT_ESTORE);
         assert_non_null(strstr(idmint_errmsg(), "damaged or names another place"));
     }
+}
+
+/*
+ * A store's history witness is written aside and renamed the first time, in
+ * place after: each write reads back whole, a longer or shorter counter
+ * leaves no trace of the line before, an older idmint's unpadded line is read
+ * and then overwritten, and nothing is left aside.
+ */
+static void test_witness__history_rewritten_in_place_reads_back_whole(void **state)
+{
+    static const char sid[] = "00112233445566778899aabbccddeeff";
+    struct fx *f = *state;
+    struct idmint__history h = {"0123456789abcdef0123456789abcdef", 1, 7}, got;
+    const uint64_t seqs[] = {1, 99999999999ULL, 2, UINT64_MAX, 3};
+    char path[4300];
+    FILE *out;
+
+    assert_int_equal(idmint__witness_dir(f->witness, sizeof(f->witness)), 0);
+    assert_int_equal(idmint__witness_read(f->witness, sid, &got, path, sizeof(path)), 1);
+    for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
+        h.seq = seqs[i];
+        h.tip = UINT64_MAX - seqs[i];
+        assert_int_equal(idmint__witness_write(f->witness, sid, &h), 0);
+        assert_int_equal(idmint__witness_read(f->witness, sid, &got, path, sizeof(path)), 0);
+        assert_string_equal(got.id, h.id);
+        assert_true(got.seq == h.seq && got.tip == h.tip);
+    }
+    /* An older idmint's line (counters unpadded) reads, then is replaced. */
+    out = fopen(path, "w");
+    assert_non_null(out);
+    fprintf(out, "idmint-witness 1 %s %s 42 17\n", sid, h.id);
+    fclose(out);
+    assert_int_equal(idmint__witness_read(f->witness, sid, &got, path, sizeof(path)), 0);
+    assert_true(got.seq == 42 && got.tip == 17);
+    h.seq = 43;
+    h.tip = 5;
+    assert_int_equal(idmint__witness_write(f->witness, sid, &h), 0);
+    assert_int_equal(idmint__witness_read(f->witness, sid, &got, path, sizeof(path)), 0);
+    assert_true(got.seq == 43 && got.tip == 5);
+    /* Nothing left aside. */
+    assert_int_equal(count_entries(f->witness, ".tmp"), 0);
 }
 
 /* ==== the keys ==== */
@@ -409,6 +468,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_witness__a_binding_reads_back_and_a_place_never_used_has_none, setup, teardown),
         cmocka_unit_test_setup_teardown(test_witness__a_damaged_binding_is_an_error_never_none,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_witness__history_rewritten_in_place_reads_back_whole,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_witness__one_place_one_key, setup, teardown),
         cmocka_unit_test_setup_teardown(
