@@ -20,6 +20,11 @@ struct sim_config {
     int fault_permille; /* store calls that fail or lose their reply; -1: from the seed */
     int verbose;        /* print every event */
     const char *dir;    /* where the run's authority and witness go (made, then removed) */
+    /* Events that do nothing (a bit per event, below skip_events): a shrunk
+     * run. Every event draws its randomness from (seed, its number), so
+     * dropping one leaves the others' choices as they were. */
+    const uint8_t *skip;
+    uint64_t skip_events;
 };
 
 /* What a run found and did. */
@@ -39,7 +44,9 @@ struct sim_result {
     /* Liveness: once faults stop and the operator has fenced, the longest
      * simulated time any process took to mint again in every namespace. */
     uint64_t recovery_ms;
-    int violation; /* 0: none; else what the checker found (message printed) */
+    int violation;              /* 0: none; else what the checker found (message printed) */
+    const char *violation_what; /* its kind (the checker's message format): equal kinds, equal */
+    uint64_t violation_event;
 };
 
 void sim_config_default(struct sim_config *c);

@@ -55,6 +55,15 @@ static uint64_t rng_below(struct rng *r, uint64_t n)
     return n == 0 ? 0 : rng_next(r) % n;
 }
 
+/* The generator of event @p event of the run of @p seed, stream @p stream. */
+static void rng_for_event(struct rng *r, uint64_t seed, uint64_t event, uint64_t stream)
+{
+    struct rng mix = {seed ^ stream};
+
+    mix.s ^= rng_next(&mix) + event * UINT64_C(0xd1b54a32d192ed03);
+    r->s = rng_next(&mix);
+}
+
 /* An ID and who minted it: the checker's record. */
 struct minted {
     uint64_t id;
@@ -171,6 +180,8 @@ static void violation(struct world *w, const char *fmt, ...)
     if (w->res->violation)
         return;
     w->res->violation = 1;
+    w->res->violation_what = fmt;
+    w->res->violation_event = w->event;
     fprintf(w->out, "VIOLATION (seed %" PRIu64 ", event %" PRIu64 "): ", w->cfg->seed, w->event);
     va_start(ap, fmt);
     vfprintf(w->out, fmt, ap);
@@ -875,13 +886,24 @@ static struct proc *pick(struct world *w, int want_up)
 }
 
 /* One event, picked by weight from the seed's stream. */
+static int is_skipped(const struct sim_config *c, uint64_t event)
+{
+    return c->skip != NULL && event < c->skip_events && (c->skip[event / 8] >> (event % 8)) & 1u;
+}
+
 static void step(struct world *w)
 {
-    uint64_t roll = rng_below(&w->rng, 1000);
+    uint64_t roll;
     struct proc *p;
-    int ns = (int)rng_below(&w->rng, NS_COUNT);
+    int ns;
 
     w->history[w->event % HISTORY][0] = '\0'; /* an event that says nothing leaves no line */
+    if (is_skipped(w->cfg, w->event))
+        return;
+    rng_for_event(&w->rng, w->cfg->seed, w->event, 0);
+    rng_for_event(&w->fault_rng, w->cfg->seed, w->event, UINT64_C(0x5bd1e9955bd1e995));
+    roll = rng_below(&w->rng, 1000);
+    ns = (int)rng_below(&w->rng, NS_COUNT);
     hash_u64(w, roll);
     replica_follow(w);
     if (roll < 345) { /* mint */
@@ -979,6 +1001,7 @@ static void recover(struct world *w)
             for (rc = -1; rc != 0;) {
                 w->event++; /* each try is an event of its own in the story */
                 w->history[w->event % HISTORY][0] = '\0';
+                rng_for_event(&w->rng, w->cfg->seed, w->event, 0);
                 if (w->now_us - start > LIVENESS_US) {
                     violation(w,
                               "p%u could not mint in '%s' within %" PRIu64
@@ -1058,7 +1081,7 @@ int sim_run(const struct sim_config *c, struct sim_result *r, FILE *out)
         if (w->procs[i].is_up)
             proc_end(w, &w->procs[i], 0);
     check_unique(w);
-    if (r->violation)
+    if (r->violation && !c->verbose) /* verbose: every event was printed already */
         print_history(w);
     r->events = w->event;
     r->sim_ms = w->now_us / 1000u;
