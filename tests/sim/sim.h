@@ -33,6 +33,7 @@ struct sim_result {
     uint64_t events;
     uint64_t sim_ms;        /* simulated time covered */
     uint64_t ids;           /* IDs checked */
+    uint64_t traced;        /* of them, traced to a grant of their minter's (provenance) */
     uint64_t faults_failed; /* store calls failed before the store saw them */
     uint64_t faults_lost;   /* store calls performed whose reply was lost */
     uint64_t faults_late;   /* store calls answered after a delay that let time pass */

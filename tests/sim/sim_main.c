@@ -243,10 +243,10 @@ static void print_counts(const struct sim_result *r)
 static void print_result(const struct sim_config *c, const struct sim_result *r)
 {
     printf("seed %" PRIu64 ": %" PRIu64 " events, %.1f simulated s, %" PRIu64
-           " IDs checked, minting again %" PRIu64 " ms after the faults stopped; hash %016" PRIx64
-           "%s\n",
-           c->seed, r->events, (double)r->sim_ms / 1000.0, r->ids, r->recovery_ms, r->hash,
-           r->violation ? " VIOLATION" : "");
+           " IDs checked (%" PRIu64 " traced to their minter's grant), minting again %" PRIu64
+           " ms after the faults stopped; hash %016" PRIx64 "%s\n",
+           c->seed, r->events, (double)r->sim_ms / 1000.0, r->ids, r->traced, r->recovery_ms,
+           r->hash, r->violation ? " VIOLATION" : "");
     printf("  ");
     print_counts(r);
 }
@@ -257,6 +257,7 @@ static void add_result(struct sim_result *sum, const struct sim_result *r)
     sum->events += r->events;
     sum->sim_ms += r->sim_ms;
     sum->ids += r->ids;
+    sum->traced += r->traced;
     sum->faults_failed += r->faults_failed;
     sum->faults_lost += r->faults_lost;
     sum->faults_late += r->faults_late;
@@ -386,10 +387,11 @@ int main(int argc, char **argv)
         c.seed++;
     }
     printf("%" PRIu64 " seeds, %" PRIu64 " events, %.0f simulated s, %" PRIu64
-           " IDs checked in %.1f s: no violation; every seed minted again within %" PRIu64
+           " IDs checked (%" PRIu64 " traced to their minter's grant) in %.1f s: no violation; "
+                                    "every seed minted again within %" PRIu64
            " ms of its faults stopping\n",
-           seeds, sum.events, (double)sum.sim_ms / 1000.0, sum.ids, seconds_now() - start,
-           sum.recovery_ms);
+           seeds, sum.events, (double)sum.sim_ms / 1000.0, sum.ids, sum.traced,
+           seconds_now() - start, sum.recovery_ms);
     print_counts(&sum);
     if (expect)
         printf("NOT FOUND: the planted defect went unseen for %.0f s\n", budget);

@@ -83,8 +83,10 @@ struct proc {
     int64_t wall_offset_us; /* wall = world time + offset: a clock step moves it */
     uint64_t mono_base_us;  /* monotonic at world time 0: each process boots at its own */
     idmint *h[NS_COUNT];
-    uint32_t gen[NS_COUNT];  /* the namespace of the lineage the handle opened */
-    uint64_t last[NS_COUNT]; /* the handle's last ID: each handle's IDs increase */
+    uint32_t gen[NS_COUNT];       /* the namespace of the lineage the handle opened */
+    char holder[NS_COUNT][33];    /* the handle's incarnation: its grants name it */
+    uint64_t opened_at[NS_COUNT]; /* event + 1 of its open */
+    uint64_t last[NS_COUNT];      /* the handle's last ID: each handle's IDs increase */
 };
 
 /* One namespace of a lineage: the first, or one migrated to (above floor). */
@@ -135,6 +137,9 @@ struct world {
     int has_replica;
     uint64_t outage_until_us; /* the store has lost its quorum until then */
     int is_quiet;             /* faults have stopped: the liveness check runs */
+    /* event + 1 of the last restore or failover: a grant made before it may
+     * be gone from the store, so only later handles' IDs are traced */
+    uint64_t rewound_at;
 };
 
 /* ---- the trace: a hash of everything, and the last events as text ---- */
@@ -422,6 +427,15 @@ static void proc_open(struct world *w, struct proc *p, int ns)
     hash_u64(w, (uint64_t)(int64_t)rc);
     note(w, "p%u open %s: %s%s%s", p->index, w->gens[ns][p->gen[ns]].name,
          rc == 0 ? "ok" : idmint_strerror(rc), rc == 0 ? "" : ": ", rc == 0 ? "" : idmint_errmsg());
+    if (rc == 0) {
+        idmint_handle_info info;
+
+        idmint_handle_info_init(&info);
+        if (idmint_info(p->h[ns], &info) != 0)
+            violation(w, "handle info: %s", idmint_errmsg());
+        memcpy(p->holder[ns], info.incarnation, sizeof(p->holder[ns]));
+        p->opened_at[ns] = w->event + 1;
+    }
     if (rc != 0) {
         p->h[ns] = NULL;
         if (rc == IDMINT_EINVAL || rc == IDMINT_ENOMEM)
@@ -488,6 +502,41 @@ static int is_final(int rc)
            rc == IDMINT_EEXHAUSTED || rc == IDMINT_ECLOCK;
 }
 
+/*
+ * Provenance: the authority's records name a grant of this handle's holder
+ * that covers @p id. Only for handles opened since the last restore or
+ * failover: what the store lost it cannot name.
+ */
+static void check_provenance(struct world *w, struct proc *p, int ns, uint64_t id)
+{
+    idmint_grant_info *grants = NULL;
+    char fp[IDMINT_HOLDER_FP_LEN + 1];
+    size_t n = 0, i;
+    int rc, found = 0;
+
+    if (p->opened_at[ns] <= w->rewound_at)
+        return;
+    rc = idmint_trace(w->admin, handle_name(p, ns), id, &grants, &n);
+    if (rc != 0) {
+        violation(w, "tracing %" PRIu64 " in '%s' failed: %s", id, handle_name(p, ns),
+                  idmint_errmsg());
+        return;
+    }
+    idmint__holder_fingerprint(p->holder[ns], fp);
+    for (i = 0; i < n; i++) {
+        const idmint_grant_info *g = idmint_grant_info_at(grants, i);
+
+        found |= strcmp(g->holder, p->holder[ns]) == 0 || strcmp(g->holder, fp) == 0;
+    }
+    idmint_free(grants);
+    w->res->traced++;
+    if (!found)
+        violation(w,
+                  "p%u (life %u) minted %" PRIu64 " in '%s', but none of the %zu grants that "
+                  "could have minted it is its holder's",
+                  p->index, p->life, id, handle_name(p, ns), n);
+}
+
 static void proc_mint(struct world *w, struct proc *p, int ns)
 {
     uint64_t ids[BATCH_MAX];
@@ -502,6 +551,7 @@ static void proc_mint(struct world *w, struct proc *p, int ns)
         note(w, "p%u mints %zu in %s: %" PRIu64 "..%" PRIu64, p->index, n, handle_name(p, ns),
              ids[0], ids[n - 1]);
         check_batch(w, p, ns, ids, n);
+        check_provenance(w, p, ns, ids[n - 1]);
         return;
     }
     note(w, "p%u mint %s: %s: %s", p->index, handle_name(p, ns), idmint_strerror(rc),
@@ -671,6 +721,7 @@ static void restore_copy(struct world *w)
         return;
     }
     w->needs_fence = 1;
+    w->rewound_at = w->event + 1;
     w->res->restores++;
     memcpy(w->cur, w->copy_cur, sizeof(w->cur)); /* what the copy knew is what programs open */
     note(w, "operator puts the %s copy back under the running processes",
@@ -746,6 +797,7 @@ static void failover(struct world *w)
         return;
     }
     w->needs_fence = 1;
+    w->rewound_at = w->event + 1;
     w->res->failovers++;
     memcpy(w->cur, w->replica_cur, sizeof(w->cur));
     note(w, "the store fails over to a replica %" PRIu64 " events behind",
