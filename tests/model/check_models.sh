@@ -74,6 +74,7 @@ check() {
 dup_lease='(minted&(1<<' # lease.pml's uniqueness assertion in MINT
 dup_range='(issued&(1<<' # range.pml's, in its issue step
 dup_restore='(issued&(1<<' # restore.pml's, in its issue step
+dup_region='(minted_by[t]==0)'  # region.pml's, in its mint step
 plain_fixed="-DPLAIN_COPY -DALL_WROTE -DSTORE_CHECK" # restore.pml: a plain copy with the proposed fix
 
 check pass lease
@@ -117,6 +118,15 @@ check pass restore "-DCHAIN -DPLAIN_COPY"
 check fail restore "-DCHAIN -DPLAIN_COPY -DNO_TIP" "$dup_restore"
 check fail restore "-DCHAIN -DPLAIN_COPY -DNO_WITNESS" "$dup_restore"
 check fail restore "-DCHAIN -DPLAIN_COPY -DLATE_WITNESS" "$dup_restore"
+
+# Region claims (issue 33): claimed in a registry, released with a fence.
+check pass region
+check pass region "-DNAUTH=3 -DMAXT=7"
+check fail region -DNO_FENCE "$dup_region"
+check fail region -DNOT_MARKED "$dup_region"
+check fail region -DFLOOR_FIRST "$dup_region"
+check fail region -DNO_EPOCH "$dup_region"
+check fail region -DREACH_BOTH
 
 echo "$passed passed, $failed failed"
 [[ $failed == 0 ]]
