@@ -73,7 +73,7 @@ static int run_one(struct sim_config *c, struct sim_result *r)
 
 static int bit_of(const uint8_t *bits, uint64_t i)
 {
-    return (bits[i / 8] >> (i % 8)) & 1u;
+    return (int)(((unsigned)bits[i / 8] >> (i % 8)) & 1u);
 }
 
 static void bit_set(uint8_t *bits, uint64_t i, int on)
@@ -388,8 +388,7 @@ int main(int argc, char **argv)
     }
     printf("%" PRIu64 " seeds, %" PRIu64 " events, %.0f simulated s, %" PRIu64
            " IDs checked (%" PRIu64 " traced to their minter's grant) in %.1f s: no violation; "
-                                    "every seed minted again within %" PRIu64
-           " ms of its faults stopping\n",
+           "every seed minted again within %" PRIu64 " ms of its faults stopping\n",
            seeds, sum.events, (double)sum.sim_ms / 1000.0, sum.ids, sum.traced,
            seconds_now() - start, sum.recovery_ms);
     print_counts(&sum);

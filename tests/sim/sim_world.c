@@ -940,7 +940,8 @@ static struct proc *pick(struct world *w, int want_up)
 /* One event, picked by weight from the seed's stream. */
 static int is_skipped(const struct sim_config *c, uint64_t event)
 {
-    return c->skip != NULL && event < c->skip_events && (c->skip[event / 8] >> (event % 8)) & 1u;
+    return c->skip != NULL && event < c->skip_events &&
+           (((unsigned)c->skip[event / 8] >> (event % 8)) & 1u) != 0;
 }
 
 static void step(struct world *w)
