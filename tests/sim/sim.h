@@ -40,7 +40,7 @@ struct sim_result {
     uint64_t faults_outage; /* store calls failed because the store had lost its quorum */
     uint64_t outages;       /* times the store lost its quorum for a while */
     uint64_t failovers;     /* times the store failed over to a replica that lagged */
-    uint64_t crashes, starts, closes, clock_steps, force_releases, pauses, restores;
+    uint64_t crashes, starts, closes, clock_steps, clock_slews, force_releases, pauses, restores;
     uint64_t fences, forks, careless_releases, disables, migrations;
     /* Liveness: once faults stop and the operator has fenced, the longest
      * simulated time any process took to mint again in every namespace. */

@@ -232,12 +232,13 @@ static void print_counts(const struct sim_result *r)
            " late answers, %" PRIu64 " failed in %" PRIu64 " quorum losses; %" PRIu64
            " failovers to a lagging replica, %" PRIu64 " restores, %" PRIu64 " fences; %" PRIu64
            " starts, %" PRIu64 " crashes (kill -9), %" PRIu64 " closes, %" PRIu64 " forks, %" PRIu64
-           " clock steps, %" PRIu64 " pauses, %" PRIu64 " forced releases, %" PRIu64
-           " careless releases, %" PRIu64 " disables or enables, %" PRIu64 " migrations\n",
+           " clock steps, %" PRIu64 " clock slews, %" PRIu64 " pauses, %" PRIu64
+           " forced releases, %" PRIu64 " careless releases, %" PRIu64
+           " disables or enables, %" PRIu64 " migrations\n",
            r->faults_failed, r->faults_lost, r->faults_late, r->faults_outage, r->outages,
            r->failovers, r->restores, r->fences, r->starts, r->crashes, r->closes, r->forks,
-           r->clock_steps, r->pauses, r->force_releases, r->careless_releases, r->disables,
-           r->migrations);
+           r->clock_steps, r->clock_slews, r->pauses, r->force_releases, r->careless_releases,
+           r->disables, r->migrations);
 }
 
 static void print_result(const struct sim_config *c, const struct sim_result *r)
@@ -268,6 +269,7 @@ static void add_result(struct sim_result *sum, const struct sim_result *r)
     sum->starts += r->starts;
     sum->closes += r->closes;
     sum->clock_steps += r->clock_steps;
+    sum->clock_slews += r->clock_slews;
     sum->force_releases += r->force_releases;
     sum->pauses += r->pauses;
     sum->restores += r->restores;

@@ -29,6 +29,8 @@
  * fence quarantines the longest lease plus this (docs/operations.md). */
 #define MAX_SKEW_US INT64_C(1000000)
 #define RANGE_SKIP  UINT64_C(10000000) /* a fence's margin: past all a lost history holds */
+#define SLEW_PPM    500                /* how fast a slewing clock closes its gap (NTP's limit) */
+#define DRIFT_PPM   200                /* the most a clock runs fast or slow */
 /* Once faults stop and the operator has fenced, every process mints again
  * within this: the quarantine (a lease plus the skew), a clock wait, a lease. */
 #define LIVENESS_US UINT64_C(5000000)
@@ -80,8 +82,13 @@ struct proc {
     uint32_t index;
     int is_up;
     uint32_t life;
-    int64_t wall_offset_us; /* wall = world time + offset: a clock step moves it */
-    uint64_t mono_base_us;  /* monotonic at world time 0: each process boots at its own */
+    /* wall = world time + offset. A step sets the offset at once; a slew
+     * moves it from slew_from_us toward slew_to_us at SLEW_PPM since
+     * slew_since_us, as NTP does; drift_ppm adds on since then. */
+    int64_t slew_from_us, slew_to_us;
+    uint64_t slew_since_us;
+    int32_t drift_ppm;
+    uint64_t mono_base_us; /* monotonic at world time 0: each process boots at its own */
     idmint *h[NS_COUNT];
     uint32_t gen[NS_COUNT];       /* the namespace of the lineage the handle opened */
     char holder[NS_COUNT][33];    /* the handle's incarnation: its grants name it */
@@ -201,11 +208,33 @@ static uint64_t proc_mono_us(const struct proc *p)
     return p->mono_base_us + p->w->now_us;
 }
 
+/* The process's wall clock's offset from true time now, within ±MAX_SKEW_US. */
+static int64_t proc_offset_us(const struct proc *p)
+{
+    int64_t since = (int64_t)(p->w->now_us - p->slew_since_us);
+    int64_t gap = p->slew_to_us - p->slew_from_us, can = since / (1000000 / SLEW_PPM);
+    int64_t off = p->slew_from_us + (gap > can ? can : gap < -can ? -can : gap);
+
+    off += since / 1000000 * p->drift_ppm + since % 1000000 * p->drift_ppm / 1000000;
+    return off > MAX_SKEW_US ? MAX_SKEW_US : off < -MAX_SKEW_US ? -MAX_SKEW_US : off;
+}
+
+/* The clock steps (@p is_step) or starts slewing by @p delta_us from where it is now. */
+static void proc_clock_move(struct proc *p, int64_t delta_us, int is_step)
+{
+    int64_t now = proc_offset_us(p), to = now + delta_us;
+
+    to = to > MAX_SKEW_US ? MAX_SKEW_US : to < -MAX_SKEW_US ? -MAX_SKEW_US : to;
+    p->slew_from_us = is_step ? to : now;
+    p->slew_to_us = to;
+    p->slew_since_us = p->w->now_us;
+}
+
 static int64_t proc_wall_ms(void *ctx)
 {
     const struct proc *p = ctx;
 
-    return (int64_t)((int64_t)(START_US + p->w->now_us) + p->wall_offset_us) / 1000;
+    return ((int64_t)(START_US + p->w->now_us) + proc_offset_us(p)) / 1000;
 }
 
 static uint64_t proc_mono_ns(void *ctx)
@@ -453,7 +482,7 @@ static void proc_start(struct world *w, struct proc *p)
         p->mono_base_us = rng_below(&w->rng, UINT64_C(1) << 40);
         w->res->starts++;
         note(w, "p%u starts (life %u), wall offset %+" PRId64 " ms", p->index, p->life,
-             p->wall_offset_us / 1000);
+             proc_offset_us(p) / 1000);
     }
     for (ns = 0; ns < NS_COUNT; ns++)
         if (p->h[ns] == NULL)
@@ -971,8 +1000,14 @@ static void step(struct world *w)
         p = pick(w, 1);
         if (p != NULL && p->h[ns] != NULL)
             proc_drive(w, p, ns);
-    } else if (roll < 797) { /* a little time passes */
+    } else if (roll < 785) { /* a little time passes */
         w->now_us += rng_below(&w->rng, 5000);
+    } else if (roll < 797) { /* NTP starts slewing one process's clock, back or forward */
+        p = &w->procs[rng_below(&w->rng, PROCS)];
+        proc_clock_move(p, (int64_t)rng_below(&w->rng, 1600001) - 800000, 0);
+        w->res->clock_slews++;
+        note(w, "p%u's wall clock starts slewing toward offset %+" PRId64 " ms", p->index,
+             p->slew_to_us / 1000);
     } else if (roll == 797) {
         failover(w);
     } else if (roll == 798) {
@@ -992,12 +1027,9 @@ static void step(struct world *w)
             proc_end(w, p, 0);
     } else if (roll < 977) { /* a clock step, back or forward, on one process */
         p = &w->procs[rng_below(&w->rng, PROCS)];
-        p->wall_offset_us += (int64_t)rng_below(&w->rng, 1600001) - 800000;
-        if (p->wall_offset_us > MAX_SKEW_US || p->wall_offset_us < -MAX_SKEW_US)
-            p->wall_offset_us = p->wall_offset_us > 0 ? MAX_SKEW_US : -MAX_SKEW_US;
+        proc_clock_move(p, (int64_t)rng_below(&w->rng, 1600001) - 800000, 1);
         w->res->clock_steps++;
-        note(w, "p%u's wall clock steps to offset %+" PRId64 " ms", p->index,
-             p->wall_offset_us / 1000);
+        note(w, "p%u's wall clock steps to offset %+" PRId64 " ms", p->index, p->slew_to_us / 1000);
     } else if (roll < 983) {
         force_release(w);
     } else if (roll < 985) {
@@ -1120,6 +1152,7 @@ int sim_run(const struct sim_config *c, struct sim_result *r, FILE *out)
     for (i = 0; i < PROCS; i++) {
         w->procs[i].w = w;
         w->procs[i].index = i;
+        w->procs[i].drift_ppm = (int32_t)rng_below(&w->rng, 2 * DRIFT_PPM + 1) - DRIFT_PPM;
     }
     if (setup(w) != 0) {
         rc = -1;
