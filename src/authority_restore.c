@@ -524,15 +524,21 @@ static int same_point(const struct idmint__history *x, const struct idmint__hist
  * then finds the store changed and refuses it. First, under the lock of the
  * binding of the store's place (taken before, held throughout), that the
  * store is the one this host used there (binding_step).
+ *
+ * @p store_id is the id the caller read from the store, or, when
+ * @p is_unproven, the id it read last time: then @p proven is proven here,
+ * under the locks, by one read that also proves the grant when the store's
+ * head is the grant's own pair (no other write came between), and a store
+ * with another id returns 1 for the caller to take the long way.
  */
-static int witness_step(struct idmint_authority *a, const struct idmint__history_state *state,
+static int witness_step(struct idmint_authority *a, const char *store_id,
                         const struct idmint__history *head, const struct idmint__history *proven,
-                        const char *where, int is_grant)
+                        const char *where, int is_grant, int is_unproven)
 {
     struct idmint__history_state now;
     struct idmint__history w;
     char path[4200];
-    int fd = -1, lfd = -1, rc, is_newer = 1, is_on;
+    int fd = -1, lfd = -1, rc, is_newer = 1, is_on, is_head_proven = 0;
 
     if ((rc = witness_of(a)) < 0)
         return rc;
@@ -540,24 +546,31 @@ static int witness_step(struct idmint_authority *a, const struct idmint__history
     if (is_on && a->location[0] != '\0') {
         if ((lfd = idmint__witness_location_lock(a->witness_dir, a->location)) < 0)
             return lfd;
-        if ((rc = binding_step(a, state->store_id)) != 0) {
+        if ((rc = binding_step(a, store_id)) != 0) {
             idmint__witness_unlock(lfd);
             return rc;
         }
     }
-    if (is_on && (fd = idmint__witness_lock(a->witness_dir, state->store_id)) < 0) {
+    if (is_on && (fd = idmint__witness_lock(a->witness_dir, store_id)) < 0) {
         idmint__witness_unlock(lfd);
         return fd;
     }
     rc = 0;
-    if (is_grant && (rc = idmint__store_history_check(a->st, head->seq, &now)) == 0)
+    if (is_unproven && (rc = idmint__store_history_check(a->st, proven->seq, &now)) == 0) {
+        if (strcmp(now.store_id, store_id) != 0)
+            rc = 1; /* another store than last time: the long way */
+        else if ((rc = idmint__history_verify(proven, &now, IDMINT__EVIDENCE_HOLDER, where)) == 0)
+            is_head_proven = same_point(&now.head, head);
+    }
+    if (rc == 0 && is_grant && !is_head_proven &&
+        (rc = idmint__store_history_check(a->st, head->seq, &now)) == 0)
         rc = idmint__history_verify(head, &now, IDMINT__EVIDENCE_HOLDER, where);
     if (rc != 0 || fd < 0) {
         idmint__witness_unlock(fd);
         idmint__witness_unlock(lfd);
         return rc;
     }
-    rc = idmint__witness_read(a->witness_dir, state->store_id, &w, path, sizeof(path));
+    rc = idmint__witness_read(a->witness_dir, store_id, &w, path, sizeof(path));
     if (rc == 0) {
         if (same_point(&w, head)) {
             idmint__witness_unlock(fd);
@@ -575,7 +588,7 @@ static int witness_step(struct idmint_authority *a, const struct idmint__history
         rc = 0; /* this host never used the store: nothing to hold it to */
     }
     if (rc == 0 && is_newer && head->seq != 0 && head->id[0] != '\0')
-        rc = idmint__witness_write(a->witness_dir, state->store_id, head);
+        rc = idmint__witness_write(a->witness_dir, store_id, head);
     idmint__witness_unlock(fd);
     idmint__witness_unlock(lfd);
     return rc;
@@ -594,8 +607,10 @@ int idmint__authority_history_check(struct idmint_authority *a, const char *ns,
     rc = idmint__store_history_check(a->st, seen->seq, &state);
     if (rc == 0)
         rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);
-    if (rc == 0)
-        rc = witness_step(a, &state, &state.head, seen, where, 0);
+    if (rc == 0) {
+        memcpy(a->store_id_seen, state.store_id, sizeof(a->store_id_seen));
+        rc = witness_step(a, state.store_id, &state.head, seen, where, 0, 0);
+    }
     if (rc == 0 && adopt_head)
         *seen = state.head;
     return rc;
@@ -622,13 +637,22 @@ int idmint__authority_history_adopt(struct idmint_authority *a, const char *ns,
         return rc;
     }
     snprintf(where, sizeof(where), "namespace '%s'", ns);
-    rc = idmint__store_history_check(a->st, seen->seq, &state);
-    if (rc == 0)
-        rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);
-    /* A replay carries the pair of the grant that made its record, which may
-     * lie below what was seen: proven like any reply, never adopted back. */
-    if (rc == 0)
-        rc = witness_step(a, &state, reply, seen, where, 1);
+    /* The store this authority read last time: one read, under the locks.
+     * Anything but a pass takes the long way, whose refusal names the cause
+     * (another store in its place, or the history it lost). */
+    rc = a->store_id_seen[0] != '\0' ? witness_step(a, a->store_id_seen, reply, seen, where, 1, 1)
+                                     : 1;
+    if (rc != 0) {
+        rc = idmint__store_history_check(a->st, seen->seq, &state);
+        if (rc == 0)
+            rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);
+        /* A replay carries the pair of the grant that made its record, which may
+         * lie below what was seen: proven like any reply, never adopted back. */
+        if (rc == 0) {
+            memcpy(a->store_id_seen, state.store_id, sizeof(a->store_id_seen));
+            rc = witness_step(a, state.store_id, reply, seen, where, 1, 0);
+        }
+    }
     if (rc == 0 && is_newer)
         *seen = *reply;
     return rc;

@@ -360,6 +360,9 @@ struct idmint_authority {
      * the store id this host last used there. "" when unknown (a remote, or
      * a backend that cannot say): nothing is bound. */
     char location[IDMINT__LOCATION_MAX];
+    /* The id of the store this authority's last history read found (""
+     * before the first): a grant's check proves it is still that store. */
+    char store_id_seen[33];
 };
 
 /* ==== options (options.c) ==== */
