@@ -459,6 +459,11 @@ static int binding_step(struct idmint_authority *a, const char *store_id)
     return idmint__witness_location_write(a->witness_dir, a->location, store_id, note);
 }
 
+static int same_point(const struct idmint__history *x, const struct idmint__history *y)
+{
+    return strcmp(x->id, y->id) == 0 && x->seq == y->seq && x->tip == y->tip;
+}
+
 /*
  * After a fence of @p a's store: bind its place to it in this host's
  * witness, whatever store the binding named, and make the fenced history
@@ -492,7 +497,7 @@ static int fence_rebind(struct idmint_authority *a)
 #ifdef IDMINT_MUTANT_FENCE_FORGETS_WITNESS /* planted for tests/sim: its liveness check */
     if (0)
 #else
-    if (rc == 0 && state.head.seq != 0 && state.head.id[0] != '\0')
+    if (rc == 0 && idmint__history_is_point(&state.head))
 #endif
     {
         int wfd = idmint__witness_lock(a->witness_dir, state.store_id);
@@ -504,17 +509,12 @@ static int fence_rebind(struct idmint_authority *a)
     return rc;
 }
 
-static int same_point(const struct idmint__history *x, const struct idmint__history *y)
-{
-    return strcmp(x->id, y->id) == 0 && x->seq == y->seq && x->tip == y->tip;
-}
-
 /*
- * Under the lock of this host's witness of the store @p state describes:
- * if @p is_grant, prove that @p head (the reply to a write this holder just
+ * Under the lock of this host's witness of store @p store_id: if
+ * @p is_grant, prove that @p head (the reply to a write this holder just
  * made) is in the store's history; then judge the pair the witness holds
  * against the store, and raise it to @p head when that is newer. A witness
- * equal to @p proven (a point the caller verified in @p state, read after
+ * equal to @p proven (a point verified in a read of the store made after
  * that write) is judged already: most grants find there their holder's own
  * last, and are spared a read of the store. All under
  * one lock, so that a grant is in the witness before its holder uses it,
@@ -593,7 +593,7 @@ static int witness_step(struct idmint_authority *a, const char *store_id,
     } else if (rc == 1) {
         rc = 0; /* this host never used the store: nothing to hold it to */
     }
-    if (rc == 0 && is_newer && head->seq != 0 && head->id[0] != '\0')
+    if (rc == 0 && is_newer && idmint__history_is_point(head))
         rc = idmint__witness_write(a->witness_dir, store_id, head);
     idmint__witness_unlock(fd);
     idmint__witness_unlock(lfd);
@@ -633,7 +633,7 @@ int idmint__authority_history_adopt(struct idmint_authority *a, const char *ns,
 
     /* No news (a replay of a record older than the log): prove what was
      * seen before the range is used; the record may be a restored store's. */
-    if (reply->seq == 0 || reply->id[0] == '\0')
+    if (!idmint__history_is_point(reply))
         return idmint__authority_history_check(a, ns, seen, 0);
     is_newer = seen->id[0] == '\0' || strcmp(reply->id, seen->id) != 0 || reply->seq > seen->seq;
     if (a->remote != NULL || !idmint__store_has_history_check(a->st)) {

@@ -18,13 +18,18 @@ int idmint__history_id_valid(const char *id)
     return id[32] == '\0';
 }
 
+int idmint__history_is_point(const struct idmint__history *h)
+{
+    return h->seq != 0 && h->id[0] != '\0';
+}
+
 int idmint__history_follow(struct idmint__history *seen, const struct idmint__history *got,
                            const char *ns)
 {
-    if (got->seq == 0 || got->id[0] == '\0')
+    if (!idmint__history_is_point(got))
         return 0;
-#ifdef IDMINT_MUTANT_HISTORY_UNCHECKED /* planted for tests/sim: the counter followed, never       \
-                                          checked */
+#ifdef IDMINT_MUTANT_HISTORY_UNCHECKED
+    /* The mutant, planted for tests/sim: the counter followed, never checked. */
     *seen = *got;
     return 0;
 #endif
@@ -73,7 +78,7 @@ int idmint__history_verify(const struct idmint__history *seen,
                             "would hand out again, so nothing mints from it. Run 'idmint "
                             "authority fence' on it (docs/operations.md)",
                             where);
-    if (seen->id[0] == '\0' || seen->seq == 0)
+    if (!idmint__history_is_point(seen))
         return 0;
     if (strcmp(seen->id, state->head.id) != 0) {
         if (fenced_over(state, seen->id)) {

@@ -334,6 +334,11 @@ int idmint__history_verify(const struct idmint__history *seen,
                            const char *where);
 /* 1 when @p id is a history id: exactly 32 lowercase hex digits. */
 int idmint__history_id_valid(const char *id);
+/*
+ * 1 when @p h names a point of a history (an id and a seq), else 0: a store
+ * that keeps no history, or a reply without news, says seq 0 or no id. Pure.
+ */
+int idmint__history_is_point(const struct idmint__history *h);
 
 /* ==== worker leases (authority_lease.c) ==== */
 

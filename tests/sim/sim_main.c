@@ -282,6 +282,35 @@ static void add_result(struct sim_result *sum, const struct sim_result *r)
         sum->recovery_ms = r->recovery_ms;
 }
 
+/* The seed twice: 0 when both runs gave the same trace and IDs and no violation. */
+static int replay_check(struct sim_config *c)
+{
+    struct sim_result r, again;
+
+    if (run_one(c, &r) != 0 || run_one(c, &again) != 0)
+        return 2;
+    print_result(c, &r);
+    print_result(c, &again);
+    if (r.hash != again.hash || r.ids != again.ids || r.events != again.events) {
+        printf("REPLAY DIFFERS: seed %" PRIu64 " gave hashes %016" PRIx64 " and %016" PRIx64 "\n",
+               c->seed, r.hash, again.hash);
+        return 1;
+    }
+    printf("replay: seed %" PRIu64 " ran twice to the same trace and IDs\n", c->seed);
+    return r.violation ? 1 : 0;
+}
+
+/* One run of the seed: 0 when it found no violation. */
+static int run_once(struct sim_config *c)
+{
+    struct sim_result r;
+
+    if (run_one(c, &r) != 0)
+        return 2;
+    print_result(c, &r);
+    return r.violation ? 1 : 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: idmint_sim [--seed S] [--events N] [--faults PERMILLE] [--verbose]\n"
@@ -292,9 +321,9 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     struct sim_config c;
-    struct sim_result r, again, sum;
+    struct sim_result r, sum;
     double budget = 0, start;
-    int has_seed = 0, replay = 0, expect = 0, is_shrink = 0, i;
+    int has_seed = 0, replay = 0, expect = 0, is_shrink = 0, i, rc;
     const char *skip = NULL;
     uint8_t *skip_bits = NULL;
     uint64_t seeds = 0;
@@ -332,6 +361,11 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (skip != NULL && (is_shrink || budget > 0)) {
+        fprintf(stderr, "idmint_sim: --skip replays one shortened run: not with --shrink or "
+                        "--budget\n");
+        return 2;
+    }
     if (skip != NULL) {
         skip_bits = calloc(c.events / 8 + 1, 1);
         if (skip_bits == NULL || parse_skip(skip, c.events, skip_bits) != 0) {
@@ -344,25 +378,10 @@ int main(int argc, char **argv)
     }
     if (is_shrink)
         return shrink(&c, budget > 0 ? budget : 120);
-    if (replay) {
-        if (run_one(&c, &r) != 0 || run_one(&c, &again) != 0)
-            return 2;
-        print_result(&c, &r);
-        print_result(&c, &again);
-        if (r.hash != again.hash || r.ids != again.ids || r.events != again.events) {
-            printf("REPLAY DIFFERS: seed %" PRIu64 " gave hashes %016" PRIx64 " and %016" PRIx64
-                   "\n",
-                   c.seed, r.hash, again.hash);
-            return 1;
-        }
-        printf("replay: seed %" PRIu64 " ran twice to the same trace and IDs\n", c.seed);
-        return r.violation ? 1 : 0;
-    }
-    if (budget <= 0) {
-        if (run_one(&c, &r) != 0)
-            return 2;
-        print_result(&c, &r);
-        return r.violation ? 1 : 0;
+    if (replay || budget <= 0) {
+        rc = replay ? replay_check(&c) : run_once(&c);
+        free(skip_bits);
+        return rc;
     }
     if (!has_seed)
         c.seed = (uint64_t)time(NULL) * 1000u + (uint64_t)getpid() % 1000u;

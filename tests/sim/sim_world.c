@@ -740,19 +740,29 @@ static void take_copy(struct world *w)
          rc == 0 ? "ok" : idmint_errmsg());
 }
 
-/* The copy is put back under the live processes, as a careless restore does. */
-static void restore_copy(struct world *w)
+/*
+ * The store at @p from becomes the live one under the running processes,
+ * whose namespaces, as it knew them (@p cur), are what programs open from
+ * now; it awaits the operator's fence. -1 (a violation) when it could not.
+ */
+static int put_back(struct world *w, const char *from, const uint32_t *cur)
 {
-    int rc = copy_database(w->copy_path, w->live_path);
-
-    if (rc != 0) {
-        violation(w, "could not put the copy back");
-        return;
+    if (copy_database(from, w->live_path) != 0) {
+        violation(w, "could not put %s in place of the store", from);
+        return -1;
     }
     w->needs_fence = 1;
     w->rewound_at = w->event + 1;
+    memcpy(w->cur, cur, sizeof(w->cur));
+    return 0;
+}
+
+/* The copy is put back under the live processes, as a careless restore does. */
+static void restore_copy(struct world *w)
+{
+    if (put_back(w, w->copy_path, w->copy_cur) != 0)
+        return;
     w->res->restores++;
-    memcpy(w->cur, w->copy_cur, sizeof(w->cur)); /* what the copy knew is what programs open */
     note(w, "operator puts the %s copy back under the running processes",
          w->is_copy_marked ? "marked" : "plain");
 }
@@ -819,16 +829,9 @@ static void replica_follow(struct world *w)
  */
 static void failover(struct world *w)
 {
-    if (!w->has_replica)
+    if (!w->has_replica || put_back(w, w->replica_path, w->replica_cur) != 0)
         return;
-    if (copy_database(w->replica_path, w->live_path) != 0) {
-        violation(w, "could not promote the replica");
-        return;
-    }
-    w->needs_fence = 1;
-    w->rewound_at = w->event + 1;
     w->res->failovers++;
-    memcpy(w->cur, w->replica_cur, sizeof(w->cur));
     note(w, "the store fails over to a replica %" PRIu64 " events behind",
          w->event - w->replica_synced_at);
 }

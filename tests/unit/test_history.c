@@ -138,6 +138,20 @@ static void test_history__ids_are_32_lower_case_hex_digits(void **state)
     assert_false(idmint__history_id_valid("0123456789abcdeg0123456789abcdef"));
 }
 
+/* A point needs both an id and a seq; the id's form is idmint__history_id_valid's to judge. */
+static void test_history__a_point_has_an_id_and_a_seq(void **state)
+{
+    struct idmint__history h = {"0123456789abcdef0123456789abcdef", 7, 0};
+
+    (void)state;
+    assert_true(idmint__history_is_point(&h));
+    h.seq = 0;
+    assert_false(idmint__history_is_point(&h));
+    h.seq = 7;
+    h.id[0] = '\0';
+    assert_false(idmint__history_is_point(&h));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -146,6 +160,7 @@ int main(void)
         cmocka_unit_test(test_history__holders_and_witnesses_differ_where_documented),
         cmocka_unit_test(test_history__following_replies_never_goes_backwards),
         cmocka_unit_test(test_history__ids_are_32_lower_case_hex_digits),
+        cmocka_unit_test(test_history__a_point_has_an_id_and_a_seq),
     };
 
     return cmocka_run_group_tests_name("history", tests, NULL, NULL);
