@@ -890,6 +890,96 @@ IDMINT_API IDMINT_NODISCARD int idmint_workers_list(idmint_authority *a, const c
 IDMINT_API IDMINT_NODISCARD int idmint_worker_force_release(idmint_authority *a, const char *ns,
                                                             uint32_t region, uint32_t worker_id);
 
+/* ==== regions (docs/multi-node.md, "Regions") ==== */
+
+/** Where a region claim stands. */
+typedef enum idmint_region_state {
+    IDMINT_REGION_FREE = 0,      /**< registry: nobody holds the region */
+    IDMINT_REGION_CLAIMED = 1,   /**< held by the authority named */
+    IDMINT_REGION_RELEASING = 2, /**< authority: a release began and has not ended */
+    IDMINT_REGION_RELEASED = 3   /**< authority: its claim was released; it grants no lease */
+} idmint_region_state;
+
+/**
+ * A region claim, as the registry keeps it (one per region id) or as an
+ * authority keeps its own (one per authority). Filled whole by the library.
+ */
+typedef struct idmint_region_record {
+    uint32_t region;
+    idmint_region_state state;
+    char holder[33];    /**< the claiming authority's store id; "" when free */
+    char where[256];    /**< where that authority's store is (a location key) */
+    char registry[512]; /**< an authority's own claim: the registry's URL; else "" */
+    int64_t since_ms;   /**< when it was claimed, released or freed */
+    int64_t floor_ms;   /**< every ID of the region minted under the claim lies after it */
+} idmint_region_record;
+
+/**
+ * Claim @p region for the authority @p a in the registry at @p registry_url
+ * (an idmint store every regional authority can reach: PostgreSQL or etcd),
+ * then bind @p a to it: from then on @p a grants leases of that region only,
+ * each starting after the registry's floor for it (where an earlier claim
+ * of the region, now released, left off), and opens a namespace with region
+ * bits only when the registry defines it the same way. Audited in both
+ * stores. Made before the authority serves: no worker id of @p a may be
+ * held. Running it again after a failure finishes the claim.
+ * @return 0; IDMINT_ECONFLICT (another authority holds the region, named in
+ *         the message; or @p a is bound to another region or releasing);
+ *         IDMINT_EINVAL (NULL, a region above 65535 or outside a namespace's
+ *         region bits, a registry URL with a password, the registry is @p a
+ *         itself, a namespace of @p a the registry defines otherwise or not
+ *         at all, a held worker id, an http:// authority, a store without
+ *         records); IDMINT_EUNAVAILABLE / IDMINT_ESTORE (a store could not
+ *         be reached: claims wait for the registry); IDMINT_ENOMEM.
+ * Thread-safety: one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_region_claim(idmint_authority *a, const char *registry_url,
+                                                    uint32_t region);
+
+/**
+ * Release the region claim of @p a (audited): @p a stops granting and
+ * renewing leases for good (every namespace with region bits is disabled and
+ * every worker id's generation moves on), reads the highest E it granted,
+ * and hands the region back to the registry with that E as its floor, so
+ * that the next claimant's IDs start after everything @p a's holders may
+ * still mint. Running it again after a failure finishes the release.
+ * @return 0; IDMINT_ENOTFOUND (@p a holds no claim); IDMINT_EINVAL (NULL,
+ *         http://); IDMINT_EUNAVAILABLE / IDMINT_ESTORE; IDMINT_ENOMEM.
+ * Thread-safety: one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_region_release(idmint_authority *a);
+
+/**
+ * The claim @p a keeps of its own into @p out.
+ * @return 0; IDMINT_ENOTFOUND (never claimed: @p a serves any region a client
+ *         asks for); IDMINT_EINVAL (NULL, http://); IDMINT_EUNAVAILABLE /
+ *         IDMINT_ESTORE.
+ * Thread-safety: safe on different authorities; one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_region_get(idmint_authority *a, idmint_region_record *out);
+
+/**
+ * The registry's record of @p region into @p out, read from the store at
+ * @p registry_url (opened and closed here).
+ * @return 0; IDMINT_ENOTFOUND (never claimed); IDMINT_EINVAL (NULL, a bad
+ *         URL or region); IDMINT_EUNAVAILABLE / IDMINT_ESTORE.
+ * Thread-safety: safe.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_registry_get(const char *registry_url, uint32_t region,
+                                                    idmint_region_record *out);
+
+/**
+ * The registry's definition of namespace @p name, from the registry of the
+ * claim @p a holds, into @p out (set out->size first, as for idmint_ns_get):
+ * pass it to idmint_ns_create() to give @p a its copy.
+ * @return 0; IDMINT_ENOTFOUND (the registry defines no such namespace, or
+ *         @p a holds no claim); IDMINT_EINVAL; IDMINT_EUNAVAILABLE /
+ *         IDMINT_ESTORE (the registry could not be reached).
+ * Thread-safety: one thread at a time on @p a.
+ */
+IDMINT_API IDMINT_NODISCARD int idmint_region_ns_definition(idmint_authority *a, const char *name,
+                                                            idmint_ns_info *out);
+
 /**
  * Audit records with seq > @p after_seq, oldest first, at most @p limit.
  * Step with idmint_audit_entry_at(); list[i] is right only when the program

@@ -383,6 +383,8 @@ int idmint__authority_ns_create_floor(struct idmint_authority *a, const idmint_n
         return idmint__fail(IDMINT_EINVAL, "namespace '%s': kind %d is neither snowflake nor range",
                             info->name, (int)info->kind);
     }
+    if ((rc = idmint__authority_region_ns_create(a, &ns)) != 0)
+        return rc;
     idmint__authority_actor(a, actor, sizeof(actor));
     return idmint__store_ns_create(a->st, &ns, actor, now_ms);
 }

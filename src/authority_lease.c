@@ -75,7 +75,7 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
     const idmint_layout *l;
     char actor[64];
     uint64_t now_unit, floor_unit;
-    int64_t now_ms;
+    int64_t now_ms, region_floor_ms = 0;
     int rc = check_args(a, ns, lease);
 
     if (rc != 0)
@@ -83,7 +83,8 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
     lease->origin = a->origin;
     if (a->remote != NULL)
         return a->remote->ops->lease_take(a->remote, ns->name, lease_ms, lease);
-    if ((rc = idmint__lease_ms_check(lease_ms)) != 0)
+    if ((rc = idmint__lease_ms_check(lease_ms)) != 0 ||
+        (rc = idmint__authority_region_take(a, ns, lease->region, &region_floor_ms)) != 0)
         return rc;
     l = &ns->layout;
     now_ms = idmint__authority_now_ms(a);
@@ -104,6 +105,9 @@ int idmint__authority_lease_take(idmint_authority *a, const idmint_ns_info *ns, 
 #endif
     if (rc == 0 && lease->fence_found < floor_unit)
         lease->fence_found = floor_unit;
+    /* A claimed region: after everything its earlier claimants' holders may mint. */
+    if (rc == 0 && region_floor_ms > 0 && lease->fence_found < idmint__unit_at(l, region_floor_ms))
+        lease->fence_found = idmint__unit_at(l, region_floor_ms);
 #ifdef IDMINT_MUTANT_FENCE_INCLUSIVE /* planted for tests/sim: `<=` for `<` on both sides of E */
     if (rc == 0) {
         lease->fence_found -= lease->fence_found > 0;

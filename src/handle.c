@@ -94,6 +94,8 @@ int idmint_open(idmint **out, const char *authority, const char *ns, const idmin
         idmint_ns_info_init(&info, 0);
         rc = idmint__authority_ns_resolve(a, ns, &info);
     }
+    if (rc == 0)
+        rc = idmint__authority_region_ns_open(a, &info);
     idmint__store_gate_leave();
     if (rc != 0)
         goto fail;

@@ -489,6 +489,26 @@ int idmint__authority_ns_create_floor(struct idmint_authority *a, const idmint_n
  * first ID lies above the floor.
  */
 uint64_t idmint__floor_fence_unit(const idmint_layout *l, uint64_t floor);
+/*
+ * authority_region.c, for an authority bound to a region (a local store
+ * whose own claim record exists; else each is 0 and does nothing):
+ * - _take: before a take of @p region in @p ns: 0 with *floor_ms, the time
+ *   every ID of the take must lie after (0: none); IDMINT_EACCESS when the
+ *   claim is not held or is of another region.
+ * - _ns_create: a snowflake namespace with region bits must match the
+ *   registry's definition, which is read now, and takes its floor when
+ *   that is higher: IDMINT_EINVAL naming the
+ *   difference, IDMINT_ENOTFOUND when the registry has none, or the
+ *   registry's error when it cannot be reached (new namespaces wait for it).
+ * - _ns_open: the same check when the registry answers; 0 when it does not
+ *   (minting never waits on the registry: the copy checked at its making is
+ *   trusted).
+ * Store errors otherwise. One thread at a time on @p a, as its callers.
+ */
+int idmint__authority_region_take(idmint_authority *a, const idmint_ns_info *ns, uint32_t region,
+                                  int64_t *floor_ms);
+int idmint__authority_region_ns_create(idmint_authority *a, idmint_ns_info *ns);
+int idmint__authority_region_ns_open(idmint_authority *a, const idmint_ns_info *ns);
 /* Now in Unix ms by the authority's clock (forward only: one clock per authority). */
 int64_t idmint__authority_now_ms(struct idmint_authority *a);
 /*

@@ -19,5 +19,6 @@ int cmd_verify_run(int argc, char **argv, struct args_common *common);
 int cmd_bench_run(int argc, char **argv, struct args_common *common);
 int cmd_authority_run(int argc, char **argv, struct args_common *common);
 int cmd_trace_run(int argc, char **argv, struct args_common *common);
+int cmd_region_run(int argc, char **argv, struct args_common *common);
 
 #endif /* IDMINT_CLI_CMD_H */

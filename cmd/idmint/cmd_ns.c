@@ -105,7 +105,7 @@ static int parse_exact(const char *cmd, int argc, char **argv, const struct args
 /* ==== ns create ==== */
 
 struct create_flags {
-    const char *kind, *layout, *unit, *epoch, *start, *max, *block, *max_block;
+    const char *kind, *layout, *unit, *epoch, *start, *max, *block, *max_block, *from_registry;
 };
 
 static int create_snowflake_flags(const struct create_flags *f, idmint_ns_info *info)
@@ -190,13 +190,47 @@ static void warn_if_short(const idmint_layout *l)
     fprintf(stderr, "idmint: warning: layout runs out on %s, within %d years\n", iso, WARN_YEARS);
 }
 
+/* ns create NAME --from-registry: the copy of the registry's definition (regions). */
+static int ns_create_from_registry(const struct create_flags *f, struct args_common *common,
+                                   const char *name)
+{
+    idmint_authority *a = NULL;
+    idmint_ns_info info;
+    int rc;
+
+    if (f->kind != NULL || f->layout != NULL || f->unit != NULL || f->epoch != NULL ||
+        f->start != NULL || f->max != NULL || f->block != NULL || f->max_block != NULL)
+        return cli_usage("ns create: --from-registry takes no other flag: the registry's "
+                         "definition is copied whole");
+    if ((rc = open_authority("ns create", common, 0, &a)) != CLI_EXIT_OK)
+        return rc;
+    idmint_ns_info_init(&info, IDMINT_KIND_SNOWFLAKE);
+    if ((rc = idmint_region_ns_definition(a, name, &info)) != 0)
+        rc = cli_fail(rc, "ns create: namespace '%s' from the registry", name);
+    else if ((rc = idmint_ns_create(a, &info)) != 0)
+        rc = cli_fail(rc, "ns create: cannot create namespace '%s'", name);
+    else {
+        printf("created %s namespace '%s' from the registry\n",
+               info.kind == IDMINT_KIND_SNOWFLAKE ? "snowflake" : "range", name);
+        rc = cli_finish_stdout(CLI_EXIT_OK);
+    }
+    idmint_authority_close(a);
+    return rc;
+}
+
 static int ns_create(int argc, char **argv, struct args_common *common, char **pos)
 {
-    struct create_flags f = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    struct create_flags f = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     struct args_opt opts[] = {
-        {"kind", 0, 1, &f.kind},   {"layout", 0, 1, &f.layout},       {"unit", 0, 1, &f.unit},
-        {"epoch", 0, 1, &f.epoch}, {"start", 0, 1, &f.start},         {"max", 0, 1, &f.max},
-        {"block", 0, 1, &f.block}, {"max-block", 0, 1, &f.max_block},
+        {"kind", 0, 1, &f.kind},
+        {"layout", 0, 1, &f.layout},
+        {"unit", 0, 1, &f.unit},
+        {"epoch", 0, 1, &f.epoch},
+        {"start", 0, 1, &f.start},
+        {"max", 0, 1, &f.max},
+        {"block", 0, 1, &f.block},
+        {"max-block", 0, 1, &f.max_block},
+        {"from-registry", 0, 0, &f.from_registry},
     };
     idmint_authority *a = NULL;
     idmint_ns_info info;
@@ -208,6 +242,8 @@ static int ns_create(int argc, char **argv, struct args_common *common, char **p
         return rc;
     if ((rc = args_ns_name("ns create", pos[0])) != CLI_EXIT_OK)
         return rc;
+    if (f.from_registry != NULL)
+        return ns_create_from_registry(&f, common, pos[0]);
     if (f.kind == NULL)
         return cli_usage("ns create: missing --kind snowflake|range");
     if (strcmp(f.kind, "snowflake") == 0) {
@@ -263,7 +299,7 @@ static void print_migrated(const char *old, const idmint_ns_info *ns)
 
 static int ns_migrate(int argc, char **argv, struct args_common *common, char **pos)
 {
-    struct create_flags f = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    struct create_flags f = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     struct args_opt opts[] = {
         {"kind", 0, 1, &f.kind},   {"layout", 0, 1, &f.layout},       {"unit", 0, 1, &f.unit},
         {"epoch", 0, 1, &f.epoch}, {"start", 0, 1, &f.start},         {"max", 0, 1, &f.max},

@@ -19,7 +19,7 @@ static const struct command commands[] = {
     {"mint", cmd_mint_run},     {"uuid7", cmd_uuid7_run},         {"decode", cmd_decode_run},
     {"ns", cmd_ns_run},         {"workers", cmd_workers_run},     {"verify", cmd_verify_run},
     {"bench", cmd_bench_run},   {"authority", cmd_authority_run}, {"trace", cmd_trace_run},
-    {"bounds", cmd_bounds_run},
+    {"bounds", cmd_bounds_run}, {"region", cmd_region_run},
 };
 
 static const char usage_text[] =
@@ -36,11 +36,14 @@ static const char usage_text[] =
     "                                           the lowest and highest ID of a window\n"
     "  ns create NAME --kind snowflake|range [--layout T/R/W/S] [--unit MS]\n"
     "            [--epoch DATE] [--start N] [--max N] [--block N] [--max-block N]\n"
+    "  ns create NAME --from-registry           copy the region registry's definition\n"
     "  ns migrate OLD NEW [ns create's flags]   NEW above every ID of OLD\n"
     "  ns list | show NAME | disable NAME | enable NAME\n"
     "  authority backup DEST                    a marked online copy (SQLite)\n"
     "  authority fence [--above NS=N]... [--skip NS=K]... [--max-lease SECONDS]\n"
     "                                           make a restored store safe\n"
+    "  region claim --registry URL --region N | release | show\n"
+    "                                           bind this authority to a region\n"
     "  workers NS                               the worker-id leases of NS\n"
     "  verify [--ns NS [--json]]                IDs on stdin: count, duplicates, order;\n"
     "                                           with --ns each duplicate's two owners\n"

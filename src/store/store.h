@@ -27,6 +27,7 @@
 #define STORE_OPS_V5 5u
 #define STORE_OPS_V6 6u /* history_check; tips and a history log; the longest lease granted */
 #define STORE_OPS_V7 7u /* location: where the store is, for this host's witness */
+#define STORE_OPS_V8 8u /* records: region claims (src/region.c) */
 
 #define STORE_GRANTS_MAX 16 /* grants one grant_find returns at most */
 
@@ -309,7 +310,32 @@ struct store_ops {
      */
     int (*location)(const struct store *st, char *buf, size_t size);
     /* ---- end of version 7 ---- */
+
+    /*
+     * Records: short named texts kept beside the tables, for what is one
+     * row of its kind (a registry's claim of each region, an authority's
+     * own claim: src/region.c, which alone reads and writes them). Keys are
+     * checked by the store layer: 1..63 bytes of [a-z0-9/._-]; values
+     * 1..STORE_RECORD_MAX - 1 bytes of printable ASCII.
+     *
+     * record_get: @p key's value into @p value (NUL-terminated; @p size is
+     * at least STORE_RECORD_MAX) and its version (1 or more); 0, or
+     * IDMINT_ENOTFOUND with *version = 0 when there is none. Changes nothing.
+     *
+     * record_put: in one transaction, @p value under @p key when the key's
+     * version is @p expect (0: the key must not exist), the version becoming
+     * expect + 1, and an audit row (@p action, namespace "", detail the
+     * value). IDMINT_ECONFLICT, nothing changed, when the version is not
+     * @p expect: another writer came first; read again and judge again.
+     */
+    int (*record_get)(struct store *st, const char *key, char *value, size_t size,
+                      uint64_t *version);
+    int (*record_put)(struct store *st, const char *key, const char *value, uint64_t expect,
+                      const char *actor, const char *action, int64_t now_ms);
+    /* ---- end of version 8 ---- */
 };
+
+#define STORE_RECORD_MAX 1024u /* a record's value with its NUL */
 
 #define STORE_HISTORY_KEEP    4096u        /* log entries a store keeps at least, */
 #define STORE_HISTORY_KEEP_MS (86400000LL) /* and for at least a day (the longest lease) */
@@ -382,6 +408,18 @@ int idmint__store_fence(struct store *st, const struct idmint__fence_step *steps
  * none (a store older than version 6: no periodic check is possible).
  */
 int idmint__store_history_check(struct store *st, uint64_t seq, struct idmint__history_state *out);
+/*
+ * As record_get and record_put, with the key and value checked first
+ * (IDMINT_EINVAL, with a message, and nothing read or written); IDMINT_EINVAL
+ * also when the backend keeps no records (below version 8). Thread-safety as
+ * the backend's other calls.
+ */
+/* 1 when @p st keeps records (version 8 or later); thread-safe. */
+int idmint__store_has_records(const struct store *st);
+int idmint__store_record_get(struct store *st, const char *key, char *value, size_t size,
+                             uint64_t *version);
+int idmint__store_record_put(struct store *st, const char *key, const char *value, uint64_t expect,
+                             const char *actor, const char *action, int64_t now_ms);
 /* 1 when @p st answers history_check. */
 int idmint__store_has_history_check(const struct store *st);
 /*

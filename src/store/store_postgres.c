@@ -50,7 +50,7 @@
 /* 2: fence; 3: history, floor, origin; 4: provenance; 5: batches by owner and key, collisions
  * deduplicated, both expiring by the server's clock; 6: history log, store id, lineage,
  * longest lease */
-#define PG_SCHEMA_VERSION      6
+#define PG_SCHEMA_VERSION      7
 #define PG_CONNECT_TIMEOUT_S   "3"    /* libpq default when the URL names none */
 #define PG_STATEMENT_TIMEOUT   "5000" /* ms; a stuck lock or server fails the call */
 #define PG_RECONNECT_BUDGET_MS 3000   /* total time one call may spend reconnecting */
@@ -182,6 +182,9 @@ enum pg_stmt_id {
     ST_COLLISION_INSERT,
     ST_COLLISION_FIND,
     ST_COLLISION_LIST,
+    ST_RECORD_GET,
+    ST_RECORD_INSERT,
+    ST_RECORD_UPDATE,
     ST__COUNT
 };
 
@@ -454,6 +457,11 @@ static const char *const pg_sql[ST__COUNT] = {
     [ST_HISTORY_LOG] = "WITH one AS (SELECT 1), " HISTORY_LOG(
         "one", "$1", "$2") "SELECT " HISTORY_COLUMNS " FROM h",
     /* One statement, one snapshot: the head and the log agree. */
+    [ST_RECORD_GET] = "SELECT value, version FROM idmint.records WHERE key = $1::text",
+    [ST_RECORD_INSERT] = "INSERT INTO idmint.records (key, value, version, updated_ms) "
+                         "VALUES ($1::text, $2::text, 1, $3::bigint) ON CONFLICT (key) DO NOTHING",
+    [ST_RECORD_UPDATE] = "UPDATE idmint.records SET value = $2::text, version = version + 1, "
+                         "updated_ms = $3::bigint WHERE key = $1::text AND version = $4::bigint",
     [ST_HISTORY_CHECK] = "SELECT hi.id, hi.store_id, hi.lineage, l.seq, l.tip, "
                          "(SELECT min(seq) FROM idmint.history_log), "
                          "(SELECT tip FROM idmint.history_log WHERE seq = $1::bigint) "
@@ -647,6 +655,9 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     " seq bigint PRIMARY KEY, tip bigint NOT NULL CHECK (tip > 0), at_ms bigint NOT NULL);"
     "INSERT INTO idmint.history_log (seq, tip, at_ms) VALUES (nextval('idmint.history_seq'),"
     " ('x' || substr(md5(gen_random_uuid()::text), 1, 15))::bit(60)::bigint + 1, 0);",
+    /* 7: records (store.h, version 8: region claims). */
+    "CREATE TABLE idmint.records (key text PRIMARY KEY, value text NOT NULL,"
+    " version bigint NOT NULL CHECK (version > 0), updated_ms bigint NOT NULL);",
 };
 
 struct pg_store {
@@ -2315,6 +2326,82 @@ static int postgres_history_check(struct store *st, uint64_t seq, struct idmint_
     return pg_call((struct pg_store *)st, PG_IDEMPOTENT, history_check_body, &c);
 }
 
+/* ==== records ==== */
+
+struct record_call {
+    const char *key, *value;
+    char *out;
+    size_t size;
+    uint64_t expect, *version;
+    const char *actor, *action;
+    int64_t now_ms;
+};
+
+static int record_get_body(struct pg_store *s, void *ctx)
+{
+    struct record_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    PGresult *r = NULL;
+    int rc, rows;
+
+    arg_text(&a, c->key);
+    if ((rc = pg_exec(s, ST_RECORD_GET, &a, &r, "read a record")) != 0)
+        return rc;
+    if ((rows = pq.ntuples(r)) == 1) {
+        col_text(r, 0, 0, c->out, c->size);
+        *c->version = col_u64(r, 0, 1);
+    }
+    pq.clear(r);
+    if (rows != 1)
+        return idmint__fail(IDMINT_ENOTFOUND, "postgres %s: no record '%s'", s->where, c->key);
+    return 0;
+}
+
+static int postgres_record_get(struct store *st, const char *key, char *value, size_t size,
+                               uint64_t *version)
+{
+    struct record_call c = {.key = key, .out = value, .size = size, .version = version};
+
+    return pg_call((struct pg_store *)st, PG_IDEMPOTENT, record_get_body, &c);
+}
+
+static int record_put_body(struct pg_store *s, void *ctx)
+{
+    const struct record_call *c = ctx;
+    struct pg_args a = {.n = 0};
+    uint64_t changed = 0;
+    int rc;
+
+    arg_text(&a, c->key);
+    arg_text(&a, c->value);
+    arg_i64(&a, c->now_ms);
+    if (c->expect != 0)
+        arg_u64(&a, c->expect);
+    rc = pg_run(s, c->expect == 0 ? ST_RECORD_INSERT : ST_RECORD_UPDATE, &a, &changed,
+                "write a record");
+    if (rc == 0 && changed == 0)
+        rc = idmint__fail(IDMINT_ECONFLICT,
+                          "postgres %s: record '%s' changed since it was read (another writer)",
+                          s->where, c->key);
+    if (rc == 0)
+        rc = pg_audit(s, c->now_ms, c->actor, c->action, "", c->value);
+    return rc;
+}
+
+static int postgres_record_put(struct store *st, const char *key, const char *value,
+                               uint64_t expect, const char *actor, const char *action,
+                               int64_t now_ms)
+{
+    struct record_call c = {.key = key,
+                            .value = value,
+                            .expect = expect,
+                            .actor = actor,
+                            .action = action,
+                            .now_ms = now_ms};
+
+    return pg_call((struct pg_store *)st, PG_TXN, record_put_body, &c);
+}
+
 /* ==== audit ==== */
 
 static void audit_row(const PGresult *r, int row, void *out)
@@ -2681,7 +2768,7 @@ static int postgres_location(const struct store *st, char *buf, size_t size)
 /* Two schemes, one backend: libpq accepts both URL spellings. */
 #define PG_OPS(scheme_name, open_fn)                                                               \
     {                                                                                              \
-        .version = STORE_OPS_V7, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
+        .version = STORE_OPS_V8, .scheme = scheme_name, .caps = STORE_CAP_TXN, .open = open_fn,    \
         .close = postgres_close, .ns_create = postgres_ns_create, .ns_get = postgres_ns_get,       \
         .ns_list = postgres_ns_list, .ns_set_disabled = postgres_ns_set_disabled,                  \
         .lease_take = postgres_lease_take, .lease_renew = postgres_lease_renew,                    \
@@ -2693,6 +2780,7 @@ static int postgres_location(const struct store *st, char *buf, size_t size)
         .batch_get = postgres_batch_get, .batch_claim = postgres_batch_claim,                      \
         .collision_add = postgres_collision_add, .collision_list = postgres_collision_list,        \
         .history_check = postgres_history_check, .location = postgres_location,                    \
+        .record_get = postgres_record_get, .record_put = postgres_record_put,                      \
     }
 
 const struct store_ops idmint__store_postgres = PG_OPS("postgres", postgres_open);

@@ -32,7 +32,7 @@
 /* 2: worker_leases.fence; 3: history, floor, origin; 4: provenance; 5: batches by owner and
  * key, expiring by the store's clock; collisions deduplicated and expiring; 6: history log,
  * store id */
-#define SQ_SCHEMA_VERSION     6
+#define SQ_SCHEMA_VERSION     7
 #define SQ_GRANT_SCAN         16 /* range grants read below a traced value */
 /* Owner and group read and write, never others: the authority is one file
  * for every user of a machine who mints, shared through its folder's group
@@ -90,6 +90,9 @@ enum sq_stmt_id {
     ST_COLLISION_INSERT,
     ST_COLLISION_FIND,
     ST_COLLISION_LIST,
+    ST_RECORD_GET,
+    ST_RECORD_INSERT,
+    ST_RECORD_UPDATE,
     ST__COUNT
 };
 
@@ -195,6 +198,11 @@ static const char *const sq_sql[ST__COUNT] = {
                              SQ_LOG_PRUNE) ") "
                                            "WHERE seq < ?1 AND at_ms < ?2)",
     /* One statement, one snapshot: the head and the log agree. */
+    [ST_RECORD_GET] = "SELECT value, version FROM records WHERE key = ?1",
+    [ST_RECORD_INSERT] = "INSERT INTO records (key, value, version, updated_ms) "
+                         "VALUES (?1, ?2, 1, ?3) ON CONFLICT (key) DO NOTHING",
+    [ST_RECORD_UPDATE] = "UPDATE records SET value = ?2, version = version + 1, updated_ms = ?3 "
+                         "WHERE key = ?1 AND version = ?4",
     [ST_HISTORY_CHECK] = "SELECT id, seq, tip, backup_ms, store_id, lineage, "
                          "(SELECT min(seq) FROM history_log), "
                          "(SELECT tip FROM history_log WHERE seq = ?1) FROM history",
@@ -318,12 +326,18 @@ static const char *const sq_sql[ST__COUNT] = {
  */
 static const char sq_migrate_5_sql[] = SQ_V6_CHANGES "UPDATE schema_version SET version = 6;";
 
+/* Version 6 to 7: records (store.h, version 8: region claims). */
+static const char sq_migrate_6_sql[] =
+    "CREATE TABLE records (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
+    " version INTEGER NOT NULL, updated_ms INTEGER NOT NULL);"
+    "UPDATE schema_version SET version = 7;";
+
 /*
  * Written into a private temporary file that is then linked into place
  * (sq_create_file), so no process ever sees a half-made authority. Rows are
  * never deleted: worker ids are handed out in order and a new id is the row
  * count. fence comes last, where the migration from version 1 adds it.
- * Schema 5, then sq_migrate_5_sql in the same transaction (sq_fill_new): one
+ * Schema 5, then sq_migrate_5_sql and sq_migrate_6_sql in the same transaction (sq_fill_new): one
  * string would be longer than C compilers must support.
  */
 static const char sq_schema_sql[] =
@@ -906,6 +920,7 @@ static int sq_fill_new(const char *location, const char *tmp)
                                  "BEGIN IMMEDIATE",
                                  sq_schema_sql,
                                  sq_migrate_5_sql,
+                                 sq_migrate_6_sql,
                                  history,
                                  identity,
                                  "COMMIT"};
@@ -1192,6 +1207,8 @@ static int sq_migrate(struct sqlite_store *s)
         rc = sq_migrate_step(s, SQ_MIGRATE_4_SQL, NULL, version++);
     if (rc == 0 && version == 5 && (rc = sq_identity_sql(identity, sizeof(identity))) == 0)
         rc = sq_migrate_step(s, sq_migrate_5_sql, identity, version++);
+    if (rc == 0 && version == 6)
+        rc = sq_migrate_step(s, sq_migrate_6_sql, NULL, version++);
     return sq_finish(s, rc);
 }
 
@@ -2568,8 +2585,57 @@ static int sqlite_location(const struct store *st, char *buf, size_t size)
     return 0;
 }
 
+/* ==== records ==== */
+
+static int sqlite_record_get(struct store *st, const char *key, char *value, size_t size,
+                             uint64_t *version)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q = NULL;
+    int rc = sq_prep(s, ST_RECORD_GET, &q);
+
+    if (rc != 0)
+        return rc;
+    bind_text(s, q, 1, key);
+    rc = sq_step(s, q, "read a record");
+    if (rc == 1) {
+        col_text(q, 0, value, size);
+        *version = col_u64(q, 1);
+    }
+    sqlite3_reset(q);
+    if (rc == 0)
+        return idmint__fail(IDMINT_ENOTFOUND, "sqlite %s: no record '%s'", s->path, key);
+    return rc < 0 ? rc : 0;
+}
+
+static int sqlite_record_put(struct store *st, const char *key, const char *value, uint64_t expect,
+                             const char *actor, const char *action, int64_t now_ms)
+{
+    struct sqlite_store *s = (struct sqlite_store *)st;
+    sqlite3_stmt *q = NULL;
+    int rc;
+
+    if ((rc = sq_begin(s)) != 0)
+        return rc;
+    if ((rc = sq_prep(s, expect == 0 ? ST_RECORD_INSERT : ST_RECORD_UPDATE, &q)) == 0) {
+        bind_text(s, q, 1, key);
+        bind_text(s, q, 2, value);
+        bind_i64(s, q, 3, now_ms);
+        if (expect != 0)
+            bind_u64(s, q, 4, expect);
+        rc = sq_run(s, q, "write a record");
+        if (rc == 0 && sqlite3_changes(s->db) == 0)
+            rc = idmint__fail(IDMINT_ECONFLICT,
+                              "sqlite %s: record '%s' changed since it was read (another writer)",
+                              s->path, key);
+    }
+    if (rc == 0)
+        rc = sq_audit(s, now_ms, actor, action, "", value);
+    return sq_finish(s, rc);
+}
+
 const struct store_ops idmint__store_sqlite = {
-    .version = STORE_OPS_V7,
+    .version = STORE_OPS_V8,
     .scheme = "sqlite",
     .caps = STORE_CAP_TXN,
     .open = sqlite_open,
@@ -2596,4 +2662,6 @@ const struct store_ops idmint__store_sqlite = {
     .collision_list = sqlite_collision_list,
     .history_check = sqlite_history_check,
     .location = sqlite_location,
+    .record_get = sqlite_record_get,
+    .record_put = sqlite_record_put,
 };

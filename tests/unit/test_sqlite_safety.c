@@ -381,9 +381,9 @@ static void test_sqlite_safety__a_newer_schema_is_refused(void **state)
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
     idmint__store_close(st);
     st = NULL;
-    sql_exec(f->path, "UPDATE schema_version SET version = 7");
+    sql_exec(f->path, "UPDATE schema_version SET version = 8");
     assert_int_equal(idmint__store_open(f->url, NULL, &st), IDMINT_ESTORE);
-    assert_non_null(strstr(idmint_errmsg(), "schema version 7 is not supported"));
+    assert_non_null(strstr(idmint_errmsg(), "schema version 8 is not supported"));
     assert_null(st);
 }
 

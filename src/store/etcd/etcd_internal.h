@@ -622,6 +622,13 @@ struct etcd_txn_plan {
  */
 int etcd_txn_run(struct etcd_store *s, const struct etcd_txn_plan *plan, void *ctx);
 
+/* ==== etcd_named_records.c: records (store.h, version 8) ==== */
+
+int etcd_record_get(struct store *st, const char *key, char *value, size_t size,
+                    uint64_t *version);
+int etcd_record_put(struct store *st, const char *key, const char *value, uint64_t expect,
+                    const char *actor, const char *action, int64_t now_ms);
+
 /* ==== etcd_queue.c ==== */
 
 /* A waiting request's value: what its grant needs, as its caller would write it. */

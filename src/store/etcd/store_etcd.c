@@ -430,7 +430,7 @@ static int etcd_ns_set_disabled(struct store *st, const char *name, int disabled
 }
 
 const struct store_ops idmint__store_etcd = {
-    .version = STORE_OPS_V6,
+    .version = STORE_OPS_V8,
     .scheme = "etcd",
     .caps = STORE_CAP_TXN,
     .open = etcd_open,
@@ -456,4 +456,7 @@ const struct store_ops idmint__store_etcd = {
     .collision_add = etcd_collision_add,
     .collision_list = etcd_collision_list,
     .history_check = etcd_history_check,
+    .location = NULL, /* the store layer reads it from the URL (location.c) */
+    .record_get = etcd_record_get,
+    .record_put = etcd_record_put,
 };
