@@ -24,6 +24,7 @@
 static const char ns_usage[] =
     "usage: idmint ns create NAME --kind snowflake|range [--layout T/R/W/S] [--unit MS]\n"
     "                 [--epoch DATE] [--start N] [--max N] [--block N] [--max-block N]\n"
+    "       idmint ns create NAME --from-registry\n"
     "       idmint ns migrate OLD NEW [--kind snowflake|range] [--layout T/R/W/S] [--unit MS]\n"
     "                 [--epoch DATE] [--start N] [--max N] [--block N] [--max-block N]\n"
     "       idmint ns list\n"
@@ -38,6 +39,8 @@ static const char ns_usage[] =
     "migrate disables OLD and creates NEW (of OLD's kind unless --kind says\n"
     "otherwise) so that every ID of NEW is greater than every ID OLD issued or\n"
     "can still issue; holders of OLD mint on until their lease or range ends.\n"
+    "--from-registry copies the region registry's definition of NAME into an\n"
+    "authority that claimed a region (idmint region --help).\n"
     "All commands take --authority URL.\n";
 
 static const char workers_usage[] =

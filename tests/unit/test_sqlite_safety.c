@@ -235,7 +235,7 @@ static void test_sqlite_safety__a_new_file_is_complete_when_it_first_appears(voi
             if (stat(f->path, &sb) == 0) {
                 if (sb.st_size == 0)
                     _exit(2);
-                _exit(sql_int(f->path, "SELECT version FROM schema_version") == 6 ? 0 : 3);
+                _exit(sql_int(f->path, "SELECT version FROM schema_version") == 7 ? 0 : 3);
             }
             clock_gettime(CLOCK_MONOTONIC, &t);
         } while (t.tv_sec - t0.tv_sec < 10);
@@ -249,7 +249,7 @@ static void test_sqlite_safety__a_new_file_is_complete_when_it_first_appears(voi
     idmint__store_close(st);
     /* WAL is set in the file itself, and nothing of the making is left behind. */
     assert_int_equal(dir_entries(f->dir), 1);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 6);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 7);
     {
         size_t n = 0;
         char *head = slurp(f->path, &n);
@@ -504,7 +504,7 @@ static void test_sqlite_safety__a_version_1_file_gets_fences_at_its_e(void **sta
     assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 1);
 
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 6);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 7);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 0"), 5000);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 1"), 3000);
 
@@ -569,7 +569,7 @@ static void test_sqlite_safety__many_processes_migrate_one_file_once(void **stat
         assert_true(WIFEXITED(status));
         assert_int_equal(WEXITSTATUS(status), 0);
     }
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 6);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 7);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM schema_version"), 1);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM history"), 1);
     assert_int_equal(sql_int(f->path, "SELECT fence FROM worker_leases WHERE worker_id = 0"), 5000);
@@ -585,7 +585,7 @@ static void test_sqlite_safety__many_processes_migrate_one_file_once(void **stat
  * batches and collisions (a key in the whole store, no expiry).
  */
 static const char v4_tables_sql[] =
-    "DROP TABLE history_log;"
+    "DROP TABLE history_log; DROP TABLE records;"
     "ALTER TABLE history DROP COLUMN tip;"
     "ALTER TABLE history DROP COLUMN store_id;"
     "ALTER TABLE history DROP COLUMN lineage;"
@@ -631,7 +631,7 @@ static void test_sqlite_safety__a_version_4_file_keeps_its_batches_under_their_o
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM collisions"), 3);
 
     assert_int_equal(idmint__store_open(f->url, NULL, &st), 0);
-    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 6);
+    assert_int_equal(sql_int(f->path, "SELECT version FROM schema_version"), 7);
     memset(&got, 0, sizeof(got));
     assert_int_equal(idmint__store_batch_get(st, "shop", "k-1", &got), 0);
     assert_string_equal(got.runs, "100+3");
