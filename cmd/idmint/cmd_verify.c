@@ -22,7 +22,7 @@
 #define TRACE_MAX      10000 /* duplicates traced at most: one store read each */
 
 static const char verify_usage[] =
-    "usage: idmint verify [--ns NS [--json] [--authority URL]] < FILE\n"
+    "usage: idmint verify [--ns NS [--json] [--authority URL] [AUTHORITY...]] < FILE\n"
     "\n"
     "Read decimal IDs from stdin, one per line (empty lines are ignored), and\n"
     "print count=N duplicates=D decreases=K, where K counts lines whose value is\n"
@@ -30,7 +30,11 @@ static const char verify_usage[] =
     "With --ns, each duplicated ID (the first 10000) is then traced through the\n"
     "authority's provenance and printed as a collision record naming both owners:\n"
     "  collision ID duplicate: OWNER | OWNER\n"
-    "('minted' when provenance knows one owner only, 'not_minted' when none).\n";
+    "('minted' when provenance knows one owner only, 'not_minted' when none).\n"
+    "IDs gathered from several regions (or any several authorities) name each\n"
+    "further authority after the flags: every duplicate is then traced in all\n"
+    "of them, and each owner is followed by 'at AUTHORITY' (JSON: \"authority\").\n"
+    "An authority without the namespace is skipped.\n";
 
 struct id_list {
     uint64_t *v;
@@ -174,44 +178,89 @@ static uint64_t count_duplicates(const uint64_t *a, size_t n)
     return dups;
 }
 
-/* Trace each value that occurs more than once in sorted @p a through @p ns's provenance. */
-static int print_collisions(const char *authority, const char *ns, const uint64_t *a, size_t n,
-                            int as_json)
+/*
+ * Trace @p id in each of the @p n authorities @p auths (named @p names) into
+ * @p src, each array also in @p owned for the caller to free: 0, or a CLI
+ * exit status after the message. An authority without
+ * the namespace found nothing; with one authority, its absence is an error.
+ */
+static int trace_all(idmint_authority **auths, char (*names)[256], size_t n, const char *ns,
+                     uint64_t id, struct trace_out_source *src, idmint_grant_info **owned)
 {
-    idmint_authority *auth = NULL;
-    size_t traced = 0, more = 0;
-    int rc = idmint_authority_open_existing(&auth, authority, 0);
-
-    if (rc != 0)
-        return cli_fail(rc, "verify: cannot open %s",
-                        authority != NULL ? authority : "the default authority");
-    for (size_t i = 1; i < n; i++) {
+    for (size_t k = 0; k < n; k++) {
         idmint_grant_info *grants = NULL;
         size_t found = 0;
+        int rc = idmint_trace(auths[k], ns, id, &grants, &found);
 
+        owned[k] = grants;
+        if (rc == IDMINT_ENOTFOUND && n > 1)
+            rc = 0, found = 0;
+        if (rc != 0)
+            return cli_fail(rc, "verify: trace of %" PRIu64 " in '%s' at %s", id, ns, names[k]);
+        src[k].authority = names[k];
+        src[k].grants = grants;
+        src[k].n = found;
+    }
+    return CLI_EXIT_OK;
+}
+
+/*
+ * Trace each value that occurs more than once in sorted @p a through @p ns's
+ * provenance in @p authority and the @p nextra further authorities.
+ */
+static int print_collisions(const char *authority, char **extra, size_t nextra, const char *ns,
+                            const uint64_t *a, size_t n, int as_json)
+{
+    size_t nauth = 1 + nextra, traced = 0, more = 0, k;
+    idmint_authority **auths = calloc(nauth, sizeof(*auths));
+    char(*names)[256] = calloc(nauth, sizeof(*names));
+    struct trace_out_source *src = calloc(nauth, sizeof(*src));
+    idmint_grant_info **owned = calloc(nauth, sizeof(*owned));
+    int rc = auths == NULL || names == NULL || src == NULL || owned == NULL
+                 ? cli_error("verify: out of memory")
+                 : CLI_EXIT_OK;
+
+    for (k = 0; rc == CLI_EXIT_OK && k < nauth; k++) {
+        const char *url = k == 0 ? authority : extra[k - 1];
+
+        cli_authority_text(url, names[k], sizeof(names[k]));
+        if ((rc = idmint_authority_open_existing(&auths[k], url, 0)) != 0)
+            rc = cli_fail(rc, "verify: cannot open %s", names[k]);
+    }
+    for (size_t i = 1; rc == CLI_EXIT_OK && i < n; i++) {
         if (a[i] != a[i - 1] || (i >= 2 && a[i - 1] == a[i - 2]))
             continue;
         if (traced == TRACE_MAX) {
             more++;
             continue;
         }
-        if ((rc = idmint_trace(auth, ns, a[i], &grants, &found)) != 0) {
-            idmint_authority_close(auth);
-            return cli_fail(rc, "verify: trace of %" PRIu64 " in '%s'", a[i], ns);
+        memset(src, 0, nauth * sizeof(*src));
+        memset(owned, 0, nauth * sizeof(*owned));
+        if ((rc = trace_all(auths, names, nauth, ns, a[i], src, owned)) == CLI_EXIT_OK) {
+            if (!as_json)
+                fputs("collision ", stdout);
+            if (nauth == 1)
+                trace_out_print(stdout, a[i], src[0].grants, src[0].n, NULL, as_json);
+            else
+                trace_out_print_sources(stdout, a[i], src, nauth, as_json);
+            traced++;
         }
-        if (!as_json)
-            fputs("collision ", stdout);
-        trace_out_print(stdout, a[i], grants, found, NULL, as_json);
-        idmint_free(grants);
-        traced++;
+        for (k = 0; k < nauth; k++)
+            idmint_free(owned[k]);
     }
-    if (more > 0)
+    if (rc == CLI_EXIT_OK && more > 0)
         printf("collisions not traced: %zu (only the first %d are)\n", more, TRACE_MAX);
-    idmint_authority_close(auth);
-    return CLI_EXIT_OK;
+    for (k = 0; auths != NULL && k < nauth; k++)
+        idmint_authority_close(auths[k]);
+    free(auths);
+    free(names);
+    free(src);
+    free(owned);
+    return rc;
 }
 
-static int verify_stdin(const char *authority, const char *ns, int as_json)
+static int verify_stdin(const char *authority, char **extra, size_t nextra, const char *ns,
+                        int as_json)
 {
     struct verify_state s;
     char *buf = malloc(READ_BYTES);
@@ -244,7 +293,8 @@ static int verify_stdin(const char *authority, const char *ns, int as_json)
     dups = count_duplicates(s.ids.v, s.ids.n);
     printf("count=%zu duplicates=%" PRIu64 " decreases=%" PRIu64 "\n", s.ids.n, dups, s.decreases);
     if (dups > 0 && ns != NULL &&
-        (rc = print_collisions(authority, ns, s.ids.v, s.ids.n, as_json)) != CLI_EXIT_OK)
+        (rc = print_collisions(authority, extra, nextra, ns, s.ids.v, s.ids.n, as_json)) !=
+            CLI_EXIT_OK)
         goto out;
     rc = cli_finish_stdout(dups > 0 ? CLI_EXIT_FAILED : CLI_EXIT_OK);
 out:
@@ -268,14 +318,16 @@ int cmd_verify_run(int argc, char **argv, struct args_common *common)
         rc = args_ns_name("verify", ns);
     if (rc == CLI_EXIT_OK && json != NULL && ns == NULL)
         rc = cli_usage("verify: --json is for the collision records of --ns");
-    if (rc == CLI_EXIT_OK && !common->wants_help && npos > 0)
-        rc = cli_usage("verify: unexpected argument '%s' (IDs are read from stdin)", pos[0]);
-    free(pos);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    if (common->wants_help) {
+    if (rc == CLI_EXIT_OK && !common->wants_help && npos > 0 && ns == NULL)
+        rc = cli_usage("verify: unexpected argument '%s' (IDs are read from stdin; further "
+                       "authorities go with --ns)",
+                       pos[0]);
+    if (rc == CLI_EXIT_OK && common->wants_help) {
         fputs(verify_usage, stdout);
-        return cli_finish_stdout(CLI_EXIT_OK);
+        rc = cli_finish_stdout(CLI_EXIT_OK);
+    } else if (rc == CLI_EXIT_OK) {
+        rc = verify_stdin(args_authority(common), pos, npos, ns, json != NULL);
     }
-    return verify_stdin(args_authority(common), ns, json != NULL);
+    free(pos);
+    return rc;
 }

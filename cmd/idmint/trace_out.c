@@ -9,17 +9,33 @@
 
 /* Every text field of a grant is printable ASCII without quotes or backslashes
  * (the authority records it so), so it goes into JSON as it is. */
-static void print_grant_json(FILE *out, const idmint_grant_info *g)
+static void print_grant_json(FILE *out, const idmint_grant_info *g, const char *authority)
 {
+    const unsigned char *p;
+
     fprintf(out,
             "{\"kind\":\"%s\",\"region\":%" PRIu32 ",\"worker_id\":%" PRIu32
             ",\"generation\":\"%" PRIu64 "\",\"first\":\"%" PRIu64 "\",\"last\":\"%" PRIu64
             "\",\"incarnation\":\"%s\",\"host\":\"%s\",\"pid\":%" PRIu32
             ",\"program\":\"%s\",\"token\":\"%s\",\"granted_ms\":%" PRId64
-            ",\"updated_ms\":%" PRId64 "}",
+            ",\"updated_ms\":%" PRId64,
             g->kind == IDMINT_KIND_RANGE ? "range" : "snowflake", g->region, g->worker_id,
             g->generation, g->first, g->last, g->holder, g->host, g->pid, g->program, g->token,
             g->granted_ms, g->updated_ms);
+    if (authority != NULL) {
+        /* A path may hold anything: escape what JSON must. */
+        fputs(",\"authority\":\"", out);
+        for (p = (const unsigned char *)authority; *p != '\0'; p++) {
+            if (*p == '"' || *p == '\\')
+                fprintf(out, "\\%c", *p);
+            else if (*p < 0x20)
+                fprintf(out, "\\u%04x", *p);
+            else
+                fputc(*p, out);
+        }
+        fputc('"', out);
+    }
+    fputc('}', out);
 }
 
 void trace_out_print(FILE *out, uint64_t id, const idmint_grant_info *grants, size_t n,
@@ -38,7 +54,7 @@ void trace_out_print(FILE *out, uint64_t id, const idmint_grant_info *grants, si
         for (size_t i = 0; i < n; i++) {
             if (i > 0)
                 fputc(',', out);
-            print_grant_json(out, idmint_grant_info_at(grants, i));
+            print_grant_json(out, idmint_grant_info_at(grants, i), NULL);
         }
         fputs("]}\n", out);
         return;
@@ -53,6 +69,40 @@ void trace_out_print(FILE *out, uint64_t id, const idmint_grant_info *grants, si
         fprintf(out, "%s %s", i > 0 ? " |" : "", owner);
     }
     fputc('\n', out);
+}
+
+void trace_out_print_sources(FILE *out, uint64_t id, const struct trace_out_source *src,
+                             size_t nsrc, int as_json)
+{
+    size_t total = 0, k, i, printed = 0;
+    char owner[512];
+
+    for (k = 0; k < nsrc; k++)
+        total += src[k].n;
+    if (total == 0) {
+        trace_out_print(out, id, NULL, 0, NULL, as_json);
+        return;
+    }
+    if (as_json)
+        fprintf(out, "{\"id\":\"%" PRIu64 "\",\"verdict\":\"%s\",\"grants\":[", id,
+                total == 1 ? "minted" : "duplicate");
+    else
+        fprintf(out, "%" PRIu64 " %s%s", id, total == 1 ? "minted" : "duplicate",
+                total > 1 ? ":" : "");
+    for (k = 0; k < nsrc; k++)
+        for (i = 0; i < src[k].n; i++, printed++) {
+            const idmint_grant_info *g = idmint_grant_info_at(src[k].grants, i);
+
+            if (as_json) {
+                if (printed > 0)
+                    fputc(',', out);
+                print_grant_json(out, g, src[k].authority);
+            } else {
+                idmint_grant_format(g, owner, sizeof(owner));
+                fprintf(out, "%s %s at %s", printed > 0 ? " |" : "", owner, src[k].authority);
+            }
+        }
+    fputs(as_json ? "]}\n" : "\n", out);
 }
 
 /* The first grant of a namespace @p ns was migrated from that covers @p id, formatted. */

@@ -20,6 +20,22 @@
 void trace_out_print(FILE *out, uint64_t id, const idmint_grant_info *grants, size_t n,
                      const char *why, int as_json);
 
+/* The grants one authority's idmint_trace() found for an ID, and its name for a person. */
+struct trace_out_source {
+    const char *authority; /* as cli_authority_text() writes it: no secret */
+    const idmint_grant_info *grants;
+    size_t n;
+};
+
+/*
+ * As trace_out_print, for the grants several authorities found (the regions
+ * of one namespace, each on its own authority): the verdict counts them all,
+ * each owner is followed by " at AUTHORITY" (JSON: an "authority" member in
+ * each grant), and a not_minted line names no reason beyond TRACE_OUT_NO_GRANT.
+ */
+void trace_out_print_sources(FILE *out, uint64_t id, const struct trace_out_source *src,
+                             size_t nsrc, int as_json);
+
 /*
  * Why no grant of namespace @p ns (as idmint_ns_get read it) covers @p id,
  * into @p buf (@p size bytes), as far as the ID and the namespace can say:

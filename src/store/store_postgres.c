@@ -146,6 +146,7 @@ static struct idmint__dynlib pq_lib =
 enum pg_stmt_id {
     ST_NS_INSERT,
     ST_NS_GET,
+    ST_NS_GET_SHARE,
     ST_NS_LIST,
     ST_NS_DISABLE,
     ST_AUDIT_INSERT,
@@ -273,6 +274,11 @@ static const char *const pg_sql[ST__COUNT] = {
                      "$9::numeric, $10::bigint, $11::bigint, $12::bigint, $13::boolean, "
                      "$14::bigint, $15::bigint, $16::text)",
     [ST_NS_GET] = "SELECT " NS_COLUMNS " FROM idmint.namespaces WHERE name = $1::text",
+    /* A take's read: a disable (an UPDATE of the row) waits for the take to
+     * commit, and a take that starts after the disable waits for it and then
+     * reads it, so a namespace that a release has disabled grants nothing. */
+    [ST_NS_GET_SHARE] = "SELECT " NS_COLUMNS " FROM idmint.namespaces WHERE name = $1::text "
+                        "FOR SHARE",
     /* COLLATE "C": the same byte order as SQLite and every client's strcmp. */
     [ST_NS_LIST] = "SELECT " NS_COLUMNS " FROM idmint.namespaces ORDER BY name COLLATE \"C\"",
     [ST_NS_DISABLE] = "UPDATE idmint.namespaces SET disabled = $2::boolean WHERE name = $1::text",
@@ -1706,7 +1712,7 @@ static int lease_take_body(struct pg_store *s, void *ctx)
 
     c->res = *c->in;
     arg_text(&a, c->ns);
-    if ((rc = pg_exec(s, ST_NS_GET, &a, &r, "read namespace")) != 0)
+    if ((rc = pg_exec(s, ST_NS_GET_SHARE, &a, &r, "read namespace")) != 0)
         return rc;
     rows = pq.ntuples(r);
     if (rows == 1)

@@ -8,11 +8,13 @@
 #   refusals  a fourth authority claiming region 1 again; an authority whose
 #             ev has other bits claiming region 3; an authority whose ev was
 #             changed under it after its claim, opened to mint; a client of
-#             region 0's authority asking for a region 1 lease. Each exits 1
+#             region 0's authority (on its store, and over HTTP through its
+#             idmintd) asking for a region 1 lease. Each exits 1
 #             with the reason and changes nothing (the registry's record,
 #             the authorities' claims and worker rows are read before and
 #             after);
-#   minting   4 CLI minters per region (3 x 4), each a loop of short runs,
+#   minting   4 CLI minters per region (3 x 4; one of region 0's an HTTP
+#             client of region 0's idmintd), each a loop of short runs,
 #             while a killer sends kill -9 to one at random every 0.3 s; the
 #             registry is stopped for part of the run, and the minters go on
 #             (new processes start while it is down);
@@ -23,7 +25,10 @@
 # Usage: test_regions_drill.sh /path/to/idmint /path/to/idmintd
 set -euo pipefail
 IDMINT=${1:?usage: test_regions_drill.sh /path/to/idmint /path/to/idmintd}
+IDMINTD=${2:?usage: test_regions_drill.sh /path/to/idmint /path/to/idmintd}
 SUP=$(cd "$(dirname "$0")/../support" && pwd)
+# shellcheck source=../support/daemon.sh
+. "$SUP/daemon.sh"
 scale=${IDMINT_TIMEOUT_SCALE:-1}
 dir=$(mktemp -d)
 chmod 755 "$dir" # the PostgreSQL clusters run as their own user
@@ -99,10 +104,19 @@ refused "an authority whose ev differs opens it" "differs from the registry's de
     "$IDMINT" --authority "sqlite:$dir/edited.db" mint --ns ev --region 3 -n 1
 [ -z "$("$IDMINT" --authority "sqlite:$dir/edited.db" workers ev)" ] || fail "the refused open took a worker id"
 
+# Region 0's idmintd: its HTTP clients mint through it (one of region 0's
+# minters below), and a client asking it for another region is refused.
+DAEMON_PID=
+start_listening DAEMON_PID PORT 20 "$dir/port" "$dir/daemon.log" \
+    "$IDMINTD" --listen 127.0.0.1:0 --port-file "$dir/port" --authority "$A0" --region 0 ||
+    fail "idmintd did not start: $(tail -n 5 "$dir/daemon.log")"
+H0=http://127.0.0.1:$PORT
 rows_before=$("$IDMINT" --authority "$A0" workers ev)
-refused "a client of region 0 asks for a region 1 lease" "serves region 0 only" \
+refused "a client of region 0's authority asks for a region 1 lease" "serves region 0 only" \
     "$IDMINT" --authority "$A0" mint --ns ev --region 1 -n 1
-[ "$("$IDMINT" --authority "$A0" workers ev)" = "$rows_before" ] || fail "the refusal changed region 0's rows"
+refused "an HTTP client of region 0's idmintd asks for a region 1 lease" "serves region 0 only" \
+    "$IDMINT" --authority "$H0" mint --ns ev --region 1 -n 1
+[ "$("$IDMINT" --authority "$A0" workers ev)" = "$rows_before" ] || fail "the refusals changed region 0's rows"
 
 # ---- minting: 3 x 4 minters, kill -9, the registry down for a while ----
 minter() { # authority region out
@@ -121,6 +135,7 @@ killer() {
 for r in 0 1 2; do
     a=$(eval echo "\$A$r")
     for k in 1 2 3 4; do
+        [ "$r$k" = 04 ] && a=$H0 # through region 0's idmintd
         minter "$a" "$r" "$dir/ids.r$r.$k" 2>/dev/null &
     done
 done
@@ -163,6 +178,7 @@ for _ in $(seq 1 $((250 * scale))); do
 done
 sleep $((2 * scale))
 touch "$dir/stop"
+kill "$DAEMON_PID" 2>/dev/null || true
 wait $(jobs -p) 2>/dev/null || true
 
 # ---- every ID of every region: no repeat, region bits right ----
@@ -171,12 +187,14 @@ import glob, re, sys, collections
 d = sys.argv[1]
 seen = {}
 per = collections.Counter()
+empty = []
 dups = bad_region = 0
 for path in sorted(glob.glob(d + "/ids.r*")):
     if path.endswith((".err", ".stop")):
         continue
     m = re.search(r"ids\.r(\d)(b?)\.\d+$", path)
     region = int(m.group(1))
+    before = len(seen)
     for line in open(path, errors="replace"):
         line = line.strip()
         if not re.fullmatch(r"[0-9]{1,19}", line):
@@ -191,12 +209,40 @@ for path in sorted(glob.glob(d + "/ids.r*")):
         else:
             seen[v] = path
         per[region + (10 if m.group(2) else 0)] += 1
+    if len(seen) == before:
+        empty.append(path)
 print("regions_drill: ids per region:", dict(sorted(per.items())),
       "total", len(seen), "duplicates", dups, "wrong region bits", bad_region)
+if empty:
+    print("regions_drill: FAIL: minters that minted nothing:", empty, file=sys.stderr)
+    sys.exit(1)
 for key in (0, 1, 2, 12):
     if per[key] == 0:
         print("regions_drill: FAIL: no IDs from", key, file=sys.stderr)
         sys.exit(1)
 sys.exit(1 if dups or bad_region else 0)
 PY
+
+# ---- the mistake claims prevent, and the evidence that names it ----
+# Two authorities that claimed nothing both serve region 3 of ev: their IDs
+# repeat, and verify, given IDs of every region and each authority, names
+# both owners of each repeat with their region, holder and authority.
+for x in x y; do
+    "$IDMINT" --authority "sqlite:$dir/unclaimed_$x.db" ns create ev --kind snowflake \
+        --layout 41/2/8/12 >/dev/null 2>&1
+done
+"$IDMINT" --authority "sqlite:$dir/unclaimed_x.db" mint --ns ev --region 3 -n 20000 >"$dir/u.x" &
+ux=$!
+"$IDMINT" --authority "sqlite:$dir/unclaimed_y.db" mint --ns ev --region 3 -n 20000 >"$dir/u.y"
+wait "$ux"
+if cat "$dir"/ids.r0.1 "$dir/u.x" "$dir/u.y" | grep -E '^[0-9]+$' |
+    "$IDMINT" verify --ns ev --authority "$A0" "sqlite:$dir/unclaimed_x.db" \
+        "sqlite:$dir/unclaimed_y.db" >"$dir/verify.out" 2>&1; then
+    fail "verify found no repeat between two unclaimed authorities of region 3: $(head -n 2 "$dir/verify.out")"
+fi
+line=$(grep -m 1 '^collision ' "$dir/verify.out") || fail "verify named no collision: $(head -n 3 "$dir/verify.out")"
+for want in "duplicate:" "worker=3/" "at sqlite:$dir/unclaimed_x.db" "at sqlite:$dir/unclaimed_y.db"; do
+    grep -qF -- "$want" <<<"$line" || fail "verify's collision lacks '$want': $line"
+done
+note "verify across regions: $(head -n 1 "$dir/verify.out")"
 note "PASS"
