@@ -897,7 +897,8 @@ typedef enum idmint_region_state {
     IDMINT_REGION_FREE = 0,      /**< registry: nobody holds the region */
     IDMINT_REGION_CLAIMED = 1,   /**< held by the authority named */
     IDMINT_REGION_RELEASING = 2, /**< authority: a release began and has not ended */
-    IDMINT_REGION_RELEASED = 3   /**< authority: its claim was released; it grants no lease */
+    IDMINT_REGION_RELEASED = 3,  /**< authority: its claim was released; it grants no lease */
+    IDMINT_REGION_CLAIMING = 4   /**< authority: a claim began and has not ended; no lease yet */
 } idmint_region_state;
 
 /**

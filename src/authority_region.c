@@ -29,6 +29,7 @@
 #define RECORD_REGION "region/%u"
 #define REGION_MAX    0xffffu
 #define SETTLE_PASSES 3 /* passes over the worker rows at a release */
+#define ANY_REGION    UINT32_MAX
 
 /* Read the claim @p st keeps under @p key: 1 with *out and *version, 0 when there is none. */
 static int record_read(struct store *st, const char *key, idmint_region_record *out,
@@ -348,69 +349,11 @@ static int registry_claim(idmint_authority *a, struct store *reg, uint32_t regio
     return rc;
 }
 
-int idmint_region_claim(idmint_authority *a, const char *registry_url, uint32_t region)
-{
-    idmint_region_record own, reg_rec;
-    struct store *reg = NULL;
-    char actor[64], store_id[33], reg_where[IDMINT__LOCATION_MAX];
-    uint64_t own_version = 0;
-    int64_t now_ms;
-    int rc = local_only(a, "region claim");
-
-    memset(&reg_rec, 0, sizeof(reg_rec));
-    if (rc != 0 || (rc = registry_url_check(registry_url)) != 0)
-        return rc;
-    if (region > REGION_MAX)
-        return idmint__fail(IDMINT_EINVAL, "region %u is above %u", (unsigned)region, REGION_MAX);
-    if (!idmint__store_has_records(a->st))
-        return idmint__fail(IDMINT_EINVAL, "the %s store keeps no region claims",
-                            a->st->ops->scheme);
-    if ((rc = record_read(a->st, OWN_KEY, &own, &own_version)) < 0)
-        return rc;
-    if (rc == 1 && own.state == IDMINT_REGION_RELEASING)
-        return idmint__fail(IDMINT_ECONFLICT,
-                            "this authority's release of region %u has not ended: run "
-                            "'idmint region release' again first",
-                            (unsigned)own.region);
-    if (rc == 1 && own.state == IDMINT_REGION_CLAIMED &&
-        (own.region != region || strcmp(own.registry, registry_url) != 0))
-        return idmint__fail(IDMINT_ECONFLICT,
-                            "this authority holds region %u in the registry %s already; release "
-                            "it first",
-                            (unsigned)own.region, own.registry);
-    if ((rc = own_identity(a, store_id)) != 0 || (rc = registry_open(registry_url, &reg)) != 0)
-        return rc;
-    if (idmint__store_location(reg, registry_url, reg_where, sizeof(reg_where)) == 0 &&
-        a->location[0] != '\0' && strcmp(reg_where, a->location) == 0)
-        rc = idmint__fail(IDMINT_EINVAL, "the registry must be a store of its own, not the "
-                                         "authority that claims");
-    if (rc == 0 && !idmint__store_has_records(reg))
-        rc = idmint__fail(IDMINT_EINVAL, "the registry's %s store keeps no region claims",
-                          reg->ops->scheme);
-    if (rc == 0 && !(own_version != 0 && own.state == IDMINT_REGION_CLAIMED))
-        rc = claim_ready(a, reg, registry_url, region);
-    now_ms = idmint__authority_now_ms(a);
-    idmint__authority_actor(a, actor, sizeof(actor));
-    if (rc == 0)
-        rc = registry_claim(a, reg, region, store_id, actor, now_ms, &reg_rec);
-    idmint__store_close(reg);
-    if (rc != 0 || (own_version != 0 && own.state == IDMINT_REGION_CLAIMED))
-        return rc;
-    memset(&own, 0, sizeof(own));
-    own.region = region;
-    own.state = IDMINT_REGION_CLAIMED;
-    memcpy(own.holder, store_id, sizeof(own.holder));
-    where_copy(own.where, a->location);
-    snprintf(own.registry, sizeof(own.registry), "%s", registry_url);
-    own.since_ms = now_ms;
-    own.floor_ms = reg_rec.floor_ms;
-    return record_write(a->st, OWN_KEY, &own, own_version, actor, "region.claim", now_ms);
-}
-
 /*
- * Move every worker row of @p region in @p ns to its next generation, E
- * kept, so that no lease of it is renewed again, and raise *floor_ms to the
- * highest E seen. Rows already moved (their holder is "") are read only.
+ * Move every worker row of @p region (ANY_REGION: of every region) in @p ns
+ * to its next generation, E kept, so that no lease of it is renewed again,
+ * and raise *floor_ms to the highest E seen. Rows already moved (their
+ * holder is "") are read only.
  */
 static int end_leases(idmint_authority *a, const idmint_ns_info *ns, uint32_t region,
                       const char *actor, int64_t *floor_ms)
@@ -426,11 +369,11 @@ static int end_leases(idmint_authority *a, const idmint_ns_info *ns, uint32_t re
         for (i = 0; rc == 0 && i < n; i++) {
             int64_t e_ms;
 
-            if (rows[i].region != region)
+            if (region != ANY_REGION && rows[i].region != region)
                 continue;
             if (rows[i].holder[0] != '\0') {
-                rc = idmint__store_lease_force_release(a->st, ns->name, region, rows[i].worker_id,
-                                                       IDMINT_MAX_VALUE, actor,
+                rc = idmint__store_lease_force_release(a->st, ns->name, rows[i].region,
+                                                       rows[i].worker_id, IDMINT_MAX_VALUE, actor,
                                                        idmint__authority_now_ms(a));
                 moved = 1;
             }
@@ -450,6 +393,98 @@ static int end_leases(idmint_authority *a, const idmint_ns_info *ns, uint32_t re
     return rc;
 }
 
+/*
+ * A new claim's epoch: every lease this authority granted before it (of any
+ * region: it served whatever clients asked) ends at its E, so that none is
+ * renewed under the claim (models/region.pml, NO_EPOCH).
+ */
+static int end_earlier_leases(idmint_authority *a, const char *actor)
+{
+    idmint_ns_info *list = NULL;
+    size_t n = 0, i;
+    int64_t ignored = 0;
+    int rc = idmint__store_ns_list(a->st, &list, &n);
+
+    for (i = 0; rc == 0 && i < n; i++)
+        if (list[i].kind == IDMINT_KIND_SNOWFLAKE)
+            rc = end_leases(a, &list[i], ANY_REGION, actor, &ignored);
+    free(list);
+    return rc;
+}
+
+int idmint_region_claim(idmint_authority *a, const char *registry_url, uint32_t region)
+{
+    idmint_region_record own, reg_rec;
+    struct store *reg = NULL;
+    char actor[64], store_id[33], reg_where[IDMINT__LOCATION_MAX];
+    uint64_t own_version = 0;
+    int64_t now_ms;
+    int has_own, rc = local_only(a, "region claim");
+
+    memset(&reg_rec, 0, sizeof(reg_rec));
+    if (rc != 0 || (rc = registry_url_check(registry_url)) != 0)
+        return rc;
+    if (region > REGION_MAX)
+        return idmint__fail(IDMINT_EINVAL, "region %u is above %u", (unsigned)region, REGION_MAX);
+    if (!idmint__store_has_records(a->st))
+        return idmint__fail(IDMINT_EINVAL, "the %s store keeps no region claims",
+                            a->st->ops->scheme);
+    if ((has_own = record_read(a->st, OWN_KEY, &own, &own_version)) < 0)
+        return has_own;
+    if (has_own && own.state == IDMINT_REGION_RELEASING)
+        return idmint__fail(IDMINT_ECONFLICT,
+                            "this authority's release of region %u has not ended: run "
+                            "'idmint region release' again first",
+                            (unsigned)own.region);
+    if (has_own && (own.state == IDMINT_REGION_CLAIMED || own.state == IDMINT_REGION_CLAIMING) &&
+        (own.region != region || strcmp(own.registry, registry_url) != 0))
+        return idmint__fail(IDMINT_ECONFLICT,
+                            "this authority holds region %u in the registry %s already; release "
+                            "it first",
+                            (unsigned)own.region, own.registry);
+    if (has_own && own.state == IDMINT_REGION_CLAIMED)
+        return 0; /* a claim run again after it ended */
+    if ((rc = own_identity(a, store_id)) != 0 || (rc = registry_open(registry_url, &reg)) != 0)
+        return rc;
+    if (idmint__store_location(reg, registry_url, reg_where, sizeof(reg_where)) == 0 &&
+        a->location[0] != '\0' && strcmp(reg_where, a->location) == 0)
+        rc = idmint__fail(IDMINT_EINVAL, "the registry must be a store of its own, not the "
+                                         "authority that claims");
+    if (rc == 0 && !idmint__store_has_records(reg))
+        rc = idmint__fail(IDMINT_EINVAL, "the registry's %s store keeps no region claims",
+                          reg->ops->scheme);
+    /* A claim that stopped half-way has begun ending the earlier leases. */
+    if (rc == 0 && !(has_own && own.state == IDMINT_REGION_CLAIMING))
+        rc = claim_ready(a, reg, registry_url, region);
+    now_ms = idmint__authority_now_ms(a);
+    idmint__authority_actor(a, actor, sizeof(actor));
+    if (rc == 0)
+        rc = registry_claim(a, reg, region, store_id, actor, now_ms, &reg_rec);
+    idmint__store_close(reg);
+    if (rc != 0)
+        return rc;
+    if (!(has_own && own.state == IDMINT_REGION_CLAIMING)) {
+        /* The mark first: from here no take is granted until the claim ends. */
+        memset(&own, 0, sizeof(own));
+        own.region = region;
+        own.state = IDMINT_REGION_CLAIMING;
+        memcpy(own.holder, store_id, sizeof(own.holder));
+        where_copy(own.where, a->location);
+        snprintf(own.registry, sizeof(own.registry), "%s", registry_url);
+        own.since_ms = now_ms;
+        own.floor_ms = reg_rec.floor_ms;
+        if ((rc = record_write(a->st, OWN_KEY, &own, own_version, actor, "region.claiming",
+                               now_ms)) != 0)
+            return rc;
+        own_version++;
+    }
+    if ((rc = end_earlier_leases(a, actor)) != 0)
+        return rc;
+    own.state = IDMINT_REGION_CLAIMED;
+    return record_write(a->st, OWN_KEY, &own, own_version, actor, "region.claim",
+                        idmint__authority_now_ms(a));
+}
+
 int idmint_region_release(idmint_authority *a)
 {
     idmint_region_record own, rec;
@@ -466,7 +501,7 @@ int idmint_region_release(idmint_authority *a)
     if ((rc = record_read(a->st, OWN_KEY, &own, &version)) <= 0)
         return rc < 0 ? rc : idmint__fail(IDMINT_ENOTFOUND, "this authority holds no region claim");
     idmint__authority_actor(a, actor, sizeof(actor));
-    if (own.state == IDMINT_REGION_CLAIMED) {
+    if (own.state == IDMINT_REGION_CLAIMED || own.state == IDMINT_REGION_CLAIMING) {
         /* The mark first: from here no take is granted (idmint__authority_region_take). */
         own.state = IDMINT_REGION_RELEASING;
         if ((rc = record_write(a->st, OWN_KEY, &own, version, actor, "region.releasing",

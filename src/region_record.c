@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const state_names[] = {"free", "claimed", "releasing", "released"};
+static const char *const state_names[] = {"free", "claimed", "releasing", "released", "claiming"};
 
 const char *idmint__region_state_name(idmint_region_state state)
 {

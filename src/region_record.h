@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-/* "free", "claimed", "releasing", "released"; "unknown" for anything else. Static. */
+/* "free", "claimed", "releasing", "released", "claiming"; "unknown" else. Static. */
 const char *idmint__region_state_name(idmint_region_state state);
 
 /*

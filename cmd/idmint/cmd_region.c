@@ -38,11 +38,11 @@ static int print_help(void)
 
 static void print_record(const idmint_region_record *r)
 {
-    static const char *const states[] = {"free", "claimed", "releasing", "released"};
+    static const char *const states[] = {"free", "claimed", "releasing", "released", "claiming"};
 
     printf("region=%" PRIu32 " state=%s holder=%s where=%s since_ms=%" PRId64 " floor_ms=%" PRId64
            "%s%s\n",
-           r->region, (unsigned)r->state < 4 ? states[r->state] : "unknown",
+           r->region, (unsigned)r->state < 5 ? states[r->state] : "unknown",
            r->holder[0] != '\0' ? r->holder : "-", r->where[0] != '\0' ? r->where : "-",
            r->since_ms, r->floor_ms, r->registry[0] != '\0' ? " registry=" : "", r->registry);
 }

@@ -138,15 +138,18 @@ static struct idmint__dynlib pq_lib =
 #define RESERVE_FROM "greatest(next_value, floor::numeric + 1)"
 
 /* Advisory lock keys (bigint form): "idmint" in ASCII, then a tag byte. */
-#define PG_LOCK_SCHEMA "29665293637678081"
-#define PG_LOCK_AUDIT  "29665293637678082"
+#define PG_LOCK_SCHEMA   "29665293637678081"
+#define PG_LOCK_AUDIT    "29665293637678082"
+/* With hashtext(namespace): takes hold it shared, a disable exclusive. */
+#define PG_LOCK_NS_CLASS "29665293"
 
 /* ==== statements ==== */
 
 enum pg_stmt_id {
     ST_NS_INSERT,
     ST_NS_GET,
-    ST_NS_GET_SHARE,
+    ST_NS_TAKE_LOCK,
+    ST_NS_DISABLE_LOCK,
     ST_NS_LIST,
     ST_NS_DISABLE,
     ST_AUDIT_INSERT,
@@ -274,11 +277,15 @@ static const char *const pg_sql[ST__COUNT] = {
                      "$9::numeric, $10::bigint, $11::bigint, $12::bigint, $13::boolean, "
                      "$14::bigint, $15::bigint, $16::text)",
     [ST_NS_GET] = "SELECT " NS_COLUMNS " FROM idmint.namespaces WHERE name = $1::text",
-    /* A take's read: a disable (an UPDATE of the row) waits for the take to
-     * commit, and a take that starts after the disable waits for it and then
-     * reads it, so a namespace that a release has disabled grants nothing. */
-    [ST_NS_GET_SHARE] = "SELECT " NS_COLUMNS " FROM idmint.namespaces WHERE name = $1::text "
-                        "FOR SHARE",
+    /* Before a take reads its namespace: a disable waits for every take under
+     * way to commit, and a take that comes after it waits for it and then
+     * reads it, so a namespace that a region's release disabled grants
+     * nothing after the release read its rows. An advisory lock, not the
+     * row's: takes write the row (the longest lease), which from under a
+     * shared row lock would deadlock two of them. */
+    [ST_NS_TAKE_LOCK] =
+        "SELECT pg_advisory_xact_lock_shared(" PG_LOCK_NS_CLASS ", hashtext($1::text))",
+    [ST_NS_DISABLE_LOCK] = "SELECT pg_advisory_xact_lock(" PG_LOCK_NS_CLASS ", hashtext($1::text))",
     /* COLLATE "C": the same byte order as SQLite and every client's strcmp. */
     [ST_NS_LIST] = "SELECT " NS_COLUMNS " FROM idmint.namespaces ORDER BY name COLLATE \"C\"",
     [ST_NS_DISABLE] = "UPDATE idmint.namespaces SET disabled = $2::boolean WHERE name = $1::text",
@@ -1598,6 +1605,9 @@ static int ns_disable_body(struct pg_store *s, void *ctx)
     int rc;
 
     arg_text(&a, c->name);
+    if (c->disabled &&
+        (rc = pg_run(s, ST_NS_DISABLE_LOCK, &a, NULL, "wait for the takes under way")) != 0)
+        return rc;
     arg_text(&a, c->disabled ? "true" : "false");
     rc = pg_run(s, ST_NS_DISABLE, &a, &changed,
                 c->disabled ? "disable namespace" : "enable namespace");
@@ -1712,7 +1722,8 @@ static int lease_take_body(struct pg_store *s, void *ctx)
 
     c->res = *c->in;
     arg_text(&a, c->ns);
-    if ((rc = pg_exec(s, ST_NS_GET_SHARE, &a, &r, "read namespace")) != 0)
+    if ((rc = pg_run(s, ST_NS_TAKE_LOCK, &a, NULL, "wait for a disable of the namespace")) != 0 ||
+        (rc = pg_exec(s, ST_NS_GET, &a, &r, "read namespace")) != 0)
         return rc;
     rows = pq.ntuples(r);
     if (rows == 1)

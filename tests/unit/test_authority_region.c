@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct fx {
@@ -199,6 +200,56 @@ static void test_authority_region__release_hands_on_above_the_floor(void **state
     assert_true(next > first);
 }
 
+/* A lease of @p region in ev of @p url taken straight in the store, with E at @p until_unit. */
+static void take_raw(const char *url, uint32_t region, uint64_t now_unit, uint64_t until_unit,
+                     struct idmint__lease *lease)
+{
+    struct store *st = NULL;
+
+    memset(lease, 0, sizeof(*lease));
+    lease->region = region;
+    snprintf(lease->holder, sizeof(lease->holder), "0123456789abcdef0123456789abcdef");
+    lease->granted_units = 1;
+    assert_int_equal(idmint__store_open(url, NULL, &st), 0);
+    assert_int_equal(
+        idmint__store_lease_take(st, "ev", 256, now_unit, until_unit, lease, "test", 1), 0);
+    idmint__store_close(st);
+}
+
+/*
+ * A claim starts a new epoch (models/region.pml, NO_EPOCH): a live lease
+ * refuses the claim; a lease whose E has passed (a holder killed, or one
+ * whose clock lags) is not renewed under the claim.
+ */
+static void test_authority_region__a_claim_ends_earlier_leases(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__lease live, old;
+    struct store *st = NULL;
+    struct timespec ts;
+    uint64_t now_unit;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now_unit =
+        (uint64_t)((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - IDMINT_DEFAULT_EPOCH_MS);
+
+    define(f->reg, "ev", 8);
+    define(f->a, "ev", 8);
+    take_raw(f->a, 2, now_unit, now_unit + 600000, &live);
+    assert_int_equal(claim(f->a, f->reg, 1), IDMINT_EINVAL);
+    assert_non_null(strstr(idmint_errmsg(), "is held"));
+    assert_int_equal(idmint_registry_get(f->reg, 1, &(idmint_region_record){0}), IDMINT_ENOTFOUND);
+
+    define(f->b, "ev", 8);
+    take_raw(f->b, 2, now_unit - 5000, now_unit - 1000, &old);
+    assert_int_equal(claim(f->b, f->reg, 1), 0);
+    assert_int_equal(idmint__store_open(f->b, NULL, &st), 0);
+    assert_int_equal(idmint__store_lease_renew(st, "ev", &old, now_unit + 1000, 2),
+                     IDMINT_ELEASELOST);
+    idmint__store_close(st);
+    (void)live;
+}
+
 static void test_authority_region__a_stale_record_write_is_refused(void **state)
 {
     struct fx *f = *state;
@@ -232,6 +283,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_authority_region__release_hands_on_above_the_floor,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_authority_region__a_claim_ends_earlier_leases, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_authority_region__a_stale_record_write_is_refused,
                                         setup, teardown),
     };
