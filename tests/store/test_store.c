@@ -1177,6 +1177,129 @@ static void take_child(const char *url, const char *ns, int gate, int out, unsig
     _exit(write(out, &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : 1);
 }
 
+/* Take worker ids of @p ns at ever later units until the namespace is disabled; exit 0 then. */
+static void take_until_disabled(const char *url, const char *ns, unsigned child)
+{
+    struct store *st = NULL;
+    uint64_t unit = 1000 + child;
+
+    if (idmint__store_open(url, NULL, &st) != 0)
+        _exit(2);
+    for (;;) {
+        struct idmint__lease l;
+        int rc;
+
+        lease_init(&l, 0, child % 2 ? HOLDER_A : HOLDER_B);
+        unit += 16;
+        rc = idmint__store_lease_take(st, ns, 8, unit, unit + 8, &l, ACTOR, NOW_MS);
+        if (rc == IDMINT_EDISABLED)
+            break;
+        if (rc != 0 && rc != IDMINT_ENOWORKER && rc != IDMINT_EUNAVAILABLE) {
+            fprintf(stderr, "take: %s: %s\n", idmint_strerror(rc), idmint_errmsg());
+            _exit(3);
+        }
+    }
+    idmint__store_close(st);
+    _exit(0);
+}
+
+/*
+ * A disable is a mark no take passes (a region's release relies on it,
+ * src/authority_region.c): once ns_set_disabled has returned, no take
+ * under way when it ran lands after it. Four processes take in a loop; the
+ * rows read right after the disable must be the rows at the end.
+ */
+static void test_store__no_take_lands_after_a_disable_returned(void **state)
+{
+    struct fx *f = *state;
+    enum { PROCS = 4 };
+    char ns[64];
+    pid_t pids[PROCS];
+    struct snap after;
+    idmint_worker_info *w = NULL;
+    size_t n = 0;
+
+    ns_name(f, "mark", ns);
+    make_snowflake(f, ns, 0, 3);
+    for (unsigned i = 0; i < PROCS; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0)
+            take_until_disabled(f->url, ns, i);
+    }
+    /* Until the takes are well under way: some row has moved past its first generation. */
+    for (int tries = 0; tries < 2000; tries++) {
+        size_t i, moved = 0;
+
+        assert_int_equal(idmint__store_lease_list(f->st, ns, &w, &n), 0);
+        for (i = 0; i < n; i++)
+            moved += idmint_worker_info_at(w, i)->generation > 2;
+        idmint_free(w);
+        w = NULL;
+        if (moved > 0)
+            break;
+        nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
+    }
+    assert_int_equal(idmint__store_ns_set_disabled(f->st, ns, 1, ACTOR, NOW_MS), 0);
+    snap_take(f, ns, &after);
+    for (unsigned i = 0; i < PROCS; i++) {
+        int status;
+
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    assert_true(after.n_workers > 0);
+    snap_same(f, ns, &after);
+}
+
+/* Records (store.h, version 8): a compare-and-set text per key, audited. */
+static void test_store__records_are_written_only_over_the_version_read(void **state)
+{
+    struct fx *f = *state;
+    char key[64], value[STORE_RECORD_MAX], text[64];
+    uint64_t v0 = 7, v1 = 0, v2 = 0;
+    idmint_audit_entry *all = NULL;
+    size_t n = 0, i, audited = 0;
+
+    snprintf(key, sizeof(key), "region/%s", f->prefix);
+    snprintf(text, sizeof(text), "state=claimed region=1 holder=%s", f->prefix);
+    assert_true(idmint__store_has_records(f->st));
+    assert_int_equal(idmint__store_record_get(f->st, key, value, sizeof(value), &v0),
+                     IDMINT_ENOTFOUND);
+    assert_int_equal(v0, 0);
+    assert_int_equal(idmint__store_record_put(f->st, key, text, 0, ACTOR, "region.claim", NOW_MS),
+                     0);
+    assert_int_equal(idmint__store_record_get(f->st, key, value, sizeof(value), &v1), 0);
+    assert_string_equal(value, text);
+    assert_true(v1 > 0);
+    /* A second writer that read "none", or an old version, changes nothing. */
+    assert_int_equal(
+        idmint__store_record_put(f->st, key, "other", 0, ACTOR, "region.claim", NOW_MS),
+        IDMINT_ECONFLICT);
+    assert_int_equal(
+        idmint__store_record_put(f->st, key, "other", v1 + 1, ACTOR, "region.claim", NOW_MS),
+        IDMINT_ECONFLICT);
+    assert_int_equal(idmint__store_record_get(f->st, key, value, sizeof(value), &v2), 0);
+    assert_string_equal(value, text);
+    assert_int_equal(v2, v1);
+    assert_int_equal(idmint__store_record_put(f->st, key, "state=free region=1", v1, ACTOR,
+                                              "region.release", NOW_MS),
+                     0);
+    assert_int_equal(idmint__store_record_get(f->st, key, value, sizeof(value), &v2), 0);
+    assert_string_equal(value, "state=free region=1");
+    assert_true(v2 > v1);
+    /* Each write that happened left one audit record, with the value as its detail. */
+    assert_int_equal(idmint__store_audit_list(f->st, 0, SIZE_MAX, &all, &n), 0);
+    for (i = 0; i < n; i++) {
+        const idmint_audit_entry *e = &all[i];
+
+        if (strcmp(e->detail, text) == 0 && strcmp(e->action, "region.claim") == 0)
+            audited++;
+    }
+    free(all);
+    assert_int_equal(audited, 1);
+}
+
 static void test_store__lease_take_race_of_16_processes_gives_8_distinct_ids(void **state)
 {
     struct fx *f = *state;
@@ -2102,6 +2225,8 @@ int main(void)
         T(test_store__range_refuses_disabled_unknown_and_snowflake_namespaces),
         T(test_store__audit_list_pages_by_sequence),
         T(test_store__lease_take_race_of_16_processes_gives_8_distinct_ids),
+        T(test_store__no_take_lands_after_a_disable_returned),
+        T(test_store__records_are_written_only_over_the_version_read),
         T(test_store__range_race_of_8_processes_never_overlaps),
         T(test_store__range_repeats_racing_their_original_get_the_same_range),
         T(test_store__take_records_a_grant_that_renew_and_release_extend),
