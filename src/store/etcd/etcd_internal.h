@@ -624,8 +624,7 @@ int etcd_txn_run(struct etcd_store *s, const struct etcd_txn_plan *plan, void *c
 
 /* ==== etcd_named_records.c: records (store.h, version 8) ==== */
 
-int etcd_record_get(struct store *st, const char *key, char *value, size_t size,
-                    uint64_t *version);
+int etcd_record_get(struct store *st, const char *key, char *value, size_t size, uint64_t *version);
 int etcd_record_put(struct store *st, const char *key, const char *value, uint64_t expect,
                     const char *actor, const char *action, int64_t now_ms);
 
