@@ -216,6 +216,8 @@ const char *ratelimit_class_name(enum ratelimit_class c)
         return "batch";
     case RATELIMIT_COLLISION:
         return "collision";
+    case RATELIMIT_GRANT:
+        return "grant";
     default:
         return "none";
     }

@@ -4,7 +4,8 @@
  * burst set by the token's role) and one per client address, checked by
  * the dispatcher (routes.c) once the token is known; and per caller, one
  * bucket for each kind of record a caller can make the store keep (new
- * idempotent batches, collision reports), checked by those routes, so that
+ * idempotent batches, collision reports, worker takes and range
+ * reservations), checked by those routes, so that
  * what any caller can write is bounded whatever the request limits are.
  * Lock-free and O(1) per request: a bucket is one 64-bit word advanced by
  * compare-and-swap, so a client over its limit costs the others one atomic
@@ -37,6 +38,7 @@ enum ratelimit_class {
     RATELIMIT_ADDRESS = 3,
     RATELIMIT_BATCH = 4,     /* GET /v1/ids with an Idempotency-Key not saved yet */
     RATELIMIT_COLLISION = 5, /* POST /v1/collisions */
+    RATELIMIT_GRANT = 6,     /* a worker take or range reservation for a remote library */
     RATELIMIT_CLASSES
 };
 #define RATELIMIT_WRITES    (RATELIMIT_CLASSES - RATELIMIT_BATCH)
@@ -48,6 +50,11 @@ enum ratelimit_class {
 #define RATELIMIT_BATCH_BURST     100u
 #define RATELIMIT_COLLISION_RATE  1u
 #define RATELIMIT_COLLISION_BURST 60u
+/* Each caller's takes and reservations (/internal/): each is a grant row and
+ * an audit record kept for the grant retention; a library asks for one at
+ * its start and each range refill, so the burst lets a fleet start at once. */
+#define RATELIMIT_GRANT_RATE      100u
+#define RATELIMIT_GRANT_BURST     1000u
 
 /* One class's limit: @c rate requests a second on average, @c burst at once. */
 struct ratelimit_rule {

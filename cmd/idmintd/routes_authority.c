@@ -100,7 +100,9 @@ int routes_write_allowed(struct http_req *r, struct daemon_thread *w, enum ratel
     http_add_header(r, "retry-after", value);
     snprintf(text, sizeof(text), "%s '%s' is over %s_rate (%s); retry in %s s",
              caller == RATELIMIT_ANONYMOUS ? "caller" : "token", w->actor, ratelimit_class_name(c),
-             c == RATELIMIT_BATCH ? "new Idempotency-Keys a second" : "collision reports a second",
+             c == RATELIMIT_BATCH       ? "new Idempotency-Keys a second"
+             : c == RATELIMIT_COLLISION ? "collision reports a second"
+                                        : "worker takes and range reservations a second",
              value);
     routes_fail_wire(r, ERRORS_HTTP_RATE_LIMITED_CODE, text);
     return -1;

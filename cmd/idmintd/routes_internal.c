@@ -251,7 +251,8 @@ static void workers_op(struct http_req *r, struct daemon_thread *w, const struct
     if (routes_snowflake_ns(r, w, ns, &a, &info,
                             "worker leases are for snowflake namespaces; this one is a range") != 0)
         return;
-    if (is_take && body_origin(r, w, body, a, &lease.origin) != 0)
+    if (is_take && (body_origin(r, w, body, a, &lease.origin) != 0 ||
+                    routes_write_allowed(r, w, RATELIMIT_GRANT) != 0))
         return;
     t0 = clocks_mono_ns();
     if (is_force) {
@@ -363,7 +364,8 @@ void routes_internal_ranges(struct http_req *r, struct daemon_thread *w,
         routes_fail(r, rc, NULL);
         goto out;
     }
-    if (body_origin(r, w, body, a, &range.origin) != 0)
+    if (body_origin(r, w, body, a, &range.origin) != 0 ||
+        routes_write_allowed(r, w, RATELIMIT_GRANT) != 0)
         goto out;
     t0 = clocks_mono_ns();
     rc = idmint__authority_range_reserve(a, ns, incarnation, request_id, (uint64_t)count, &range);

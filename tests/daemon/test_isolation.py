@@ -8,7 +8,9 @@
 # audit entry, one error-level line and one count; a mint token flooding new
 # keys or distinct reports gets 429 with Retry-After after its documented
 # bound ([limits] batch_* and collision_*: 100 at once, then 10 a second;
-# 60 at once, then 1 a second) while another token goes on; a key over 64
+# 60 at once, then 1 a second) while another token goes on; a generator
+# token's range reservations and worker takes are bounded the same way
+# ([limits] grant_*); a key over 64
 # bytes is refused and saves nothing. Row counts and sizes are read from
 # the SQLite file itself.
 
@@ -31,15 +33,21 @@ TOKENS = {
     "shop": ("mint", "mnt-6f8a0c2e4a6c8e0f1a3b5c7d9e1f2a4d"),
     "rogue": ("mint", "mnt-7a9c1e3a5c7e9a1b3d5f7a9c1e3a5c7e"),
     "calm": ("mint", "mnt-8b0d2f4b6d8f0b2c4e6a8b0d2f4b6d8f"),
+    "lib": ("generator", "gen-9c1e3a5c7e9a1b3d5f7a9c1e3a5c7e9a"),
+    "lib2": ("generator", "gen-0d2f4b6d8f0b2c4e6a8b0d2f4b6d8f0b"),
 }
-ADMIN, SHOP, ROGUE, CALM = (TOKENS[n][1] for n in ("ops", "shop", "rogue", "calm"))
+ADMIN, SHOP, ROGUE, CALM, LIB, LIB2 = (TOKENS[n][1] for n in
+                                       ("ops", "shop", "rogue", "calm", "lib", "lib2"))
 NS = "orders"
 MINT = "[mint]\nnamespaces = %s\nlease_ms = 4000\nrenew_ms = 500\n" % NS
 # Node A: collision reports unlimited, to show the deduplication by itself.
 CONFIG_A = H.tokens_config(TOKENS) + MINT + (
     "[limits]\ncollision_rate = 1000000\ncollision_burst = 1000000\n")
-# Node B: the documented defaults (docs/http-api.md, "Bounds on what a caller can write").
-CONFIG_B = H.tokens_config(TOKENS) + MINT
+# Node B: the documented defaults (docs/http-api.md, "Bounds on what a caller can write"),
+# but for grants, whose default burst (1,000) would take a long flood to pass.
+GRANT_RATE, GRANT_BURST = 20, 50
+CONFIG_B = H.tokens_config(TOKENS) + MINT + (
+    "[limits]\ngrant_rate = %d\ngrant_burst = %d\n" % (GRANT_RATE, GRANT_BURST))
 BATCH_RATE, BATCH_BURST = 10, 100
 COLLISION_RATE, COLLISION_BURST = 1, 60
 
@@ -313,6 +321,48 @@ def test_a_flood_of_distinct_reports_from_one_token_is_bounded(b, base):
     calm.close()
 
 
+def test_a_flood_of_reservations_from_one_library_is_bounded(b):
+    """A generator token's range reservations and worker takes each make a grant row and an
+    audit record: one bucket per caller bounds them, and another caller goes on."""
+    lib, other = Client(b, LIB), Client(b, LIB2)
+    rows0 = db_rows(b, "SELECT count(*) FROM range_grants WHERE namespace = 'ledger'")
+    allowed, limited, others = 0, [], []
+    t0 = time.monotonic()
+    for i in range(200):
+        r = lib.call("POST", "/internal/ranges/lease",
+                     {"namespace": "ledger", "incarnation": "flood", "request_id": "r%d" % i,
+                      "count": 10})
+        if r.status == 200:
+            allowed += 1
+        elif r.status == 429:
+            limited.append(r)
+        else:
+            others.append(r)
+    elapsed = time.monotonic() - t0
+    bound = GRANT_BURST + GRANT_RATE * elapsed + 1
+    print("reservation flood: %d reserved, %d refused in %.2f s (bound %.0f)"
+          % (allowed, len(limited), elapsed, bound), flush=True)
+    S.ok(not others, "a reservation flood gets only 200 or 429", others[0].show() if others else "")
+    S.ok(GRANT_BURST <= allowed <= bound,
+         "one token reserves at most grant_burst + grant_rate x t times",
+         "%d allowed in %.2f s, bound %.0f" % (allowed, elapsed, bound))
+    check_429s(limited, "the reservation flood")
+    S.ok(limited and "token 'lib' is over grant_rate" in limited[0].text,
+         "the 429 names the token and the limit", limited[0].show() if limited else "")
+    rows = db_rows(b, "SELECT count(*) FROM range_grants WHERE namespace = 'ledger'")
+    S.ok(rows - rows0 == allowed, "only the allowed reservations made grant rows",
+         "%d rows for %d allowed" % (rows - rows0, allowed))
+    # Takes share the bucket: right after the flood, a take by the same token waits too.
+    take = {"op": "take", "namespace": NS, "region": 0, "holder": "e" * 32, "lease_ms": 5000}
+    r = lib.call("POST", "/internal/workers/lease", take)
+    S.ok(r.status == 429 and "over grant_rate" in r.text, "a worker take by the same token is 429",
+         r.show())
+    r = other.call("POST", "/internal/workers/lease", dict(take, holder="f" * 32))
+    S.ok(r.status == 200, "another generator token takes a worker id at once", r.show())
+    lib.close()
+    other.close()
+
+
 def main():
     try:
         a = node(CONFIG_A)
@@ -337,6 +387,9 @@ def main():
     victim = mine[0] if mine else 1
     S.run("identical reports", test_1000_identical_collision_reports_make_one_record, a, victim)
     S.run("report flood", test_a_flood_of_distinct_reports_from_one_token_is_bounded, b, victim)
+    S.json_ok(a.post("/v1/namespaces", {"name": "ledger", "kind": "range"}, token=ADMIN), 201,
+              "setup: create ledger")
+    S.run("reservation flood", test_a_flood_of_reservations_from_one_library_is_bounded, b)
     S.stop_daemon(a, "node A: SIGTERM exits 0")
     S.stop_daemon(b, "node B: SIGTERM exits 0")
     S.finish()

@@ -82,6 +82,8 @@ static void test_config__the_defaults_pass_the_final_checks(void **state)
     assert_string_equal(cfg->listen, "127.0.0.1:8080");
     assert_string_equal(cfg->authority, ""); /* the library's default, never a path of ours */
     assert_int_equal(cfg->limits[RATELIMIT_BATCH].rate, RATELIMIT_BATCH_RATE);
+    assert_int_equal(cfg->limits[RATELIMIT_GRANT].rate, RATELIMIT_GRANT_RATE);
+    assert_int_equal(cfg->limits[RATELIMIT_GRANT].burst, RATELIMIT_GRANT_BURST);
     assert_int_equal(cfg->limits[RATELIMIT_MINT].rate, 0);
     free(cfg);
 }
@@ -182,6 +184,8 @@ static void test_config__limits_take_rate_zero_but_never_burst_zero(void **state
     assert_int_equal(cfg->limits[RATELIMIT_ADDRESS].rate, 7);
     accepted(cfg, "limits", "generator_burst", "3");
     assert_int_equal(cfg->limits[RATELIMIT_GENERATOR].burst, 3);
+    accepted(cfg, "limits", "grant_rate", "5");
+    assert_int_equal(cfg->limits[RATELIMIT_GRANT].rate, 5);
     refused(cfg, "limits", "mint_burst", "0", "outside 1..1000000");
     refused(cfg, "limits", "admin_rate", "1000001", "outside 0..1000000");
     free(cfg);
