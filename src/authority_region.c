@@ -161,10 +161,19 @@ static int definition_check(struct store *reg, const char *registry, const idmin
     return definition_adopt(reg, registry, ns, NULL);
 }
 
+/*
+ * Open the registry at @p url, never creating one: a mistyped URL must not
+ * become an empty registry that every claim then finds free.
+ */
 static int registry_open(const char *url, struct store **out)
 {
-    int rc = idmint__store_open(url, NULL, out);
+    int rc = idmint__store_open_flags(url, NULL, STORE_OPEN_EXISTING, out);
 
+    if (rc == IDMINT_ENOTFOUND)
+        return idmint__fail(IDMINT_ENOTFOUND,
+                            "there is no region registry at %s: make it by defining the "
+                            "namespaces there (idmint --authority %s ns create ...)",
+                            url, url);
     if (rc != 0 && rc != IDMINT_EINVAL)
         return idmint__fail(rc, "the region registry %s cannot be reached: %s", url,
                             idmint_errmsg());
@@ -230,7 +239,7 @@ int idmint__authority_region_ns_open(idmint_authority *a, const idmint_ns_info *
         return rc;
     /* Minting never waits on the registry: when it cannot be reached, the
      * copy checked when it was made (or claimed) is trusted. */
-    if (idmint__store_open(own.registry, NULL, &reg) != 0)
+    if (idmint__store_open_flags(own.registry, NULL, STORE_OPEN_EXISTING, &reg) != 0)
         return 0;
     rc = definition_check(reg, own.registry, ns);
     idmint__store_close(reg);

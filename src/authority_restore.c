@@ -600,6 +600,41 @@ static int witness_step(struct idmint_authority *a, const char *store_id,
     return rc;
 }
 
+int idmint__authority_history_state(idmint_authority *a, uint64_t seq,
+                                    struct idmint__history_state *out)
+{
+    int rc = idmint__authority_check(a);
+
+    if (rc == 0 && a->remote != NULL)
+        rc = idmint__fail(IDMINT_EINVAL, "a remote authority's history is its daemon's to read");
+    if (rc == 0)
+        rc = idmint__store_history_check(a->st, seq, out);
+    return rc;
+}
+
+/*
+ * The check of a remote (http://) holder: its idmintd reads its store's
+ * history at the seq we saw, and we judge it as a local holder judges its
+ * store's. No witness: this host binds no place to the daemon's store.
+ * A daemon too old to answer leaves the check to the daemon.
+ */
+static int remote_history_check(struct idmint_authority *a, const char *where,
+                                struct idmint__history *seen, int adopt_head)
+{
+    struct idmint__history_state state;
+    int rc;
+
+    if (a->remote->ops->history_check == NULL)
+        return 0;
+    memset(&state, 0, sizeof(state));
+    rc = a->remote->ops->history_check(a->remote, seen->seq, &state);
+    if (rc == 0)
+        rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);
+    if (rc == 0 && adopt_head)
+        *seen = state.head;
+    return rc;
+}
+
 int idmint__authority_history_check(struct idmint_authority *a, const char *ns,
                                     struct idmint__history *seen, int adopt_head)
 {
@@ -607,9 +642,11 @@ int idmint__authority_history_check(struct idmint_authority *a, const char *ns,
     char where[96];
     int rc;
 
-    if (a->remote != NULL || !idmint__store_has_history_check(a->st))
-        return 0;
     snprintf(where, sizeof(where), "namespace '%s'", ns);
+    if (a->remote != NULL)
+        return remote_history_check(a, where, seen, adopt_head);
+    if (!idmint__store_has_history_check(a->st))
+        return 0;
     rc = idmint__store_history_check(a->st, seen->seq, &state);
     if (rc == 0)
         rc = idmint__history_verify(seen, &state, IDMINT__EVIDENCE_HOLDER, where);

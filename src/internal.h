@@ -445,8 +445,10 @@ int idmint__witness_location_write(const char *dir, const char *location, const 
  * @p adopt_head, set *seen to it (so the next check asks about a seq at
  * most one interval old). 0; IDMINT_ERESTORED (stop minting); the witness
  * folder's IDMINT_EINVAL; the store's errors (an outage: try again). A
- * remote (http://) authority or a store without a history log: 0, nothing
- * checked (its idmintd checks; docs/operations.md says what that leaves).
+ * remote (http://) authority: its idmintd reads its store's history for us
+ * (GET /internal/history) and we judge it here; no witness (this host has
+ * no binding of the daemon's store). A store without a history log: 0,
+ * nothing checked.
  */
 int idmint__authority_history_check(struct idmint_authority *a, const char *ns,
                                     struct idmint__history *seen, int adopt_head);

@@ -34,7 +34,9 @@ static const struct idmint__wire_error rows[] = {
     {IDMINT_ESTORE, 503, "unavailable", 0},
     {IDMINT_ETIMEDOUT, 503, "unavailable", 0},
     {IDMINT_EACCESS, 403, "permission_denied", 0},
-    {IDMINT_ERESTORED, 503, "unavailable", 0},
+    /* Its own code, so a remote holder stops as a local one does (an older
+     * client reads an unknown code as unavailable). */
+    {IDMINT_ERESTORED, 503, "restored", 0},
     {IDMINT_EACCESS, 401, "unauthenticated", 1},
     {IDMINT_EUNAVAILABLE, 429, "rate_limited", 1},
     {IDMINT_EINVAL, 405, "method_not_allowed", 1},

@@ -28,6 +28,7 @@ static const char *const f_workers[] = {
 static const char *const f_ranges[] = {"namespace", "incarnation", "request_id", "count",
                                        "host",      "pid",         "program",    NULL};
 static const char *const f_forget[] = {"namespace", "incarnation", "before_request_id", NULL};
+static const char *const q_history[] = {"seq", NULL};
 static const char *const f_ns[] = {"name",  "kind", "layout", "unit_ms",   "epoch",
                                    "start", "max",  "block",  "max_block", NULL};
 
@@ -55,6 +56,8 @@ const struct route_row route_table[] = {
      "/internal/ranges/lease", ROUTE_ON_LEASE, NULL, f_ranges},
     {"POST", "/internal/ranges/forget", AUTH_GENERATOR, routes_internal_ranges_forget,
      "/internal/ranges/forget", 1, NULL, f_forget},
+    {"GET", "/internal/history", AUTH_GENERATOR, routes_internal_history, "/internal/history", 1,
+     q_history, NULL},
     {"GET", "/v1/namespaces", AUTH_MINT, routes_ns_list, "/v1/namespaces", 1, NULL, NULL},
     {"POST", "/v1/namespaces", AUTH_ADMIN, routes_ns_create, "/v1/namespaces", 1, NULL, f_ns},
     {"GET", "/v1/namespaces/{ns}", AUTH_MINT, routes_ns_get, "/v1/namespaces/{ns}", 1, NULL, NULL},

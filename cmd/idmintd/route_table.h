@@ -115,6 +115,9 @@ void routes_internal_ranges(struct http_req *r, struct daemon_thread *w,
 /* POST /internal/ranges/forget: a range supply deletes its older request records. */
 void routes_internal_ranges_forget(struct http_req *r, struct daemon_thread *w,
                                    const struct route_match *m);
+/* GET /internal/history?seq=N: the store's history at N, for remote holders to judge. */
+void routes_internal_history(struct http_req *r, struct daemon_thread *w,
+                             const struct route_match *m);
 
 /* routes_status.c */
 void routes_status_page(struct http_req *r, struct daemon_thread *w, const struct route_match *m);

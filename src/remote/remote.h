@@ -55,6 +55,8 @@ struct remote_ops {
                             const char *note, idmint_collision *out);
     int (*collisions_list)(struct remote *r, int64_t after_seq, size_t limit,
                            idmint_collision **out, size_t *n);
+    /* As idmint__authority_history_state on the daemon's store. */
+    int (*history_check)(struct remote *r, uint64_t seq, struct idmint__history_state *out);
 };
 
 /* Every remote's private struct starts with this. */

@@ -350,6 +350,55 @@ static int http_token_check(const char *token)
     return 0;
 }
 
+/* ==== the history check ==== */
+
+/*
+ * What the daemon's store says of its history at @p seq (GET
+ * /internal/history): our holders judge it as local holders judge their
+ * store's, so a store put back under the daemon stops them within a check.
+ */
+static int http_history_check(struct remote *st, uint64_t seq, struct idmint__history_state *out)
+{
+    struct http_remote *h = (struct http_remote *)st;
+    struct idmint__history_state res;
+    json_t *reply = NULL, *lineage;
+    char path[64];
+    size_t i, n;
+    int64_t backup_ms = 0;
+    int rc;
+
+    snprintf(path, sizeof(path), "/internal/history?seq=%llu", (unsigned long long)seq);
+    if ((rc = http_call(h, "GET", path, NULL, 1, &reply)) != 0)
+        return rc;
+    memset(&res, 0, sizeof(res));
+    lineage = json_object_get(reply, "lineage");
+    n = json_array_size(lineage);
+    if (get_text(reply, "store_id", res.store_id, sizeof(res.store_id)) != 0 ||
+        get_text(reply, "history", res.head.id, sizeof(res.head.id)) != 0 ||
+        !idmint__history_id_valid(res.head.id) || get_u64(reply, "seq", &res.head.seq) != 0 ||
+        get_u64(reply, "tip", &res.head.tip) != 0 ||
+        get_u64(reply, "oldest_seq", &res.oldest_seq) != 0 ||
+        get_u64(reply, "tip_at_seq", &res.tip_at_seq) != 0 ||
+        get_i64(reply, "backup_ms", &backup_ms) != 0 || !json_is_array(lineage) ||
+        n > IDMINT__LINEAGE_MAX)
+        rc = http_bad_reply(h, "the history");
+    for (i = 0; rc == 0 && i < n; i++) {
+        const char *id = json_string_value(json_array_get(lineage, i));
+
+        if (id == NULL || !idmint__history_id_valid(id))
+            rc = http_bad_reply(h, "the history's lineage");
+        else
+            snprintf(res.lineage[i], sizeof(res.lineage[i]), "%s", id);
+    }
+    json_decref(reply);
+    if (rc != 0)
+        return rc;
+    res.lineage_n = n;
+    res.backup_ms = backup_ms;
+    *out = res;
+    return 0;
+}
+
 /* Both schemes: @p ops says which, and so whether TLS is spoken. */
 static int http_open_as(const struct remote_ops *ops, const char *location, const char *token,
                         struct remote **out)
@@ -590,7 +639,9 @@ static int http_ns_set_disabled(struct remote *st, const char *name, int disable
 
 /*
  * The history the daemon's store reported for a grant (optional: an older
- * daemon sends none, and then a rewind is caught by the daemon alone).
+ * daemon sends none, and then a rewind is caught by the daemon alone), with
+ * its tip when the store keeps a log (an older daemon sends none: the pair
+ * is then judged by its counter alone).
  */
 static int history_from_json(const struct http_remote *h, json_t *o, struct idmint__history *out)
 {
@@ -601,8 +652,9 @@ static int history_from_json(const struct http_remote *h, json_t *o, struct idmi
         return 0;
     }
     if (get_text(o, "history", res.id, sizeof(res.id)) != 0 || !idmint__history_id_valid(res.id) ||
-        get_u64(o, "grant_seq", &res.seq) != 0)
-        return http_bad_reply(h, "'history' or 'grant_seq'");
+        get_u64(o, "grant_seq", &res.seq) != 0 ||
+        (json_object_get(o, "grant_tip") != NULL && get_u64(o, "grant_tip", &res.tip) != 0))
+        return http_bad_reply(h, "'history', 'grant_seq' or 'grant_tip'");
     *out = res;
     return 0;
 }
@@ -970,6 +1022,7 @@ const struct remote_ops idmint__remote_http = {
     .trace = http_trace,
     .collision_report = http_collision_report,
     .collisions_list = http_collisions_list,
+    .history_check = http_history_check,
 };
 
 /* The same calls over TLS (the file's header says what is verified). */
@@ -992,6 +1045,7 @@ const struct remote_ops idmint__remote_https = {
     .trace = http_trace,
     .collision_report = http_collision_report,
     .collisions_list = http_collisions_list,
+    .history_check = http_history_check,
 };
 
 const struct remote_ops *idmint__remote_find(const char *url)

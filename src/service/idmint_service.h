@@ -410,6 +410,16 @@ int idmint__authority_lease_release(idmint_authority *a, const idmint_ns_info *n
  */
 int idmint__authority_force_release(idmint_authority *a, const char *ns, uint32_t region,
                                     uint32_t worker_id, int64_t max_ahead_ms);
+/*
+ * What the store of @p a says of its history at @p seq (store.h,
+ * history_check), into *out: for idmintd to hand its remote holders, who
+ * judge it themselves (idmint__authority_history_check). Changes nothing.
+ * 0, IDMINT_EINVAL (a remote authority, or a store without a history log),
+ * IDMINT_ERESTORED (the history row is gone), IDMINT_EUNAVAILABLE,
+ * IDMINT_ESTORE. Thread-safety: as a's other calls.
+ */
+int idmint__authority_history_state(idmint_authority *a, uint64_t seq,
+                                    struct idmint__history_state *out);
 
 /* ==== ranges (authority_range.c) ==== */
 

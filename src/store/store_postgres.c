@@ -669,8 +669,8 @@ static const char *const pg_migrations[PG_SCHEMA_VERSION] = {
     "INSERT INTO idmint.history_log (seq, tip, at_ms) VALUES (nextval('idmint.history_seq'),"
     " ('x' || substr(md5(gen_random_uuid()::text), 1, 15))::bit(60)::bigint + 1, 0);",
     /* 7: records (store.h, version 8: region claims). */
-    "CREATE TABLE idmint.records (key text PRIMARY KEY, value text NOT NULL,"
-    " version bigint NOT NULL CHECK (version > 0), updated_ms bigint NOT NULL);",
+    ("CREATE TABLE idmint.records (key text PRIMARY KEY, value text NOT NULL,"
+     " version bigint NOT NULL CHECK (version > 0), updated_ms bigint NOT NULL);"),
 };
 
 struct pg_store {

@@ -459,7 +459,7 @@ def reserve(d, body, what, status=200, replay=False):
         return None
     extra = set(j) - {"namespace", "start", "end"}
     if not S.keys(j, ["namespace", "start", "end"], what + " keys") or \
-            not S.ok(extra == {"history", "grant_seq"}, what + " history keys", repr(j)):
+            not S.ok(extra == {"history", "grant_seq", "grant_tip"}, what + " history keys", repr(j)):
         return None
     S.ok(re.fullmatch("[0-9a-f]{32}", j["history"]) is not None, what + " history id",
          repr(j["history"]))

@@ -198,6 +198,8 @@ def check_replies():
          {"namespace": "rng", "incarnation": "i1", "request_id": "r1", "count": 10}, "reserve"),
         ("POST", "/internal/ranges/forget", "/internal/ranges/forget",
          {"namespace": "rng", "incarnation": "i1", "before_request_id": "r2"}, "forget"),
+        ("GET", "/internal/history", "/internal/history?seq=1", None, "history"),
+        ("GET", "/internal/history", "/internal/history?seq=x", None, "history of junk"),
         ("GET", "/v1/namespaces", "/v1/namespaces", None, "namespaces"),
         ("GET", "/v1/namespaces/{ns}", "/v1/namespaces/rng", None, "one namespace"),
         ("GET", "/v1/namespaces/{ns}", "/v1/namespaces/nosuch", None, "no such namespace"),

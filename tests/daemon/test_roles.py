@@ -167,6 +167,7 @@ def calls():
         "POST /internal/ranges/forget": dict(
             role="generator", body=lambda role: {"namespace": "invoices", "incarnation": "inc-" + role,
                                                  "before_request_id": "req-0"}),
+        "GET /internal/history": dict(role="generator", query="seq=1"),
         "POST /v1/namespaces": dict(
             role="admin", body=lambda role: {"name": "made-by-" + role, "kind": "snowflake"}),
         "POST /v1/namespaces/{ns}/disable": dict(role="admin", seg={"ns": "scratch"},

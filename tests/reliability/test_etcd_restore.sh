@@ -48,6 +48,9 @@ command -v etcdctl >/dev/null || fail "no etcdctl after installing etcd-client"
 export ETCDCTL_API=3
 # shellcheck source=../support/restore_drill.sh
 . "$SUP/restore_drill.sh"
+# An http:// minter of each kind beside the CLI ones: the daemon's history
+# check (GET /internal/history) must stop it within the same wait.
+drill_http=1
 
 # Start every member of the cluster in E at once (one alone has no quorum
 # and never turns healthy) and wait until all are healthy.

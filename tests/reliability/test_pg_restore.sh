@@ -54,6 +54,9 @@ fail() {
 command -v curl >/dev/null || fail "curl is not installed"
 # shellcheck source=../support/restore_drill.sh
 . "$(dirname "$0")/../support/restore_drill.sh"
+# An http:// minter of each kind beside the CLI ones: the daemon's history
+# check (GET /internal/history) must stop it within the same wait.
+drill_http=1
 
 if [ "$(id -u)" -eq 0 ]; then
     as_owner() { runuser -u postgres -- "$@"; }

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The restore drills on SQLite (docs/operations.md "Restores"), each on a
 # store of its own, under a live idmintd (600 s lease, minting for a client
-# every 10 ms) and 4 CLI minters (snowflake and range), with every process's
-# IDs collected:
+# every 10 ms), 4 CLI minters (snowflake and range) and 2 more minting through
+# the daemon (http://, a 60 s lease), with every process's IDs collected:
 #   backup   an `idmint authority backup` put back with SQLite's online
 #            restore: every process stops; the copy refuses until fenced; a
 #            fence shorter than the daemon's lease is refused (issue 28 item
@@ -33,6 +33,9 @@ fail() {
 command -v curl >/dev/null || fail "curl is not installed"
 # shellcheck source=../support/restore_drill.sh
 . "$(dirname "$0")/../support/restore_drill.sh"
+# An http:// minter of each kind beside the CLI ones: the daemon's history
+# check (GET /internal/history) must stop it within the same wait.
+drill_http=1
 
 # copy_quiesced D: the file and its -wal, as one, while holding the write lock.
 copy_quiesced() {

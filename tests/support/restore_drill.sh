@@ -26,6 +26,17 @@ drill_start() {
             2>"$d/err.rg.$i" &
         drill_pids+=($!)
     done
+    # With $drill_http and drill_daemon's idmintd: one minter of each kind
+    # over http://, its lease 60 s and renewed every 30 s, so that only its
+    # history check (every second, through the daemon) can stop it in time.
+    if [ -n "${drill_http:-}" ] && [ -n "${daemon_port:-}" ]; then
+        "$IDMINT" --authority "http://127.0.0.1:$daemon_port" mint --ns sf -n 1000000 \
+            --rate 2000 --lease 60 --renew 30 >"$d/lost.sf.http" 2>"$d/err.sf.http" &
+        drill_pids+=($!)
+        "$IDMINT" --authority "http://127.0.0.1:$daemon_port" mint --ns rg -n 1000000 \
+            --rate 2000 --deadline-ms 10000 >"$d/lost.rg.http" 2>"$d/err.rg.http" &
+        drill_pids+=($!)
+    fi
 }
 
 # drill_daemon DIR: an idmintd on the authority with its default 600 s lease,
