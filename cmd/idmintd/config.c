@@ -55,6 +55,8 @@ void config_defaults(struct config *cfg)
     cfg->limits[RATELIMIT_COLLISION].burst = RATELIMIT_COLLISION_BURST;
     cfg->limits[RATELIMIT_GRANT].rate = RATELIMIT_GRANT_RATE;
     cfg->limits[RATELIMIT_GRANT].burst = RATELIMIT_GRANT_BURST;
+    cfg->limits[RATELIMIT_RENEW].rate = RATELIMIT_RENEW_RATE;
+    cfg->limits[RATELIMIT_RENEW].burst = RATELIMIT_RENEW_BURST;
 }
 
 /* Digits only, within [min, max]. */
@@ -191,7 +193,7 @@ int config_set(struct config *cfg, const char *section, const char *key, const c
             NUM(1, 315576000, keep_s[3], uint32_t);
     } else if (strcmp(section, "limits") == 0) {
         static const char *const names[RATELIMIT_CLASSES] = {
-            "mint", "generator", "admin", "address", "batch", "collision", "grant"};
+            "mint", "generator", "admin", "address", "batch", "collision", "grant", "renew"};
         size_t c, n;
 
         for (c = 0; c < RATELIMIT_CLASSES; c++) {
@@ -360,6 +362,8 @@ int config_apply_env(struct config *cfg, char *err, size_t err_size)
         {"IDMINT_LIMITS_COLLISION_BURST", "limits", "collision_burst"},
         {"IDMINT_LIMITS_GRANT_RATE", "limits", "grant_rate"},
         {"IDMINT_LIMITS_GRANT_BURST", "limits", "grant_burst"},
+        {"IDMINT_LIMITS_RENEW_RATE", "limits", "renew_rate"},
+        {"IDMINT_LIMITS_RENEW_BURST", "limits", "renew_burst"},
         {"IDMINT_TLS_CERT", "server", "tls_cert"},
         {"IDMINT_TLS_KEY", "server", "tls_key"},
         {"IDMINT_STORE_THREADS", "store", "threads"},

@@ -218,6 +218,8 @@ const char *ratelimit_class_name(enum ratelimit_class c)
         return "collision";
     case RATELIMIT_GRANT:
         return "grant";
+    case RATELIMIT_RENEW:
+        return "renew";
     default:
         return "none";
     }

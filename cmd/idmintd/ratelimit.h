@@ -39,6 +39,7 @@ enum ratelimit_class {
     RATELIMIT_BATCH = 4,     /* GET /v1/ids with an Idempotency-Key not saved yet */
     RATELIMIT_COLLISION = 5, /* POST /v1/collisions */
     RATELIMIT_GRANT = 6,     /* a worker take or range reservation for a remote library */
+    RATELIMIT_RENEW = 7,     /* a worker lease renewal for a remote library */
     RATELIMIT_CLASSES
 };
 #define RATELIMIT_WRITES    (RATELIMIT_CLASSES - RATELIMIT_BATCH)
@@ -55,6 +56,11 @@ enum ratelimit_class {
  * its start and each range refill, so the burst lets a fleet start at once. */
 #define RATELIMIT_GRANT_RATE      100u
 #define RATELIMIT_GRANT_BURST     1000u
+/* Each caller's renewals: each moves its row and logs one history entry
+ * (kept a day). A library renews a lease about every third of it, so even
+ * 10,000 processes on one token with 60 s leases stay far below. */
+#define RATELIMIT_RENEW_RATE      1000u
+#define RATELIMIT_RENEW_BURST     10000u
 
 /* One class's limit: @c rate requests a second on average, @c burst at once. */
 struct ratelimit_rule {

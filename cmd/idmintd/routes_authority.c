@@ -102,6 +102,7 @@ int routes_write_allowed(struct http_req *r, struct daemon_thread *w, enum ratel
              caller == RATELIMIT_ANONYMOUS ? "caller" : "token", w->actor, ratelimit_class_name(c),
              c == RATELIMIT_BATCH       ? "new Idempotency-Keys a second"
              : c == RATELIMIT_COLLISION ? "collision reports a second"
+             : c == RATELIMIT_RENEW     ? "lease renewals a second"
                                         : "worker takes and range reservations a second",
              value);
     routes_fail_wire(r, ERRORS_HTTP_RATE_LIMITED_CODE, text);

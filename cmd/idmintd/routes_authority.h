@@ -27,7 +27,7 @@ idmint_authority *routes_authority_or_fail(struct http_req *r, struct daemon_thr
 int routes_snowflake_ns(struct http_req *r, struct daemon_thread *w, const char *ns,
                         idmint_authority **a, idmint_ns_info *info, const char *not_snowflake);
 /*
- * Take one write of class @p c (RATELIMIT_BATCH, _COLLISION, _GRANT) from
+ * Take one write of class @p c (RATELIMIT_BATCH, _COLLISION, _GRANT, _RENEW) from
  * the bucket of the request's caller: its token, or the one anonymous
  * caller when no tokens are configured. 0 to go on, or -1 after answering
  * 429 rate_limited with Retry-After (counted as the token's 429s are).

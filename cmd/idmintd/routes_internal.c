@@ -258,6 +258,8 @@ static void workers_op(struct http_req *r, struct daemon_thread *w, const struct
     if (is_take && (body_origin(r, w, body, a, &lease.origin) != 0 ||
                     routes_write_allowed(r, w, RATELIMIT_GRANT) != 0))
         return;
+    if (is_renew && routes_write_allowed(r, w, RATELIMIT_RENEW) != 0)
+        return;
     t0 = clocks_mono_ns();
     if (is_force) {
         rc = idmint__authority_force_release(a, ns, region, lease.worker_id, max_ahead_ms);

@@ -46,8 +46,10 @@ CONFIG_A = H.tokens_config(TOKENS) + MINT + (
 # Node B: the documented defaults (docs/http-api.md, "Bounds on what a caller can write"),
 # but for grants, whose default burst (1,000) would take a long flood to pass.
 GRANT_RATE, GRANT_BURST = 20, 50
+RENEW_RATE, RENEW_BURST = 20, 50
 CONFIG_B = H.tokens_config(TOKENS) + MINT + (
-    "[limits]\ngrant_rate = %d\ngrant_burst = %d\n" % (GRANT_RATE, GRANT_BURST))
+    "[limits]\ngrant_rate = %d\ngrant_burst = %d\nrenew_rate = %d\nrenew_burst = %d\n"
+    % (GRANT_RATE, GRANT_BURST, RENEW_RATE, RENEW_BURST))
 BATCH_RATE, BATCH_BURST = 10, 100
 COLLISION_RATE, COLLISION_BURST = 1, 60
 
@@ -359,6 +361,35 @@ def test_a_flood_of_reservations_from_one_library_is_bounded(b):
          r.show())
     r = other.call("POST", "/internal/workers/lease", dict(take, holder="f" * 32))
     S.ok(r.status == 200, "another generator token takes a worker id at once", r.show())
+    lease = r.json() if r.status == 200 else {}
+    # Renewals have a bucket of their own: a token renewing in a loop is bounded too.
+    renew = {"op": "renew", "namespace": NS, "region": 0, "holder": "f" * 32,
+             "worker_id": lease.get("worker_id", 0), "generation": lease.get("generation", "1"),
+             "lease_ms": 5000}
+    log0 = db_rows(b, "SELECT count(*) FROM history_log")
+    allowed, limited, others = 0, [], []
+    t0 = time.monotonic()
+    for _ in range(200):
+        r = other.call("POST", "/internal/workers/lease", renew)
+        if r.status == 200:
+            allowed += 1
+        elif r.status == 429:
+            limited.append(r)
+        else:
+            others.append(r)
+    elapsed = time.monotonic() - t0
+    bound = RENEW_BURST + RENEW_RATE * elapsed + 1
+    print("renewal flood: %d renewed, %d refused in %.2f s (bound %.0f)"
+          % (allowed, len(limited), elapsed, bound), flush=True)
+    S.ok(not others, "a renewal flood gets only 200 or 429", others[0].show() if others else "")
+    S.ok(RENEW_BURST <= allowed <= bound,
+         "one token renews at most renew_burst + renew_rate x t times",
+         "%d allowed in %.2f s, bound %.0f" % (allowed, elapsed, bound))
+    S.ok(limited and "token 'lib2' is over renew_rate" in limited[0].text,
+         "the 429 names the token and the limit", limited[0].show() if limited else "")
+    logged = db_rows(b, "SELECT count(*) FROM history_log") - log0
+    S.ok(logged <= bound, "the refused renewals logged nothing",
+         "%d log entries for %d renewals allowed" % (logged, allowed))
     lib.close()
     other.close()
 

@@ -84,6 +84,7 @@ static void test_config__the_defaults_pass_the_final_checks(void **state)
     assert_int_equal(cfg->limits[RATELIMIT_BATCH].rate, RATELIMIT_BATCH_RATE);
     assert_int_equal(cfg->limits[RATELIMIT_GRANT].rate, RATELIMIT_GRANT_RATE);
     assert_int_equal(cfg->limits[RATELIMIT_GRANT].burst, RATELIMIT_GRANT_BURST);
+    assert_int_equal(cfg->limits[RATELIMIT_RENEW].rate, RATELIMIT_RENEW_RATE);
     assert_int_equal(cfg->limits[RATELIMIT_MINT].rate, 0);
     free(cfg);
 }

@@ -366,6 +366,7 @@ static void test_ratelimit__class_names_are_the_settings_prefixes(void **state)
     assert_string_equal(ratelimit_class_name(RATELIMIT_BATCH), "batch");
     assert_string_equal(ratelimit_class_name(RATELIMIT_COLLISION), "collision");
     assert_string_equal(ratelimit_class_name(RATELIMIT_GRANT), "grant");
+    assert_string_equal(ratelimit_class_name(RATELIMIT_RENEW), "renew");
     assert_string_equal(ratelimit_class_name(RATELIMIT_CLASSES), "none");
 }
 
