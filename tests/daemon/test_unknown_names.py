@@ -70,6 +70,7 @@ def calls():
         "POST /internal/ranges/forget": dict(body={"namespace": "invoices",
                                                    "incarnation": "inc-1",
                                                    "before_request_id": "req-0"}),
+        "GET /internal/history": dict(query="seq=1"),
         "GET /v1/namespaces": dict(),
         "POST /v1/namespaces": dict(ok=(201,), body={"name": "made", "kind": "snowflake"}),
         "GET /v1/namespaces/{ns}": dict(seg={"ns": "orders"}),
