@@ -609,6 +609,25 @@ int idmint__authority_history_state(idmint_authority *a, uint64_t seq,
         rc = idmint__fail(IDMINT_EINVAL, "a remote authority's history is its daemon's to read");
     if (rc == 0)
         rc = idmint__store_history_check(a->st, seq, out);
+    /* And this host's evidence, as its own holders' checks judge it: a store
+     * behind what the daemon's host saw stops every remote holder, also one
+     * whose own last pair the restore happened to keep. */
+    if (rc == 0)
+        rc = witness_step(a, out->store_id, &out->head, &out->head, "the daemon's authority", 0, 0);
+    return rc;
+}
+
+int idmint__authority_grant_proven(idmint_authority *a, const struct idmint__history *pair)
+{
+    struct idmint__history_state state;
+    int rc;
+
+    if (!idmint__history_is_point(pair))
+        return 0; /* a store without a log says nothing to prove */
+    rc = idmint__authority_history_state(a, pair->seq, &state);
+    if (rc == 0)
+        rc =
+            idmint__history_verify(pair, &state, IDMINT__EVIDENCE_HOLDER, "the daemon's authority");
     return rc;
 }
 

@@ -413,13 +413,24 @@ int idmint__authority_force_release(idmint_authority *a, const char *ns, uint32_
 /*
  * What the store of @p a says of its history at @p seq (store.h,
  * history_check), into *out: for idmintd to hand its remote holders, who
- * judge it themselves (idmint__authority_history_check). Changes nothing.
- * 0, IDMINT_EINVAL (a remote authority, or a store without a history log),
- * IDMINT_ERESTORED (the history row is gone), IDMINT_EUNAVAILABLE,
- * IDMINT_ESTORE. Thread-safety: as a's other calls.
+ * judge it themselves (idmint__authority_history_check). This host's
+ * witness of the store is judged against it too and raised to its head, as
+ * a local holder's check does. 0, IDMINT_EINVAL (a remote authority, a
+ * store without a history log, the witness folder), IDMINT_ERESTORED (the
+ * history row is gone, or the store is behind what this host saw),
+ * IDMINT_EUNAVAILABLE, IDMINT_ESTORE. Thread-safety: as a's other calls.
  */
 int idmint__authority_history_state(idmint_authority *a, uint64_t seq,
                                     struct idmint__history_state *out);
+/*
+ * Before idmintd hands a grant to a remote holder: prove its @p pair is in
+ * the store's history and the store is not behind this host's witness
+ * (idmint__authority_history_state), so that a store put back under the
+ * daemon cannot give a remote holder what it gave before: the daemon's host
+ * is its remote holders' host evidence. 0 (also for a pair without a seq:
+ * a store without a log), IDMINT_ERESTORED, or the read's errors.
+ */
+int idmint__authority_grant_proven(idmint_authority *a, const struct idmint__history *pair);
 
 /* ==== ranges (authority_range.c) ==== */
 
