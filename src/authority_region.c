@@ -206,17 +206,27 @@ int idmint__authority_region_take(idmint_authority *a, const idmint_ns_info *ns,
     return 0;
 }
 
+/*
+ * The claim of @p a when @p ns spans regions (a snowflake namespace with
+ * region bits) and @p a, on a store, holds one: 1 and *own; 0 when no
+ * registry has a say; else an error.
+ */
+static int spanning_claim(idmint_authority *a, const idmint_ns_info *ns, idmint_region_record *own)
+{
+    uint64_t version;
+
+    if (ns->kind != IDMINT_KIND_SNOWFLAKE || ns->layout.region_bits == 0 || a->st == NULL)
+        return 0;
+    return record_read(a->st, OWN_KEY, own, &version);
+}
+
 int idmint__authority_region_ns_create(idmint_authority *a, idmint_ns_info *ns)
 {
     idmint_region_record own;
     struct store *reg = NULL;
-    uint64_t version;
-    int rc;
+    int rc = spanning_claim(a, ns, &own);
 
-    if (ns->kind != IDMINT_KIND_SNOWFLAKE || ns->layout.region_bits == 0 || a->st == NULL ||
-        (rc = record_read(a->st, OWN_KEY, &own, &version)) == 0)
-        return 0;
-    if (rc < 0)
+    if (rc <= 0)
         return rc;
     /* New namespaces wait for the registry: a copy nobody checked could differ. */
     if ((rc = registry_open(own.registry, &reg)) == 0)
@@ -229,13 +239,9 @@ int idmint__authority_region_ns_open(idmint_authority *a, const idmint_ns_info *
 {
     idmint_region_record own;
     struct store *reg = NULL;
-    uint64_t version;
-    int rc;
+    int rc = spanning_claim(a, ns, &own);
 
-    if (ns->kind != IDMINT_KIND_SNOWFLAKE || ns->layout.region_bits == 0 || a->st == NULL ||
-        (rc = record_read(a->st, OWN_KEY, &own, &version)) == 0)
-        return 0;
-    if (rc < 0)
+    if (rc <= 0)
         return rc;
     /* Minting never waits on the registry: when it cannot be reached, the
      * copy checked when it was made (or claimed) is trusted. */

@@ -7,9 +7,6 @@
 
 #include <stddef.h>
 
-/* "free", "claimed", "releasing", "released", "claiming"; "unknown" else. Static. */
-const char *idmint__region_state_name(idmint_region_state state);
-
 /*
  * @p c as a record's text into @p out (NUL-terminated): 0, or IDMINT_EINVAL
  * (with a message) when it does not fit @p size.

@@ -7,6 +7,7 @@
 #include "cmd.h"
 
 #include "idmint.h"
+#include "idmint_service.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -38,13 +39,11 @@ static int print_help(void)
 
 static void print_record(const idmint_region_record *r)
 {
-    static const char *const states[] = {"free", "claimed", "releasing", "released", "claiming"};
-
     printf("region=%" PRIu32 " state=%s holder=%s where=%s since_ms=%" PRId64 " floor_ms=%" PRId64
            "%s%s\n",
-           r->region, (unsigned)r->state < 5 ? states[r->state] : "unknown",
-           r->holder[0] != '\0' ? r->holder : "-", r->where[0] != '\0' ? r->where : "-",
-           r->since_ms, r->floor_ms, r->registry[0] != '\0' ? " registry=" : "", r->registry);
+           r->region, idmint__region_state_name(r->state), r->holder[0] != '\0' ? r->holder : "-",
+           r->where[0] != '\0' ? r->where : "-", r->since_ms, r->floor_ms,
+           r->registry[0] != '\0' ? " registry=" : "", r->registry);
 }
 
 /* Parse the subcommand's flags into *registry and *region (UINT32_MAX: none). */
@@ -72,6 +71,17 @@ static int parse(const char *cmd, int argc, char **argv, struct args_common *com
 }
 
 /* A claim may be the first act on a new authority; the others need one that exists. */
+/* After the act @p rc of @p cmd on @p a: its claim as it now stands, or the failure. */
+static int report_own(const char *cmd, idmint_authority *a, int rc)
+{
+    idmint_region_record r;
+
+    if (rc != 0 || (rc = idmint_region_get(a, &r)) != 0)
+        return cli_fail(rc, "%s", cmd);
+    print_record(&r);
+    return cli_finish_stdout(CLI_EXIT_OK);
+}
+
 static int open_own(const char *cmd, struct args_common *common, idmint_authority **a)
 {
     int is_new = strcmp(cmd, "region claim") == 0 && cli_authority_is_new(args_authority(common));
@@ -90,7 +100,6 @@ static int claim(int argc, char **argv, struct args_common *common)
 {
     const char *registry = NULL;
     idmint_authority *a = NULL;
-    idmint_region_record r;
     uint32_t region;
     int rc = parse("region claim", argc, argv, common, &registry, &region);
 
@@ -100,14 +109,7 @@ static int claim(int argc, char **argv, struct args_common *common)
         return cli_usage("region claim: --registry and --region are both needed");
     if ((rc = open_own("region claim", common, &a)) != CLI_EXIT_OK)
         return rc;
-    if ((rc = idmint_region_claim(a, registry, region)) != 0)
-        rc = cli_fail(rc, "region claim: region %" PRIu32, region);
-    else if ((rc = idmint_region_get(a, &r)) != 0)
-        rc = cli_fail(rc, "region claim: read back");
-    else {
-        print_record(&r);
-        rc = cli_finish_stdout(CLI_EXIT_OK);
-    }
+    rc = report_own("region claim", a, idmint_region_claim(a, registry, region));
     idmint_authority_close(a);
     return rc;
 }
@@ -116,7 +118,6 @@ static int release(int argc, char **argv, struct args_common *common)
 {
     const char *registry = NULL;
     idmint_authority *a = NULL;
-    idmint_region_record r;
     uint32_t region;
     int rc = parse("region release", argc, argv, common, &registry, &region);
 
@@ -126,14 +127,7 @@ static int release(int argc, char **argv, struct args_common *common)
         return cli_usage("region release: takes no --registry or --region: the claim names them");
     if ((rc = open_own("region release", common, &a)) != CLI_EXIT_OK)
         return rc;
-    if ((rc = idmint_region_release(a)) != 0)
-        rc = cli_fail(rc, "region release");
-    else if ((rc = idmint_region_get(a, &r)) != 0)
-        rc = cli_fail(rc, "region release: read back");
-    else {
-        print_record(&r);
-        rc = cli_finish_stdout(CLI_EXIT_OK);
-    }
+    rc = report_own("region release", a, idmint_region_release(a));
     idmint_authority_close(a);
     return rc;
 }
@@ -158,12 +152,7 @@ static int show(int argc, char **argv, struct args_common *common)
     }
     if ((rc = open_own("region show", common, &a)) != CLI_EXIT_OK)
         return rc;
-    if ((rc = idmint_region_get(a, &r)) != 0)
-        rc = cli_fail(rc, "region show");
-    else {
-        print_record(&r);
-        rc = cli_finish_stdout(CLI_EXIT_OK);
-    }
+    rc = report_own("region show", a, 0);
     idmint_authority_close(a);
     return rc;
 }

@@ -293,7 +293,7 @@ static void workers_op(struct http_req *r, struct daemon_thread *w, const struct
     }
     /* A take or renewal is proven here, on the daemon's host, before its holder mints on it. */
     if (rc == 0 && (is_take || is_renew))
-        rc = idmint__authority_grant_proven(a, &lease.history);
+        rc = idmint__authority_grant_proven(a, ns, &lease.history);
     routes_store_done(w, t0);
     if (rc != 0) {
         routes_fail(r, rc, NULL);
@@ -379,7 +379,7 @@ void routes_internal_ranges(struct http_req *r, struct daemon_thread *w,
     t0 = clocks_mono_ns();
     rc = idmint__authority_range_reserve(a, ns, incarnation, request_id, (uint64_t)count, &range);
     if (rc == 0)
-        rc = idmint__authority_grant_proven(a, &range.history);
+        rc = idmint__authority_grant_proven(a, ns, &range.history);
     routes_store_done(w, t0);
     if (rc != 0) {
         routes_fail(r, rc, NULL);

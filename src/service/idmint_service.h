@@ -423,14 +423,22 @@ int idmint__authority_force_release(idmint_authority *a, const char *ns, uint32_
 int idmint__authority_history_state(idmint_authority *a, uint64_t seq,
                                     struct idmint__history_state *out);
 /*
+ * The word for region claim state @p state, as records and the CLI write it:
+ * "free", "claimed", "releasing", "released", "claiming"; "unknown" for
+ * anything else (region_record.c). Static storage; thread-safe.
+ */
+const char *idmint__region_state_name(idmint_region_state state);
+/*
  * Before idmintd hands a grant to a remote holder: prove its @p pair is in
  * the store's history and the store is not behind this host's witness
- * (idmint__authority_history_state), so that a store put back under the
+ * (idmint__authority_history_check, as a local holder's check of a grant
+ * of namespace @p ns), so that a store put back under the
  * daemon cannot give a remote holder what it gave before: the daemon's host
  * is its remote holders' host evidence. 0 (also for a pair without a seq:
  * a store without a log), IDMINT_ERESTORED, or the read's errors.
  */
-int idmint__authority_grant_proven(idmint_authority *a, const struct idmint__history *pair);
+int idmint__authority_grant_proven(idmint_authority *a, const char *ns,
+                                   const struct idmint__history *pair);
 
 /* ==== ranges (authority_range.c) ==== */
 

@@ -323,24 +323,31 @@ def test_a_flood_of_distinct_reports_from_one_token_is_bounded(b, base):
     calm.close()
 
 
-def test_a_flood_of_reservations_from_one_library_is_bounded(b):
-    """A generator token's range reservations and worker takes each make a grant row and an
-    audit record: one bucket per caller bounds them, and another caller goes on."""
-    lib, other = Client(b, LIB), Client(b, LIB2)
-    rows0 = db_rows(b, "SELECT count(*) FROM range_grants WHERE namespace = 'ledger'")
+def flood(n, send, ok=200):
+    """send(i) for i in 0..n-1 as fast as the daemon answers: how many got @p ok, the 429
+    answers, the others, and the seconds it took."""
     allowed, limited, others = 0, [], []
     t0 = time.monotonic()
-    for i in range(200):
-        r = lib.call("POST", "/internal/ranges/lease",
-                     {"namespace": "ledger", "incarnation": "flood", "request_id": "r%d" % i,
-                      "count": 10})
-        if r.status == 200:
+    for i in range(n):
+        r = send(i)
+        if r.status == ok:
             allowed += 1
         elif r.status == 429:
             limited.append(r)
         else:
             others.append(r)
-    elapsed = time.monotonic() - t0
+    return allowed, limited, others, time.monotonic() - t0
+
+
+def test_a_flood_of_reservations_from_one_library_is_bounded(b):
+    """A generator token's range reservations and worker takes each make a grant row and an
+    audit record: one bucket per caller bounds them, and another caller goes on."""
+    lib, other = Client(b, LIB), Client(b, LIB2)
+    rows0 = db_rows(b, "SELECT count(*) FROM range_grants WHERE namespace = 'ledger'")
+    allowed, limited, others, elapsed = flood(
+        200, lambda i: lib.call("POST", "/internal/ranges/lease",
+                                {"namespace": "ledger", "incarnation": "flood",
+                                 "request_id": "r%d" % i, "count": 10}))
     bound = GRANT_BURST + GRANT_RATE * elapsed + 1
     print("reservation flood: %d reserved, %d refused in %.2f s (bound %.0f)"
           % (allowed, len(limited), elapsed, bound), flush=True)
@@ -367,17 +374,8 @@ def test_a_flood_of_reservations_from_one_library_is_bounded(b):
              "worker_id": lease.get("worker_id", 0), "generation": lease.get("generation", "1"),
              "lease_ms": 5000}
     log0 = db_rows(b, "SELECT count(*) FROM history_log")
-    allowed, limited, others = 0, [], []
-    t0 = time.monotonic()
-    for _ in range(200):
-        r = other.call("POST", "/internal/workers/lease", renew)
-        if r.status == 200:
-            allowed += 1
-        elif r.status == 429:
-            limited.append(r)
-        else:
-            others.append(r)
-    elapsed = time.monotonic() - t0
+    allowed, limited, others, elapsed = flood(
+        200, lambda i: other.call("POST", "/internal/workers/lease", renew))
     bound = RENEW_BURST + RENEW_RATE * elapsed + 1
     print("renewal flood: %d renewed, %d refused in %.2f s (bound %.0f)"
           % (allowed, len(limited), elapsed, bound), flush=True)

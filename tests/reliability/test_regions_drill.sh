@@ -49,6 +49,7 @@ fail() {
     echo "regions_drill: FAIL: $*" >&2
     exit 1
 }
+command -v pkill >/dev/null || fail "no pkill: install procps (scripts/deps.sh test)"
 note() { echo "regions_drill: $*"; }
 
 bash "$SUP/pg-start.sh" "$dir/reg" >/dev/null
@@ -128,7 +129,7 @@ minter() { # authority region out
 }
 killer() {
     while [ ! -e "$dir/stop" ]; do
-        pkill -9 -n -f -- "mint --ns ev" 2>/dev/null || true
+        if pkill -9 -n -f -- "mint --ns ev" 2>/dev/null; then echo kill >>"$dir/kills"; fi
         sleep 0.3
     done
 }
@@ -180,6 +181,9 @@ sleep $((2 * scale))
 touch "$dir/stop"
 kill "$DAEMON_PID" 2>/dev/null || true
 wait $(jobs -p) 2>/dev/null || true
+kills=$(cat "$dir/kills" 2>/dev/null | wc -l)
+[ "$kills" -ge 10 ] || fail "only $kills minters were killed with kill -9"
+note "$kills minters killed with kill -9"
 
 # ---- every ID of every region: no repeat, region bits right ----
 python3 - "$dir" <<'PY'

@@ -2,6 +2,7 @@
 #include "authority_fixture.h"
 #include "testsupport.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,4 +61,26 @@ int ts_authority_teardown(void **state)
     ts_authority_close(*state);
     free(*state);
     return 0;
+}
+
+size_t ts_ns_count(idmint_authority *a)
+{
+    idmint_ns_info *list = NULL;
+    size_t n = 0;
+
+    if (idmint_ns_list(a, &list, &n) != 0)
+        return SIZE_MAX;
+    free(list);
+    return n;
+}
+
+size_t ts_audit_count(idmint_authority *a)
+{
+    idmint_audit_entry *list = NULL;
+    size_t n = 0;
+
+    if (idmint_audit_list(a, 0, SIZE_MAX, &list, &n) != 0)
+        return SIZE_MAX;
+    free(list);
+    return n;
 }

@@ -25,6 +25,10 @@ void ts_authority_set_now(struct ts_authority *t, int64_t now_ms);
 /* Close the authority and remove its folder. */
 void ts_authority_close(struct ts_authority *t);
 
+/* How many namespaces, and audit records, @p a lists; SIZE_MAX when the list fails. */
+size_t ts_ns_count(idmint_authority *a);
+size_t ts_audit_count(idmint_authority *a);
+
 /* The time a fixture's clock starts at: 2026-05-28, well inside every default layout. */
 #define TS_AUTHORITY_NOW_MS INT64_C(1780000000000)
 

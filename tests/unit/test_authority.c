@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "authority_fixture.h"
 #include "idmint.h"
 #include "internal.h"
 #include "testsupport.h"
@@ -76,26 +77,6 @@ static int teardown(void **state)
     free(f->url);
     free(f);
     return 0;
-}
-
-static size_t ns_count(idmint_authority *a)
-{
-    idmint_ns_info *list = NULL;
-    size_t n = 0;
-
-    assert_int_equal(idmint_ns_list(a, &list, &n), 0);
-    free(list);
-    return n;
-}
-
-static size_t audit_count(idmint_authority *a)
-{
-    idmint_audit_entry *list = NULL;
-    size_t n = 0;
-
-    assert_int_equal(idmint_audit_list(a, 0, SIZE_MAX, &list, &n), 0);
-    free(list);
-    return n;
 }
 
 static void snowflake_named(idmint_ns_info *i, const char *name)
@@ -321,8 +302,8 @@ static void test_authority__read_only_store_refuses_writes_as_unavailable(void *
     /* Nor is "default" conjured up on a store that cannot keep it. */
     assert_int_equal(idmint_ns_get(ro, "default", &got), IDMINT_EUNAVAILABLE);
     idmint_authority_close(ro);
-    assert_int_equal(ns_count(f->a), 1);
-    assert_int_equal(audit_count(f->a), 1);
+    assert_int_equal(ts_ns_count(f->a), 1);
+    assert_int_equal(ts_audit_count(f->a), 1);
     assert_int_equal(idmint_ns_get(f->a, "kept", &got), 0);
     assert_int_equal(got.is_disabled, 0);
 }

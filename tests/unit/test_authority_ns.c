@@ -22,31 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static size_t ns_count(idmint_authority *a)
-{
-    idmint_ns_info *list = NULL;
-    size_t n = 0;
-
-    assert_int_equal(idmint_ns_list(a, &list, &n), 0);
-    free(list);
-    return n;
-}
-
-static size_t audit_count(idmint_authority *a)
-{
-    idmint_audit_entry *list = NULL;
-    size_t n = 0;
-
-    assert_int_equal(idmint_audit_list(a, 0, SIZE_MAX, &list, &n), 0);
-    free(list);
-    return n;
-}
-
 /* Nothing was created and nothing audited. */
 static void assert_empty(idmint_authority *a)
 {
-    assert_int_equal(ns_count(a), 0);
-    assert_int_equal(audit_count(a), 0);
+    assert_int_equal(ts_ns_count(a), 0);
+    assert_int_equal(ts_audit_count(a), 0);
 }
 
 static void snowflake_named(idmint_ns_info *i, const char *name)
@@ -220,8 +200,8 @@ static void test_authority_ns__duplicate_create_is_a_conflict(void **state)
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
     snowflake_named(&i, "orders");
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_ECONFLICT);
-    assert_int_equal(ns_count(f->a), 1);
-    assert_int_equal(audit_count(f->a), 1);
+    assert_int_equal(ts_ns_count(f->a), 1);
+    assert_int_equal(ts_audit_count(f->a), 1);
     idmint_ns_info_init(&got, 0);
     assert_int_equal(idmint_ns_get(f->a, "orders", &got), 0);
     assert_int_equal(got.kind, IDMINT_KIND_RANGE);
