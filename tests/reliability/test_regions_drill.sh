@@ -173,8 +173,9 @@ for k in 1 2; do
 done
 # The floor is the highest E region 2 granted: a holder killed with a 10 s
 # lease left E up to 10 s ahead, and the new claimant's takes wait past it.
-for _ in $(seq 1 $((250 * scale))); do
-    [ -n "$(cat "$dir"/ids.r2b.* 2>/dev/null | head -c 1)" ] && break
+# Each of the two waits on its own take, so wait for both.
+for _ in $(seq 1 $((300 * scale))); do
+    [ -s "$dir/ids.r2b.1" ] && [ -s "$dir/ids.r2b.2" ] && break
     sleep 0.1
 done
 sleep $((2 * scale))
