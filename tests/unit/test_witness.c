@@ -205,6 +205,14 @@ static void test_witness__a_damaged_binding_is_an_error_never_none(void **state)
         "idmint-witness-location 9 0123456789abcdef0123456789abcdef\n", /* other version */
         "idmint-witness-location 1 0123456789abcdef0123456789abcdef\n", /* no place */
         "idmint-witness-location 1 0123456789abcdef0123456789abcdef\nsqlite:/other.db\n",
+        "idmint-witness-location 1 0123456789abcdef0123456789abcdef\nsqlite:/x.dbX\n", /* longer */
+        "idmint-witness-location 1\n0123456789abcdef0123456789abcdef\nsqlite:/x.db\n", /* id below
+                                                                                        */
+        /* a key longer than the reader keeps: cut, it is still another place's */
+        "idmint-witness-location 1 0123456789abcdef0123456789abcdef\nsqlite:/x.db"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        "\n",
     };
     struct fx *f = *state;
     char sid[33], path[4300];
@@ -226,6 +234,14 @@ static void test_witness__a_damaged_binding_is_an_error_never_none(void **state)
             IDMINT_ESTORE);
         assert_non_null(strstr(idmint_errmsg(), "damaged or names another place"));
     }
+    /* A place's line without its newline (a file cut after it) is still that place. */
+    out = fopen(path, "w");
+    assert_non_null(out);
+    fputs("idmint-witness-location 1 00112233445566778899aabbccddeeff\nsqlite:/x.db", out);
+    fclose(out);
+    assert_int_equal(
+        idmint__witness_location_read(f->witness, "sqlite:/x.db", sid, path, sizeof(path)), 0);
+    assert_string_equal(sid, "00112233445566778899aabbccddeeff");
 }
 
 /*
@@ -260,6 +276,17 @@ static void test_witness__history_rewritten_in_place_reads_back_whole(void **sta
     fclose(out);
     assert_int_equal(idmint__witness_read(f->witness, sid, &got, path, sizeof(path)), 0);
     assert_true(got.seq == 42 && got.tip == 17);
+    /* Only the first line is the witness: a line split in two is damaged. */
+    out = fopen(path, "w");
+    assert_non_null(out);
+    fprintf(out, "idmint-witness 1 %s %s\n42 17\n", sid, h.id);
+    fclose(out);
+    assert_int_equal(idmint__witness_read(f->witness, sid, &got, path, sizeof(path)),
+                     IDMINT_ESTORE);
+    out = fopen(path, "w");
+    assert_non_null(out);
+    fprintf(out, "idmint-witness 1 %s %s 42 17\n", sid, h.id);
+    fclose(out);
     h.seq = 43;
     h.tip = 5;
     assert_int_equal(idmint__witness_write(f->witness, sid, &h), 0);
