@@ -21,6 +21,7 @@
 #include "store.h"
 #include "testsupport.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1022,6 +1023,65 @@ static void test_history__postgres_a_deleted_history_row_stops_grants_until_a_fe
     assert_true(a.history.seq > got.seq);
 }
 
+/* Run @p sql on the fixture's SQLite file with sqlite itself, beside the store's own connection. */
+static void sqlite_exec(const struct fx *f, const char *sql)
+{
+    char path[4200];
+    sqlite3 *db = NULL;
+    char *err = NULL;
+
+    snprintf(path, sizeof(path), "%s/store.db", f->dir);
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("sqlite: %s", err != NULL ? err : "?");
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+/*
+ * Every granting transaction grows the counter, then reads the history row:
+ * a row marked as a backup refuses the grant, a missing row is a damaged
+ * authority, and either way the transaction rolls back whole (the counter,
+ * the log, the range and the lease are as they were).
+ */
+static void test_history__sqlite_a_marked_or_missing_history_row_refuses_every_grant(void **state)
+{
+    struct fx *f = *state;
+    struct idmint__history before, after;
+    struct idmint__lease a = {0};
+    struct idmint__range r = {0};
+    idmint_worker_info *rows = NULL;
+    size_t n = 0;
+    uint64_t next = 2;
+
+    make_snowflake(f->st, "sf", 0, "");
+    make_range(f->st, "rg", 1, 1000000, 0, "");
+    before = reserve_one(f->st, "rg", "req-1");
+    assert_ns(f->st, "rg", next, 0);
+    lease_init(&a, HOLDER_A);
+    for (int missing = 0; missing < 2; missing++) {
+        sqlite_exec(f, missing ? "DELETE FROM history" : "UPDATE history SET backup_ms = 1");
+        assert_int_equal(idmint__store_range_reserve(f->st, "rg", "inc", "req-2", 1, NOW_MS, &r),
+                         missing ? IDMINT_ESTORE : IDMINT_ERESTORED);
+        assert_non_null(strstr(idmint_errmsg(), missing ? "history row is missing" : "backup"));
+        assert_int_equal(idmint__store_lease_take(f->st, "sf", 16, 1000, 1600, &a, ACTOR, NOW_MS),
+                         missing ? IDMINT_ESTORE : IDMINT_ERESTORED);
+        assert_ns(f->st, "rg", next, 0);
+        assert_int_equal(idmint__store_lease_list(f->st, "sf", &rows, &n), 0);
+        assert_int_equal(n, 0);
+        free(rows);
+        if (!missing) {
+            /* The counter and the log are as the last grant left them. */
+            sqlite_exec(f, "UPDATE history SET backup_ms = 0");
+            after = reserve_one(f->st, "rg", "req-3");
+            assert_string_equal(after.id, before.id);
+            assert_true(after.seq == before.seq + 1);
+            before = after;
+            assert_ns(f->st, "rg", ++next, 0);
+        }
+    }
+}
+
 /* Open the store at @p url, reserve once and write the history id to @p out: exit 0 on success. */
 static void open_child(const char *url, const char *ns, int gate, int out, unsigned idx)
 {
@@ -1395,6 +1455,9 @@ int main(void)
         T(test_history__audit_pages_of_any_size_hold_every_record_once),
         T(test_history__a_store_made_anew_at_its_place_is_refused_until_fenced),
     };
+    const struct CMUnitTest sqlite[] = {
+        T(test_history__sqlite_a_marked_or_missing_history_row_refuses_every_grant),
+    };
     const struct CMUnitTest postgres[] = {
         T(test_history__postgres_a_sequence_set_back_below_its_log_refuses_grants_until_a_fence),
         T(test_history__postgres_a_dump_restored_under_running_holders_is_caught),
@@ -1412,7 +1475,9 @@ int main(void)
     if (name == NULL || name[0] == '\0')
         name = "sqlite";
     rc = cmocka_run_group_tests_name(name, common, NULL, NULL);
-    if (strcmp(name, "postgres") == 0)
+    if (strcmp(name, "sqlite") == 0)
+        rc |= cmocka_run_group_tests_name("sqlite", sqlite, NULL, NULL);
+    else if (strcmp(name, "postgres") == 0)
         rc |= cmocka_run_group_tests_name("postgres", postgres, NULL, NULL);
     else if (strcmp(name, "etcd") == 0)
         rc |= cmocka_run_group_tests_name("etcd", etcd, NULL, NULL);
