@@ -175,7 +175,10 @@ def test_with_no_tokens_every_caller_is_one_anonymous_scope():
     S.ok(db_rows(d, "SELECT owner FROM batches WHERE key = 'anon-1'") == "anonymous",
          "its owner is 'anonymous'")
     c = Client(d, None)
-    allowed, limited = flood_keys(c, "anon-flood-", BATCH_BURST + 60, ns="default")
+    allowed, limited, _ = judge_flood(
+        "tokenless key flood",
+        flood(BATCH_BURST + 60, lambda i: c.keyed("anon-flood-%04d" % i, 1, ns="default")),
+        BATCH_BURST - 1, BATCH_RATE, "caller 'anonymous' is over batch_rate")  # anon-1 took one
     S.ok(len(limited) > 0 and limited[0].header("retry-after") is not None,
          "the anonymous caller is bounded by batch_rate too",
          "%d allowed, %d refused" % (allowed, len(limited)))
@@ -185,19 +188,20 @@ def test_with_no_tokens_every_caller_is_one_anonymous_scope():
     S.stop_daemon(d, "the tokenless daemon stops cleanly")
 
 
-def flood_keys(c, prefix, n, ns=NS):
-    """@n requests with fresh keys; (allowed, the 429 answers), after checking every answer."""
+def flood(n, send, ok=200):
+    """send(i) for i in 0..n-1 as fast as the daemon answers: how many got @p ok, the 429
+    answers, the others, and the seconds it took."""
     allowed, limited, others = 0, [], []
+    t0 = time.monotonic()
     for i in range(n):
-        r = c.keyed("%s%04d" % (prefix, i), 1, ns=ns)
-        if r.status == 200:
+        r = send(i)
+        if r.status == ok:
             allowed += 1
         elif r.status == 429:
             limited.append(r)
         else:
             others.append(r)
-    S.ok(not others, "a key flood gets only 200 or 429", others[0].show() if others else "")
-    return allowed, limited
+    return allowed, limited, others, time.monotonic() - t0
 
 
 def check_429s(limited, what):
@@ -209,22 +213,31 @@ def check_429s(limited, what):
          "every 429 of %s is rate_limited" % what, limited[0].show() if limited else "")
 
 
+def judge_flood(what, result, burst, rate, refusal):
+    """The answers of flood(): only its success or 429; at least @p burst allowed and at most
+    burst + rate x t; every 429 well formed and naming @p refusal. (allowed, limited, bound)."""
+    allowed, limited, others, elapsed = result
+    bound = burst + rate * elapsed + 1
+    print("%s: %d allowed, %d refused in %.2f s (bound %.0f)"
+          % (what, allowed, len(limited), elapsed, bound), flush=True)
+    S.ok(not others, "a %s gets only its success or 429" % what,
+         others[0].show() if others else "")
+    S.ok(burst <= allowed <= bound, "the %s is bounded by burst + rate x t" % what,
+         "%d allowed in %.2f s, bound %.0f" % (allowed, elapsed, bound))
+    check_429s(limited, "the " + what)
+    S.ok(limited and refusal in limited[0].text, "the %s's 429 names the token and the limit"
+         % what, limited[0].show() if limited else "")
+    return allowed, limited, bound
+
+
 def test_a_flood_of_new_keys_from_one_token_is_bounded(b, mine):
     rogue, shop = Client(b, ROGUE), Client(b, SHOP)
     rows0 = db_rows(b, "SELECT count(*) FROM batches WHERE owner = 'rogue'")
     refused0 = metric(b, "idmint_http_rate_limited_total", 'role="mint"') or 0.0
-    t0 = time.monotonic()
-    allowed, limited = flood_keys(rogue, "flood-", 400)
-    elapsed = time.monotonic() - t0
-    bound = BATCH_BURST + BATCH_RATE * elapsed + 1
-    print("key flood: %d new keys allowed, %d refused in %.2f s (bound %.0f)"
-          % (allowed, len(limited), elapsed, bound), flush=True)
-    S.ok(BATCH_BURST <= allowed <= bound, "one token saves at most batch_burst + batch_rate x t "
-         "new keys", "%d allowed in %.2f s, bound %.0f" % (allowed, elapsed, bound))
+    allowed, limited, _ = judge_flood(
+        "key flood", flood(400, lambda i: rogue.keyed("flood-%04d" % i, 1)), BATCH_BURST,
+        BATCH_RATE, "token 'rogue' is over batch_rate")
     S.ok(len(limited) > 0, "the rest are refused with 429")
-    check_429s(limited, "the key flood")
-    S.ok(limited and "token 'rogue' is over batch_rate" in limited[0].text,
-         "the 429 names the token and the limit", limited[0].show() if limited else "")
     rows = db_rows(b, "SELECT count(*) FROM batches WHERE owner = 'rogue'")
     S.ok(rows - rows0 == allowed, "only the allowed keys were saved",
          "%d rows for %d allowed" % (rows - rows0, allowed))
@@ -291,27 +304,9 @@ def test_1000_identical_collision_reports_make_one_record(a, victim):
 def test_a_flood_of_distinct_reports_from_one_token_is_bounded(b, base):
     rogue, calm = Client(b, ROGUE), Client(b, CALM)
     rows0 = db_rows(b, "SELECT count(*) FROM collisions WHERE reporter = 'rogue'")
-    allowed, limited, others = 0, [], []
-    t0 = time.monotonic()
-    for i in range(200):
-        r = rogue.report(base + 1000 + i, "flood %d" % i)
-        if r.status == 201:
-            allowed += 1
-        elif r.status == 429:
-            limited.append(r)
-        else:
-            others.append(r)
-    elapsed = time.monotonic() - t0
-    bound = COLLISION_BURST + COLLISION_RATE * elapsed + 1
-    print("report flood: %d distinct reports recorded, %d refused in %.2f s (bound %.0f)"
-          % (allowed, len(limited), elapsed, bound), flush=True)
-    S.ok(not others, "a report flood gets only 201 or 429", others[0].show() if others else "")
-    S.ok(COLLISION_BURST <= allowed <= bound,
-         "one token records at most collision_burst + collision_rate x t reports",
-         "%d allowed in %.2f s, bound %.0f" % (allowed, elapsed, bound))
-    check_429s(limited, "the report flood")
-    S.ok(limited and "token 'rogue' is over collision_rate" in limited[0].text,
-         "the 429 names the token and the limit", limited[0].show() if limited else "")
+    allowed, _, _ = judge_flood(
+        "report flood", flood(200, lambda i: rogue.report(base + 1000 + i, "flood %d" % i), 201),
+        COLLISION_BURST, COLLISION_RATE, "token 'rogue' is over collision_rate")
     rows = db_rows(b, "SELECT count(*) FROM collisions WHERE reporter = 'rogue'")
     S.ok(rows - rows0 == allowed, "only the allowed reports made rows",
          "%d rows for %d allowed" % (rows - rows0, allowed))
@@ -323,41 +318,17 @@ def test_a_flood_of_distinct_reports_from_one_token_is_bounded(b, base):
     calm.close()
 
 
-def flood(n, send, ok=200):
-    """send(i) for i in 0..n-1 as fast as the daemon answers: how many got @p ok, the 429
-    answers, the others, and the seconds it took."""
-    allowed, limited, others = 0, [], []
-    t0 = time.monotonic()
-    for i in range(n):
-        r = send(i)
-        if r.status == ok:
-            allowed += 1
-        elif r.status == 429:
-            limited.append(r)
-        else:
-            others.append(r)
-    return allowed, limited, others, time.monotonic() - t0
-
-
 def test_a_flood_of_reservations_from_one_library_is_bounded(b):
     """A generator token's range reservations and worker takes each make a grant row and an
     audit record: one bucket per caller bounds them, and another caller goes on."""
     lib, other = Client(b, LIB), Client(b, LIB2)
     rows0 = db_rows(b, "SELECT count(*) FROM range_grants WHERE namespace = 'ledger'")
-    allowed, limited, others, elapsed = flood(
-        200, lambda i: lib.call("POST", "/internal/ranges/lease",
-                                {"namespace": "ledger", "incarnation": "flood",
-                                 "request_id": "r%d" % i, "count": 10}))
-    bound = GRANT_BURST + GRANT_RATE * elapsed + 1
-    print("reservation flood: %d reserved, %d refused in %.2f s (bound %.0f)"
-          % (allowed, len(limited), elapsed, bound), flush=True)
-    S.ok(not others, "a reservation flood gets only 200 or 429", others[0].show() if others else "")
-    S.ok(GRANT_BURST <= allowed <= bound,
-         "one token reserves at most grant_burst + grant_rate x t times",
-         "%d allowed in %.2f s, bound %.0f" % (allowed, elapsed, bound))
-    check_429s(limited, "the reservation flood")
-    S.ok(limited and "token 'lib' is over grant_rate" in limited[0].text,
-         "the 429 names the token and the limit", limited[0].show() if limited else "")
+    allowed, _, _ = judge_flood(
+        "reservation flood",
+        flood(200, lambda i: lib.call("POST", "/internal/ranges/lease",
+                                      {"namespace": "ledger", "incarnation": "flood",
+                                       "request_id": "r%d" % i, "count": 10})),
+        GRANT_BURST, GRANT_RATE, "token 'lib' is over grant_rate")
     rows = db_rows(b, "SELECT count(*) FROM range_grants WHERE namespace = 'ledger'")
     S.ok(rows - rows0 == allowed, "only the allowed reservations made grant rows",
          "%d rows for %d allowed" % (rows - rows0, allowed))
@@ -374,17 +345,9 @@ def test_a_flood_of_reservations_from_one_library_is_bounded(b):
              "worker_id": lease.get("worker_id", 0), "generation": lease.get("generation", "1"),
              "lease_ms": 5000}
     log0 = db_rows(b, "SELECT count(*) FROM history_log")
-    allowed, limited, others, elapsed = flood(
-        200, lambda i: other.call("POST", "/internal/workers/lease", renew))
-    bound = RENEW_BURST + RENEW_RATE * elapsed + 1
-    print("renewal flood: %d renewed, %d refused in %.2f s (bound %.0f)"
-          % (allowed, len(limited), elapsed, bound), flush=True)
-    S.ok(not others, "a renewal flood gets only 200 or 429", others[0].show() if others else "")
-    S.ok(RENEW_BURST <= allowed <= bound,
-         "one token renews at most renew_burst + renew_rate x t times",
-         "%d allowed in %.2f s, bound %.0f" % (allowed, elapsed, bound))
-    S.ok(limited and "token 'lib2' is over renew_rate" in limited[0].text,
-         "the 429 names the token and the limit", limited[0].show() if limited else "")
+    allowed, _, bound = judge_flood(
+        "renewal flood", flood(200, lambda i: other.call("POST", "/internal/workers/lease", renew)),
+        RENEW_BURST, RENEW_RATE, "token 'lib2' is over renew_rate")
     logged = db_rows(b, "SELECT count(*) FROM history_log") - log0
     S.ok(logged <= bound, "the refused renewals logged nothing",
          "%d log entries for %d renewals allowed" % (logged, allowed))
