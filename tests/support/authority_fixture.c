@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <setjmp.h> /* cmocka 1.1 wants these four before <cmocka.h> */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
 #include "authority_fixture.h"
 #include "testsupport.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +66,15 @@ int ts_authority_teardown(void **state)
     ts_authority_close(*state);
     free(*state);
     return 0;
+}
+
+void ts_ns_named(idmint_ns_info *i, idmint_kind kind, const char *name)
+{
+    size_t len = strlen(name);
+
+    idmint_ns_info_init(i, kind);
+    assert_true(len < sizeof(i->name));
+    memcpy(i->name, name, len + 1);
 }
 
 size_t ts_ns_count(idmint_authority *a)

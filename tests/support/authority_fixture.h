@@ -29,6 +29,10 @@ void ts_authority_close(struct ts_authority *t);
 size_t ts_ns_count(idmint_authority *a);
 size_t ts_audit_count(idmint_authority *a);
 
+/* @p i as idmint_ns_info_init makes it for @p kind, named @p name (a test failure when
+ * the name does not fit). */
+void ts_ns_named(idmint_ns_info *i, idmint_kind kind, const char *name);
+
 /* The time a fixture's clock starts at: 2026-05-28, well inside every default layout. */
 #define TS_AUTHORITY_NOW_MS INT64_C(1780000000000)
 

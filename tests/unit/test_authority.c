@@ -79,21 +79,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static void snowflake_named(idmint_ns_info *i, const char *name)
-{
-    size_t len = strlen(name);
-
-    idmint_ns_info_init(i, IDMINT_KIND_SNOWFLAKE);
-    assert_true(len < sizeof(i->name));
-    memcpy(i->name, name, len + 1);
-}
-
-static void range_named(idmint_ns_info *i, const char *name)
-{
-    idmint_ns_info_init(i, IDMINT_KIND_RANGE);
-    snprintf(i->name, sizeof(i->name), "%s", name);
-}
-
 /* ==== validation ==== */
 
 /* ==== reading, default, audit ==== */
@@ -108,7 +93,7 @@ static void test_authority__actor_is_the_os_user_never_idmint_actor(void **state
 
     /* Any process can set an environment variable: it must not name anyone. */
     setenv("IDMINT_ACTOR", "alice@ops", 1);
-    range_named(&i, "ledger");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "ledger");
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
     fake_now += 60000;
     assert_int_equal(idmint_ns_set_disabled(f->a, "ledger", 1), 0);
@@ -134,7 +119,7 @@ static void test_authority__workers_list_shows_fingerprints_only(void **state)
     idmint *m = NULL;
     size_t n = 0;
 
-    snowflake_named(&i, "fp");
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, "fp");
     i.layout.epoch_ms = FAKE_NOW_MS - 1000;
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
     idmint_options_init(&o);
@@ -158,7 +143,7 @@ static void test_authority__workers_list_shows_rows_of_an_existing_ns(void **sta
     idmint_worker_info *w = NULL;
     size_t n = 99;
 
-    snowflake_named(&i, "empty");
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, "empty");
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
     assert_int_equal(idmint_workers_list(f->a, "empty", &w, &n), 0);
     assert_int_equal(n, 0);
@@ -176,7 +161,7 @@ static void test_authority__lists_carry_the_element_size(void **state)
     size_t n = 0, k;
 
     for (k = 0; k < 3; k++) {
-        range_named(&i, names[k]);
+        ts_ns_named(&i, IDMINT_KIND_RANGE, names[k]);
         assert_int_equal(idmint_ns_create(f->a, &i), 0);
     }
     assert_int_equal(idmint_ns_list(f->a, &list, &n), 0);
@@ -288,14 +273,14 @@ static void test_authority__read_only_store_refuses_writes_as_unavailable(void *
     idmint_ns_info i, got;
     char url[600];
 
-    range_named(&i, "kept");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "kept");
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
     /* Root ignores file modes, so read-only comes from SQLite's URI mode=ro. */
     snprintf(url, sizeof(url), "sqlite:file:%s/auth.db?mode=ro", f->dir);
     assert_int_equal(idmint_authority_open(&ro, url, 0), 0);
     idmint_ns_info_init(&got, 0);
     assert_int_equal(idmint_ns_get(ro, "kept", &got), 0);
-    range_named(&i, "new");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "new");
     assert_int_equal(idmint_ns_create(ro, &i), IDMINT_EUNAVAILABLE);
     assert_non_null(strstr(idmint_errmsg(), "read-only"));
     assert_int_equal(idmint_ns_set_disabled(ro, "kept", 1), IDMINT_EUNAVAILABLE);
@@ -321,7 +306,7 @@ static void test_authority__null_url_reads_idmint_authority(void **state)
     setenv("IDMINT_AUTHORITY", url, 1);
     assert_int_equal(idmint_authority_open(&a, NULL, 0), 0);
     unsetenv("IDMINT_AUTHORITY");
-    range_named(&i, "via-env");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "via-env");
     assert_int_equal(idmint_ns_create(a, &i), 0);
     idmint_authority_close(a);
     snprintf(path, sizeof(path), "%s/env.db", f->dir);

@@ -29,21 +29,6 @@ static void assert_empty(idmint_authority *a)
     assert_int_equal(ts_audit_count(a), 0);
 }
 
-static void snowflake_named(idmint_ns_info *i, const char *name)
-{
-    size_t len = strlen(name);
-
-    idmint_ns_info_init(i, IDMINT_KIND_SNOWFLAKE);
-    assert_true(len < sizeof(i->name));
-    memcpy(i->name, name, len + 1);
-}
-
-static void range_named(idmint_ns_info *i, const char *name)
-{
-    idmint_ns_info_init(i, IDMINT_KIND_RANGE);
-    snprintf(i->name, sizeof(i->name), "%s", name);
-}
-
 /*
  * idmint_ns_info as a program built against a header with fewer members
  * would declare it: a strict prefix of today's, ending at the layout.
@@ -85,11 +70,11 @@ static void test_authority_ns__bad_names_are_refused(void **state)
     size_t k;
 
     for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
-        snowflake_named(&i, bad[k]);
+        ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, bad[k]);
         assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
         assert_int_equal(idmint__ns_name_check(bad[k]), IDMINT_EINVAL);
     }
-    snowflake_named(&i, "x");
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, "x");
     memset(i.name, 'a', 64); /* not terminated within the field */
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
     assert_int_equal(idmint__ns_name_check(NULL), IDMINT_EINVAL);
@@ -107,7 +92,7 @@ static void test_authority_ns__name_length_limit_is_63(void **state)
     assert_int_equal(idmint__ns_name_check(name), IDMINT_EINVAL);
     assert_non_null(strstr(idmint_errmsg(), "63"));
     name[63] = '\0';
-    snowflake_named(&i, name);
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, name);
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
     assert_int_equal(idmint__ns_name_check("0.a_b-c"), 0);
 }
@@ -117,16 +102,16 @@ static void test_authority_ns__bad_layouts_are_refused(void **state)
     struct ts_authority *f = *state;
     idmint_ns_info i;
 
-    snowflake_named(&i, "wide");
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, "wide");
     i.layout.time_bits = 42; /* 42 + 0 + 10 + 12 = 64 bits */
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
-    snowflake_named(&i, "noseq");
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, "noseq");
     i.layout.sequence_bits = 0;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
-    snowflake_named(&i, "nounit");
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, "nounit");
     i.layout.unit_ms = 0;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
-    snowflake_named(&i, "kind");
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, "kind");
     i.kind = (idmint_kind)7;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
     assert_non_null(strstr(idmint_errmsg(), "7"));
@@ -139,7 +124,7 @@ static void test_authority_ns__layout_whose_time_already_ran_out_is_refused(void
     idmint_ns_info i;
 
     /* 2^20 ms after 2026-01-01 is 2026-01-01T00:17:28.576Z, long before the clock. */
-    snowflake_named(&i, "short");
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, "short");
     i.layout.time_bits = 20;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
     assert_non_null(strstr(idmint_errmsg(), "ran out"));
@@ -156,34 +141,34 @@ static void test_authority_ns__bad_range_bounds_are_refused(void **state)
     struct ts_authority *f = *state;
     idmint_ns_info i;
 
-    range_named(&i, "r");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "r");
     i.next_value = 0;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
-    range_named(&i, "r");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "r");
     i.max_value = IDMINT_MAX_VALUE + 1;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
     assert_non_null(strstr(idmint_errmsg(), "9223372036854775808"));
-    range_named(&i, "r");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "r");
     i.next_value = 11;
     i.max_value = 10;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
     assert_non_null(strstr(idmint_errmsg(), "11"));
-    range_named(&i, "r");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "r");
     i.block = 0;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
-    range_named(&i, "r");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "r");
     i.block = 500;
     i.max_block = 400;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
     assert_non_null(strstr(idmint_errmsg(), "500"));
-    range_named(&i, "r");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "r");
     i.max_block = IDMINT_DEFAULT_MAX_BLOCK + 1;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
     assert_non_null(strstr(idmint_errmsg(), "10000001"));
     assert_empty(f->a);
 
     /* The tightest valid bounds: one value, block 1. */
-    range_named(&i, "r");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "r");
     i.next_value = 5;
     i.max_value = 5;
     i.block = 1;
@@ -196,9 +181,9 @@ static void test_authority_ns__duplicate_create_is_a_conflict(void **state)
     struct ts_authority *f = *state;
     idmint_ns_info i, got;
 
-    range_named(&i, "orders");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "orders");
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
-    snowflake_named(&i, "orders");
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, "orders");
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_ECONFLICT);
     assert_int_equal(ts_ns_count(f->a), 1);
     assert_int_equal(ts_audit_count(f->a), 1);
@@ -284,7 +269,7 @@ static void test_authority_ns__an_epoch_in_the_future_is_refused(void **state)
     struct ts_authority *f = *state;
     idmint_ns_info i;
 
-    snowflake_named(&i, "later");
+    ts_ns_named(&i, IDMINT_KIND_SNOWFLAKE, "later");
     i.layout.epoch_ms = TS_AUTHORITY_NOW_MS + 1;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
     assert_non_null(strstr(idmint_errmsg(), "in the future"));
@@ -321,7 +306,7 @@ static void test_authority_ns__ns_create_refuses_a_size_not_set_up(void **state)
     struct ts_authority *f = *state;
     idmint_ns_info i;
 
-    range_named(&i, "unguarded");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "unguarded");
     i.size = 0;
     assert_int_equal(idmint_ns_create(f->a, &i), IDMINT_EINVAL);
     assert_non_null(strstr(idmint_errmsg(), "idmint_ns_info not set up by idmint_ns_info_init()"));
@@ -356,7 +341,7 @@ test_authority_ns__ns_get_takes_the_first_guarded_size_and_writes_no_further(voi
 
     /* floor and origin were appended in 0.2: a 0.1 struct ends before them. */
     assert_int_equal(IDMINT__NS_INFO_SIZE_V1, offsetof(idmint_ns_info, floor));
-    range_named(&i, "orders");
+    ts_ns_named(&i, IDMINT_KIND_RANGE, "orders");
     assert_int_equal(idmint_ns_create(f->a, &i), 0);
 
     memset(&old, 0xa5, sizeof(old));
