@@ -411,14 +411,7 @@ while [ "$(date +%s)" -lt "$end_s" ]; do
     elif [ "$r" -lt 82 ] && [ -n "$PGDIR" ]; then # crash PostgreSQL, start it again
         if ! { [ -f "$T/pid/pgcrash" ] && kill -0 "$(cat "$T/pid/pgcrash")" 2>/dev/null; }; then
             (
-                read -r pm <"$PGDIR/data/postmaster.pid" || exit 0
-                kids=$(ps -o pid= --ppid "$pm" 2>/dev/null)
-                kill -9 "$pm" $kids 2>/dev/null
-                for _ in $(seq 1 100); do
-                    kill -0 "$pm" $kids 2>/dev/null || break
-                    sleep 0.05
-                done
-                bash "$SUPPORT/pg-restart.sh" "$PGDIR" >>"$T/pg.log" 2>&1 ||
+                bash "$SUPPORT/pg-crash.sh" "$PGDIR" 2>>"$T/pg.log" ||
                     echo "PostgreSQL did not restart" >>"$T/hangs"
             ) 3>&- &
             echo "$!" >"$T/pid/pgcrash"

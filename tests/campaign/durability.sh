@@ -168,17 +168,10 @@ kill_daemon() {
 # PostgreSQL: kill -9 the postmaster and every backend, then start the cluster.
 PGDIR=
 kill_postgres() {
-    local pm kids
-    read -r pm <"$PGDIR/data/postmaster.pid" || return 1
-    kids=$(ps -o pid= --ppid "$pm" 2>/dev/null)
-    kill -9 "$pm" $kids 2>/dev/null || return 1
-    # The backends must be gone before the postmaster starts again.
-    for _ in $(seq 1 100); do
-        kill -0 "$pm" $kids 2>/dev/null || break
-        sleep 0.05
-    done
-    sleep "0.$(rnd 0 3)"
-    bash "$SUPPORT/pg-restart.sh" "$PGDIR" >>"$T/pg.log" 2>&1
+    bash "$SUPPORT/pg-crash.sh" "$PGDIR" "0.$(rnd 0 3)" 2>>"$T/pg.log" || {
+        echo "durability: $(tail -n 6 "$T/pg.log")" >&2
+        return 1
+    }
 }
 
 ran=0
