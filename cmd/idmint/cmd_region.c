@@ -70,7 +70,6 @@ static int parse(const char *cmd, int argc, char **argv, struct args_common *com
     return rc;
 }
 
-/* A claim may be the first act on a new authority; the others need one that exists. */
 /* After the act @p rc of @p cmd on @p a: its claim as it now stands, or the failure. */
 static int report_own(const char *cmd, idmint_authority *a, int rc)
 {
@@ -82,6 +81,7 @@ static int report_own(const char *cmd, idmint_authority *a, int rc)
     return cli_finish_stdout(CLI_EXIT_OK);
 }
 
+/* A claim may be the first act on a new authority; the others need one that exists. */
 static int open_own(const char *cmd, struct args_common *common, idmint_authority **a)
 {
     int is_new = strcmp(cmd, "region claim") == 0 && cli_authority_is_new(args_authority(common));

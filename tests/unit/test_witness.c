@@ -206,8 +206,8 @@ static void test_witness__a_damaged_binding_is_an_error_never_none(void **state)
         "idmint-witness-location 1 0123456789abcdef0123456789abcdef\n", /* no place */
         "idmint-witness-location 1 0123456789abcdef0123456789abcdef\nsqlite:/other.db\n",
         "idmint-witness-location 1 0123456789abcdef0123456789abcdef\nsqlite:/x.dbX\n", /* longer */
-        "idmint-witness-location 1\n0123456789abcdef0123456789abcdef\nsqlite:/x.db\n", /* id below
-                                                                                        */
+        /* the store id on a line of its own */
+        "idmint-witness-location 1\n0123456789abcdef0123456789abcdef\nsqlite:/x.db\n",
         /* a key longer than the reader keeps: cut, it is still another place's */
         "idmint-witness-location 1 0123456789abcdef0123456789abcdef\nsqlite:/x.db"
         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
