@@ -23,7 +23,7 @@ test_pkgs=(git                                     # the format stage lists trac
            postgresql-server-dev-15                # bindings/postgres: the extension (PGXS)
            etcd-client                             # etcdctl snapshot: test_etcd_restore.sh
            util-linux                              # unshare, setpriv: cli.default_authority
-           procps                                  # pkill: the drills' kill -9 (not in minbase)
+           procps                                  # pkill, pgrep: the drills' kill -9 (not in minbase)
            openssl                                 # throwaway CA and certificates: tests/daemon/test_tls.py
            chromium fonts-dejavu-core              # headless Chromium: tests/daemon/test_status.py
            golang-go                               # bindings/go
