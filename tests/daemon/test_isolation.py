@@ -39,7 +39,8 @@ TOKENS = {
 ADMIN, SHOP, ROGUE, CALM, LIB, LIB2 = (TOKENS[n][1] for n in
                                        ("ops", "shop", "rogue", "calm", "lib", "lib2"))
 NS = "orders"
-MINT = "[mint]\nnamespaces = %s\nlease_ms = 4000\nrenew_ms = 500\n" % NS
+RENEW_MS = 500  # the daemons renew their own leases this often: they write the log too
+MINT = "[mint]\nnamespaces = %s\nlease_ms = 4000\nrenew_ms = %d\n" % (NS, RENEW_MS)
 # Node A: collision reports unlimited, to show the deduplication by itself.
 CONFIG_A = H.tokens_config(TOKENS) + MINT + (
     "[limits]\ncollision_rate = 1000000\ncollision_burst = 1000000\n")
@@ -344,13 +345,23 @@ def test_a_flood_of_reservations_from_one_library_is_bounded(b):
     renew = {"op": "renew", "namespace": NS, "region": 0, "holder": "f" * 32,
              "worker_id": lease.get("worker_id", 0), "generation": lease.get("generation", "1"),
              "lease_ms": 5000}
+    t0 = time.monotonic()
     log0 = db_rows(b, "SELECT count(*) FROM history_log")
-    allowed, _, bound = judge_flood(
-        "renewal flood", flood(200, lambda i: other.call("POST", "/internal/workers/lease", renew)),
-        RENEW_BURST, RENEW_RATE, "token 'lib2' is over renew_rate")
+    result = flood(200, lambda i: other.call("POST", "/internal/workers/lease", renew))
     logged = db_rows(b, "SELECT count(*) FROM history_log") - log0
-    S.ok(logged <= bound, "the refused renewals logged nothing",
-         "%d log entries for %d renewals allowed" % (logged, allowed))
+    window_ms = (time.monotonic() - t0) * 1000
+    allowed, _, _ = judge_flood("renewal flood", result, RENEW_BURST, RENEW_RATE,
+                                "token 'lib2' is over renew_rate")
+    # Every grant writes one log entry, and the daemons' own leases are renewed meanwhile: each
+    # lease held by another holder at most once per RENEW_MS of the count's window, and once more.
+    others = db_rows(b, "SELECT count(*) FROM worker_leases WHERE holder NOT IN ('', ?)",
+                     ("f" * 32,))
+    background = others * (int(window_ms // RENEW_MS) + 1)
+    print("renewal log: %d entries for %d allowed, at most %d of %d other leases in %.0f ms"
+          % (logged, allowed, background, others, window_ms), flush=True)
+    S.ok(allowed <= logged <= allowed + background, "the refused renewals logged nothing",
+         "%d log entries for %d renewals allowed, %d leases of others renewing in %.0f ms"
+         % (logged, allowed, others, window_ms))
     lib.close()
     other.close()
 
