@@ -244,10 +244,24 @@ for x in x y; do
     "$IDMINT" --authority "sqlite:$dir/unclaimed_$x.db" ns create ev --kind snowflake \
         --layout 41/2/8/12 >/dev/null 2>&1
 done
-"$IDMINT" --authority "sqlite:$dir/unclaimed_x.db" mint --ns ev --region 3 -n 20000 >"$dir/u.x" &
+# Both must mint in the same milliseconds (each starts a millisecond at
+# sequence 0): x mints a paced batch every 10 ms for 5 s, and y, started once
+# x has written its first batch, mints flat out meanwhile. Two minters merely
+# started together can miss each other on a loaded machine (CI saw it).
+"$IDMINT" --authority "sqlite:$dir/unclaimed_x.db" mint --ns ev --region 3 -n 250000 \
+    --rate 50000 >"$dir/u.x" &
 ux=$!
-"$IDMINT" --authority "sqlite:$dir/unclaimed_y.db" mint --ns ev --region 3 -n 20000 >"$dir/u.y"
-wait "$ux"
+for _ in $(seq 300); do
+    [ -s "$dir/u.x" ] && break
+    kill -0 "$ux" 2>/dev/null || break
+    sleep 0.1
+done
+[ -s "$dir/u.x" ] || fail "the paced unclaimed minter wrote nothing"
+"$IDMINT" --authority "sqlite:$dir/unclaimed_y.db" mint --ns ev --region 3 -n 100000 >"$dir/u.y"
+# x flushes every batch: fewer lines than it mints means it was still minting.
+[ "$(wc -l <"$dir/u.x")" -lt 250000 ] ||
+    fail "the paced minter ended before the other finished: they did not overlap"
+wait "$ux" || fail "the paced unclaimed minter failed"
 if cat "$dir"/ids.r0.1 "$dir/u.x" "$dir/u.y" | grep -E '^[0-9]+$' |
     "$IDMINT" verify --ns ev --authority "$A0" "sqlite:$dir/unclaimed_x.db" \
         "sqlite:$dir/unclaimed_y.db" >"$dir/verify.out" 2>&1; then
