@@ -14,7 +14,14 @@ db="sqlite:$dir/idmint.db"
 
 "$MINTER" "$db" sf 50000000 0 2000 >"$dir/a.txt" &
 a=$!
-sleep 0.3
+# B must start once A holds worker 0 and mints: a B that opened first would
+# take worker 0 itself and leave A worker 1, and nothing would repeat.
+for _ in $(seq 1 300); do
+    [ -s "$dir/a.txt" ] && break
+    kill -0 "$a" 2>/dev/null || break
+    sleep 0.1
+done
+[ -s "$dir/a.txt" ] || { echo "minter A printed nothing"; exit 1; }
 "$MINTER" "$db" sf 3000000 1 2000 >"$dir/b.txt"
 b_done=$?
 for _ in $(seq 1 100); do kill -0 "$a" 2>/dev/null || break; sleep 0.1; done

@@ -246,7 +246,7 @@ for x in x y; do
 done
 # Both must mint in the same milliseconds (each starts a millisecond at
 # sequence 0): x mints a paced batch every 10 ms for 5 s, and y, started once
-# x has written its first batch, mints flat out meanwhile. Two minters merely
+# x has written its first batch, mints flat out meanwhile (100 ms at least). Two minters merely
 # started together can miss each other on a loaded machine (CI saw it).
 "$IDMINT" --authority "sqlite:$dir/unclaimed_x.db" mint --ns ev --region 3 -n 250000 \
     --rate 50000 >"$dir/u.x" &
@@ -257,7 +257,7 @@ for _ in $(seq 300); do
     sleep 0.1
 done
 [ -s "$dir/u.x" ] || fail "the paced unclaimed minter wrote nothing"
-"$IDMINT" --authority "sqlite:$dir/unclaimed_y.db" mint --ns ev --region 3 -n 100000 >"$dir/u.y"
+"$IDMINT" --authority "sqlite:$dir/unclaimed_y.db" mint --ns ev --region 3 -n 400000 >"$dir/u.y"
 # x flushes every batch: fewer lines than it mints means it was still minting.
 [ "$(wc -l <"$dir/u.x")" -lt 250000 ] ||
     fail "the paced minter ended before the other finished: they did not overlap"
