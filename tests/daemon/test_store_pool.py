@@ -53,7 +53,18 @@ def full_queue_and_deadline(s, idmintd):
             t = threading.Thread(target=create, args=(i,))
             t.start()
             workers.append(t)
-            time.sleep(0.15)  # the first is on the thread, the second queued
+            time.sleep(0.05)
+        # One call on the thread and one queued: wait until /metrics shows the
+        # queued one (a fixed sleep lost the race on a loaded machine).
+        depth, until = -1.0, time.monotonic() + 10 * SCALE
+        while depth != 1 and time.monotonic() < until:
+            for line in d.get("/metrics").text.splitlines():
+                if line.startswith("idmint_store_pool_queue_depth "):
+                    depth = float(line.split()[1])
+            if depth != 1:
+                time.sleep(0.02)
+        s.ok(depth == 1, "both calls reached the store pool, one of them queued",
+             "queue depth %s" % depth)
         r, ms = timed(d, "POST", "/v1/namespaces", body={"name": "refused", "kind": "range"})
         s.error(r, 503, "unavailable", "a store call finding the queue full is refused")
         s.ok(r.header("retry-after") == "1", "the full-queue 503 says Retry-After: 1",

@@ -190,19 +190,25 @@ def test_https(tmp, ca, wrong_ca):
          "exit %s, out %s, err %s" % (p.returncode, H.snip(p.stdout), H.snip(p.stderr)))
     for authority, trust in ((url + "?ca=" + wrong_ca[1], "the CA file " + wrong_ca[1]),
                              (url, "the system CA store")):
-        started = time.monotonic()
-        p = run([IDMINT, "--authority", authority, "mint", "-n", "1"], env=H.clean_env())
-        took = time.monotonic() - started
+        # Retried, the call would sleep its backoff (50 ms doubling, at least
+        # 1.55 s before the 2 s budget ends: src/remote/remote_http.c) on top
+        # of what a whole successful run above took in this same test. Every
+        # run would pay it; the fastest of up to three is judged, so that one
+        # run slowed by a loaded machine does not look like a retry.
+        took = float("inf")
+        for _ in range(3):
+            started = time.monotonic()
+            p = run([IDMINT, "--authority", authority, "mint", "-n", "1"], env=H.clean_env())
+            took = min(took, time.monotonic() - started)
+            if took < took_ok + 1.0:
+                break
         err = p.stderr.decode("utf-8", "replace")
         S.ok(p.returncode == 1 and "authority unavailable" in err
              and "TLS certificate verification failed" in err and trust in err
              and p.stdout == b"",
              "a library process trusting %s is refused with a clear error" % trust,
              "exit %s, out %s, err %s" % (p.returncode, H.snip(p.stdout), H.snip(err)))
-        # Retried, the call would sleep its backoff (50 ms doubling, at least
-        # 1.55 s before the 2 s budget ends: src/remote/remote_http.c) on top
-        # of what a whole successful run above took in this same test.
-        S.ok(took < 2 * took_ok + 0.5, "a certificate that does not verify is not retried",
+        S.ok(took < took_ok + 1.0, "a certificate that does not verify is not retried",
              "took %.2f s; a successful mint took %.2f s" % (took, took_ok))
     S.stop_daemon(d, "TLS daemon: SIGTERM exits 0")
 
