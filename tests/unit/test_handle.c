@@ -146,7 +146,7 @@ static void test_handle__try_next_n_never_waits_and_says_how_long(void **state)
         double call0 = wall_ms();
 
         assert_int_equal(idmint_try_next_n(m, ids + done, 8 - done, &got, &wait_ms), 0);
-        assert_true(wall_ms() - call0 < 100); /* never sleeps out a unit */
+        assert_true(wall_ms() - call0 < 200); /* never sleeps out a unit (250 ms) */
         assert_true(got <= 8 - done);
         assert_true(got == 8 - done ? wait_ms == 0 : wait_ms >= 1 && wait_ms <= 50);
         done += got;

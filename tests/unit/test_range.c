@@ -88,7 +88,7 @@ static void test_range__range_reaches_its_maximum_with_exhausted_and_no_wrap(voi
 
     ts_create_range(f, "small", 5, 104, 30);
     idmint_options_init(&o);
-    o.deadline_ms = 500;
+    o.deadline_ms = 5000 * ts_scale(); /* exhaustion is told at once; a refill may be slow */
     assert_int_equal(idmint_open(&m, f->url, "small", &o), 0);
     while ((rc = idmint_next(m, &id)) == 0) {
         assert_int_equal(id, expect); /* dense, in order, one thread */
@@ -113,7 +113,7 @@ static void test_range__disabled_namespace_refuses_open_and_refill(void **state)
 
     ts_create_range(f, "orders", 1, 1000000, 100);
     idmint_options_init(&o);
-    o.deadline_ms = 500;
+    o.deadline_ms = 5000 * ts_scale(); /* a refusal is told at once; a refill may be slow */
     assert_int_equal(idmint_open(&m, f->url, "orders", &o), 0);
     assert_int_equal(idmint_ns_set_disabled(f->admin, "orders", 1), 0);
     /* Values already reserved may still be used; the next reservation is refused. */
@@ -383,9 +383,12 @@ static idmint *open_behind_slow_store(struct ts_handle_fixture *f, const char *n
  * A slow authority: the refill starts as soon as what is left, at the rate
  * it goes out, lasts less than twice the last answer took, not only at
  * refill_percent. Each store call takes 1 s; a fifth of the first block
- * goes out in about 200 ms (the block would last about a second), and then
- * the second reservation is asked for and held though nothing more is
- * minted, where the old rule waited for half the block to be used.
+ * goes out at once and a tenth more 10 ms later, past RATE_MIN_MS and
+ * across a thread chunk (62 values), where the rule is checked: at that
+ * rate the rest lasts about 30 ms, and it would take a stall of most of a
+ * second to look slow enough to wait. Then the second reservation is asked
+ * for and held though nothing more is minted, where the old rule waited for
+ * half the block to be used.
  */
 static void test_range__a_slow_authority_is_asked_for_the_next_block_early(void **state)
 {
@@ -396,10 +399,11 @@ static void test_range__a_slow_authority_is_asked_for_the_next_block_early(void 
 
     ts_create_range(f, "slowauth", 1, 1000000, 1000);
     m = open_behind_slow_store(f, "slowauth", 1000, 1000);
-    for (int k = 0; k < 200; k++) {
+    for (int k = 0; k < 200; k++)
         last = mint_increasing(m, 1, last);
-        sleep_ms(1);
-    }
+    sleep_ms(10);
+    for (int k = 0; k < 100; k++)
+        last = mint_increasing(m, 1, last);
     for (unsigned waited = 0; waited < 4000 * ts_scale(); waited += 50) {
         range_info(m, &info);
         if (info.range_reservations >= 2)
