@@ -49,9 +49,10 @@ for pid in $(jobs -p); do wait "$pid" || racers=$((racers + 1)); done
 
 "$IDMINT" --authority "$URL" ns create orders --kind range >/dev/null || fail "ns create failed"
 
-# Both of the role's connections busy for 3 s.
+# Both of the role's connections busy for 6 s: of which at least 1.5 s must be
+# left when the mint starts, however slowly the poll below sees them connect.
 for _ in 1 2; do
-    "$BIN/psql" -X -q -h "$HOST" -p "$PORT" -U "$ROLE" -d "$DB" -c "SELECT pg_sleep(3)" \
+    "$BIN/psql" -X -q -h "$HOST" -p "$PORT" -U "$ROLE" -d "$DB" -c "SELECT pg_sleep(6)" \
         >/dev/null 2>&1 &
 done
 for _ in $(seq 1 50); do

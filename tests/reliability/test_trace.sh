@@ -28,6 +28,16 @@ for r in $(seq 1 "$rounds"); do
         echo "$ns $!" >"$dir/who.$n"
         n=$((n + 1))
     done
+    # The kill comes 0.4-0.7 s after every process has opened its handle: a
+    # start slowed by a loaded machine must not leave a round with no minter.
+    for _ in $(seq 100); do
+        opened=0
+        for ((k = n - 4; k < n; k++)); do
+            grep -q '^mint: ' "$dir/err.$k" && opened=$((opened + 1))
+        done
+        [ "$opened" = 4 ] && break
+        sleep 0.1
+    done
     sleep 0.$((RANDOM % 4 + 4))
     for pid in "${pids[@]}"; do
         kill -9 "$pid" 2>/dev/null || true
