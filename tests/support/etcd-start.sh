@@ -36,25 +36,13 @@ if [ -f "$dir/env" ] && [ -f "$dir/ports" ]; then
     mkdir -p "$dir"
 fi
 
-port_is_free() {
-    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# Below the kernel's ephemeral range when there is room: a port there may be
-# the local end of someone's outgoing connection, which no probe sees but
-# which makes etcd's bind fail.
-read -r eph_low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || eph_low=0
-if [ "${eph_low:-0}" -gt 21000 ]; then
-    port_base=20000 port_span=$((eph_low - 20000))
-else
-    port_base=20000 port_span=40000
-fi
+. "$here/ports.sh"
 
 # Two ports per member (client, peer), all distinct and free a moment ago.
 pick_ports() {
     local taken=" " p n=0
     while [ "$n" -lt $((members * 2)) ]; do
-        p=$((port_base + RANDOM % port_span))
+        p=$(random_port)
         case $taken in *" $p "*) continue ;; esac
         port_is_free "$p" || continue
         taken="$taken$p "

@@ -63,14 +63,12 @@ if [ ! -f "$data/PG_VERSION" ]; then
     }
 fi
 
-port_is_free() {
-    ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
+. "$(dirname "$0")/ports.sh"
 
 # A port may be taken between the check and the start: try a few.
 started=0
 for _ in 1 2 3 4 5 6 7 8; do
-    port=$((20000 + RANDOM % 40000))
+    port=$(random_port)
     port_is_free "$port" || continue
     # Later lines win: rewriting on each try keeps one effective setting.
     cat >"$data/postgresql.auto.conf" <<CONF
