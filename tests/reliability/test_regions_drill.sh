@@ -247,8 +247,8 @@ done
 # Both must mint in the same milliseconds (each starts a millisecond at
 # sequence 0): x mints a paced batch of 500 every 10 ms for 5 s, and y,
 # started once x has written its first batch, mints flat out meanwhile
-# (100 ms at least). Two minters merely started together can miss each
-# other on a loaded machine (CI saw it).
+# (98 ms at least: 4,096 a millisecond). Two minters merely started together
+# can miss each other on a loaded machine (CI saw it).
 "$IDMINT" --authority "sqlite:$dir/unclaimed_x.db" mint --ns ev --region 3 -n 250000 \
     --rate 50000 >"$dir/u.x" &
 ux=$!
